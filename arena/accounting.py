@@ -1,0 +1,200 @@
+"""Pure money math of methodology v1 §5 and §10: buy, sell, settle, refund, value. No I/O.
+
+Every function takes plain values and returns new values; nothing is mutated. Amounts are
+exact Decimals (see `arena.money`). The conservation law the property tests check:
+
+    cash + Σ cost_basis(open positions) − Σ realized_pnl(all positions) == starting balance
+"""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from decimal import ROUND_DOWN, Decimal
+
+from arena.money import ONE, ZERO, money, price, shares, to_decimal
+
+BINARY_SIDES = ("YES", "NO")
+
+
+class TradeRejected(ValueError):
+    """A leg that cannot execute; `reason` is a short machine-readable code."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+@dataclass(frozen=True)
+class BetLimits:
+    """The bet constraints of §5, taken from the cohort's stamped constants."""
+
+    min_bet: Decimal = Decimal("50")
+    max_bet_fraction: Decimal = Decimal("0.25")
+
+    def max_bet(self, cash: Decimal) -> Decimal:
+        """The largest legal bet with `cash` on hand (25% of cash by default)."""
+        return money(cash * self.max_bet_fraction, rounding=ROUND_DOWN)
+
+
+@dataclass(frozen=True)
+class Holding:
+    """The accounting state of one position."""
+
+    shares: Decimal = ZERO
+    cost_basis: Decimal = ZERO
+    realized_pnl: Decimal = ZERO
+
+    @property
+    def avg_entry_price(self) -> Decimal:
+        """Cost per share paid so far (0 for an empty holding)."""
+        return price(self.cost_basis / self.shares) if self.shares > 0 else ZERO
+
+
+@dataclass(frozen=True)
+class Fill:
+    """The result of one executed leg: new cash, new holding and what moved."""
+
+    cash_after: Decimal
+    holding: Holding
+    amount: Decimal
+    shares: Decimal
+    price: Decimal
+    realized_pnl: Decimal = ZERO
+
+
+def normalise_side(side: str, market_type: str, outcomes: Sequence[str]) -> str:
+    """The canonical side name: YES/NO for binary markets, the exact outcome name otherwise."""
+    wanted = side.strip()
+    if market_type == "binary":
+        upper = wanted.upper()
+        if upper in BINARY_SIDES:
+            return upper
+        raise TradeRejected("bad_side", f"side {side!r} is not YES or NO on a binary market")
+    for outcome in outcomes:
+        if outcome.strip().casefold() == wanted.casefold():
+            return outcome
+    raise TradeRejected("bad_side", f"side {side!r} is not an outcome of this market")
+
+
+def side_price(
+    market_type: str, outcomes: Sequence[str], prices: Sequence[object], side: str
+) -> Decimal:
+    """The side-correct price (§10.3, §10.4): YES as stored, NO = 1 − YES, named as listed."""
+    if len(outcomes) != len(prices) or not outcomes:
+        raise TradeRejected("no_price", "market has no usable price list")
+    try:
+        if market_type == "binary":
+            yes_index = [o.strip().upper() for o in outcomes].index("YES")
+            yes = price(to_decimal(prices[yes_index]))
+            value = yes if side == "YES" else price(ONE - yes)
+        else:
+            value = price(to_decimal(prices[list(outcomes).index(side)]))
+    except ValueError:
+        raise TradeRejected("no_price", f"no usable price for side {side!r}") from None
+    if value < ZERO or value > ONE:
+        raise TradeRejected("no_price", f"price {value} for side {side!r} is outside [0, 1]")
+    return value
+
+
+def check_bet(amount: Decimal, cash: Decimal, limits: BetLimits) -> None:
+    """Reject a bet outside [min_bet, max_bet_fraction × cash] (contract §5)."""
+    if amount < limits.min_bet:
+        raise TradeRejected("below_min", f"amount {amount} is below the ${limits.min_bet} minimum")
+    maximum = limits.max_bet(cash)
+    if amount > maximum:
+        raise TradeRejected(
+            "above_max", f"amount {amount} is above the limit ${maximum} (25% of cash {cash})"
+        )
+
+
+def buy(
+    cash: Decimal, holding: Holding, amount: Decimal, at_price: Decimal, limits: BetLimits
+) -> Fill:
+    """BET (§10.1): cash falls by the amount, shares = amount / price, averaging in."""
+    amount = money(amount)
+    check_bet(amount, cash, limits)
+    if not ZERO < at_price < ONE:
+        raise TradeRejected("untradable_price", f"price {at_price} is not strictly between 0 and 1")
+    bought = shares(amount / at_price)
+    if bought <= ZERO:
+        raise TradeRejected("no_shares", "the amount buys no shares at this price")
+    new_holding = replace(
+        holding, shares=holding.shares + bought, cost_basis=holding.cost_basis + amount
+    )
+    return Fill(cash - amount, new_holding, amount, bought, at_price)
+
+
+def sell(cash: Decimal, holding: Holding, percentage: Decimal, at_price: Decimal) -> Fill:
+    """SELL (§10.2): a fraction of the shares at the side-correct price, cost basis pro rata."""
+    if not ZERO < percentage <= Decimal(100):
+        raise TradeRejected("bad_percentage", f"percentage {percentage} is not in (0, 100]")
+    if holding.shares <= ZERO:
+        raise TradeRejected("empty_position", "the position holds no shares")
+    if not ZERO <= at_price <= ONE:
+        raise TradeRejected("untradable_price", f"price {at_price} is outside [0, 1]")
+    if percentage == Decimal(100):
+        sold, cost_removed = holding.shares, holding.cost_basis
+    else:
+        fraction = percentage / Decimal(100)
+        sold = shares(holding.shares * fraction)
+        cost_removed = money(holding.cost_basis * fraction, rounding=ROUND_DOWN)
+    if sold <= ZERO:
+        raise TradeRejected("no_shares", "the percentage sells no shares")
+    proceeds = money(sold * at_price, rounding=ROUND_DOWN)
+    realized = proceeds - cost_removed
+    new_holding = Holding(
+        shares=holding.shares - sold,
+        cost_basis=holding.cost_basis - cost_removed,
+        realized_pnl=holding.realized_pnl + realized,
+    )
+    return Fill(cash + proceeds, new_holding, proceeds, sold, at_price, realized)
+
+
+def settle(cash: Decimal, holding: Holding, won: bool) -> Fill:
+    """Resolution: each winning share pays $1, losing shares pay nothing."""
+    payout = money(holding.shares) if won else ZERO
+    realized = payout - holding.cost_basis
+    new_holding = Holding(ZERO, ZERO, holding.realized_pnl + realized)
+    return Fill(cash + payout, new_holding, payout, holding.shares, ONE if won else ZERO, realized)
+
+
+def refund(cash: Decimal, holding: Holding) -> Fill:
+    """CANCELLED market (§13.3): the remaining cost basis comes back, no gain or loss."""
+    new_holding = Holding(ZERO, ZERO, holding.realized_pnl)
+    return Fill(
+        cash + holding.cost_basis,
+        new_holding,
+        holding.cost_basis,
+        holding.shares,
+        holding.avg_entry_price,
+    )
+
+
+def mark_value(share_count: Decimal, at_price: Decimal) -> Decimal:
+    """Mark-to-market value of a holding at the side-correct price."""
+    return money(share_count * at_price)
+
+
+def unrealized_pnl(holding: Holding, at_price: Decimal) -> Decimal:
+    return mark_value(holding.shares, at_price) - holding.cost_basis
+
+
+def portfolio_value(cash: Decimal, marks: Iterable[Decimal]) -> Decimal:
+    """Total value = cash + Σ marked values of open positions."""
+    return cash + sum(marks, ZERO)
+
+
+def choose_mark(
+    market_open: bool, live_price: Decimal | None, last_mark: Decimal | None, avg_entry: Decimal
+) -> Decimal:
+    """The price to value an open position at (§12.4).
+
+    An open market with a usable live price marks at it. A closed-but-unresolved market, or
+    one whose price is unusable, keeps the last valuation instead of collapsing to zero; a
+    position never marked yet falls back to its entry price.
+    """
+    if market_open and live_price is not None:
+        return live_price
+    if last_mark is not None:
+        return last_mark
+    return avg_entry

@@ -1,0 +1,258 @@
+"""The `arena` command line (contract §4).
+
+Every failure the user can act on ends as ONE line on stderr and a non-zero exit;
+`--debug` shows the traceback instead.
+"""
+
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+try:  # typer >= 0.20 vendors click; older releases use click itself
+    from typer._click import exceptions as click_exceptions
+except ImportError:  # pragma: no cover
+    from click import exceptions as click_exceptions  # type: ignore[no-redef]
+
+from arena.errors import ArenaError, InputError
+
+app = typer.Typer(
+    name="arena",
+    help="Forecaster Arena: LLMs paper-trade Polymarket prediction markets (methodology v1).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+AtOption = Annotated[
+    str | None,
+    typer.Option("--at", help="Run as of this UTC instant (ISO-8601); default now."),
+]
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+) -> None:
+    """Forecaster Arena command line."""
+
+
+def _at(value: str | None) -> datetime:
+    from arena.timeutil import parse_instant
+
+    return parse_instant(value) if value else datetime.now(UTC)
+
+
+def _engine():  # type: ignore[no-untyped-def]
+    from arena.config import get_settings
+    from arena.db import get_engine
+
+    return get_engine(get_settings().database_url)
+
+
+@app.command("init-db")
+def init_db() -> None:
+    """Create or migrate the schema to the newest revision (idempotent)."""
+    from arena.config import get_settings
+    from arena.lineup import load_lineup
+    from arena.migrate import init_db as run_init
+    from arena.seed import sync_families
+
+    settings = get_settings()
+    engine = _engine()
+    revision = run_init(engine)
+    sync_families(engine, load_lineup(settings.lineup))
+    typer.echo(f"database ready at schema revision {revision}")
+
+
+def _not_built(command: str, issue: str) -> None:
+    raise ArenaError(
+        f"`arena {command}` is registered but not built yet ({issue})",
+        "see the project's open issues; nothing was changed",
+    )
+
+
+@app.command("sync-markets")
+def sync_markets(at: AtOption = None) -> None:
+    """Fetch the top markets by volume and refresh markets with open positions."""
+    _at(at)
+    _not_built("sync-markets", "market data issue")
+
+
+@app.command("start-cohort")
+def start_cohort(at: AtOption = None) -> None:
+    """Create the cohort of the UTC week containing --at (idempotent)."""
+    _at(at)
+    _not_built("start-cohort", "decision run issue")
+
+
+@app.command("decide")
+def decide(at: AtOption = None) -> None:
+    """Run the weekly decision for every cohort inside its decision window."""
+    _at(at)
+    _not_built("decide", "decision run issue")
+
+
+@app.command("snapshot")
+def snapshot(at: AtOption = None) -> None:
+    """Value every open portfolio: one row per agent per 10-minute slot."""
+    _at(at)
+    _not_built("snapshot", "decision run issue")
+
+
+@app.command("resolve")
+def resolve(at: AtOption = None) -> None:
+    """Check closed / past-end markets, settle positions and score Brier."""
+    _at(at)
+    _not_built("resolve", "market data issue")
+
+
+@app.command("demo")
+def demo(
+    weeks: Annotated[int, typer.Option(min=1, max=260, help="Simulated weeks.")] = 8,
+    seed: Annotated[int, typer.Option(help="Seed of the simulated world.")] = 7,
+) -> None:
+    """Run an offline simulated season into the configured database."""
+    _not_built("demo", "scheduler and demo issue")
+
+
+@app.command("leaderboard")
+def leaderboard(
+    cohort: Annotated[int | None, typer.Option(min=1, help="Only this cohort number.")] = None,
+    format: Annotated[str, typer.Option("--format", help="table or csv")] = "table",
+) -> None:
+    """Print the leaderboard with its intervals."""
+    if format not in ("table", "csv"):
+        raise InputError(f"--format {format!r} is not supported", "use --format table or csv")
+    _not_built("leaderboard", "statistics issue")
+
+
+@app.command("export")
+def export(
+    table: Annotated[
+        str,
+        typer.Argument(
+            help="cohorts, decisions, trades, positions, snapshots, brier_scores or markets"
+        ),
+    ],
+    format: Annotated[str, typer.Option("--format", help="Output format (csv).")] = "csv",
+    cohort: Annotated[int | None, typer.Option(min=1, help="Only this cohort number.")] = None,
+    family: Annotated[str | None, typer.Option(help="Only this family id.")] = None,
+    since: Annotated[str | None, typer.Option(help="From this UTC instant (inclusive).")] = None,
+    until: Annotated[str | None, typer.Option(help="Up to this UTC instant (exclusive).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write to this file instead of stdout.")] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Row cap (default from settings).")
+    ] = None,
+) -> None:
+    """Export a bounded slice of one table as CSV (stdout unless --out)."""
+    from arena.config import get_settings
+    from arena.export import ExportFilters, get_spec, write_csv
+    from arena.timeutil import parse_instant
+
+    if format != "csv":
+        raise InputError(f"--format {format!r} is not supported", "use --format csv")
+    get_spec(table)
+    filters = ExportFilters(
+        cohort=cohort,
+        family=family,
+        since=parse_instant(since, "--since") if since else None,
+        until=parse_instant(until, "--until") if until else None,
+    )
+    if filters.since and filters.until and filters.since >= filters.until:
+        raise InputError("--since must be before --until", "swap or widen the range")
+    cap = limit or get_settings().export_row_cap
+    engine = _engine()
+    if out is None:
+        result = write_csv(engine, table, filters, sys.stdout, cap)
+    else:
+        tmp = out.with_name(out.name + ".partial")
+        try:
+            with tmp.open("w", encoding="utf-8", newline="") as handle:
+                result = write_csv(engine, table, filters, handle, cap)
+            tmp.replace(out)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise InputError(
+                f"cannot write {out}: {exc.strerror}", "choose a writable --out path"
+            ) from None
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    if result.truncated:
+        typer.echo(
+            f"arena: row cap of {result.cap} reached: output truncated; narrow with "
+            "--cohort/--family/--since/--until or raise --limit",
+            err=True,
+        )
+
+
+@app.command("serve")
+def serve(
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8501,
+) -> None:
+    """Start the dashboard (streamlit run dashboard.py)."""
+    entry = Path(__file__).resolve().parent.parent / "dashboard.py"
+    if not entry.exists():
+        raise ArenaError(f"dashboard entry {entry} not found", "run from a checkout of the project")
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(entry),
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+    ]
+    raise typer.Exit(subprocess.call(command))
+
+
+def _error_line(exc: BaseException) -> str:
+    from sqlalchemy.exc import OperationalError, SQLAlchemyError
+
+    if isinstance(exc, ArenaError):
+        return f"error: {exc.one_line()}"
+    if isinstance(exc, OperationalError):
+        detail = str(exc.orig).strip().splitlines()[0] if exc.orig else "operational error"
+        return (
+            f"error: database error: {detail} — check ARENA_DATABASE_URL and that the "
+            "database is reachable and writable"
+        )
+    if isinstance(exc, SQLAlchemyError):
+        name = type(exc).__name__
+        return f"error: database error: {name} — run `arena init-db`, or retry with --debug"
+    return f"error: unexpected {type(exc).__name__}: {exc} — retry with --debug for a traceback"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry: run the app, turning failures into one stderr line."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    try:
+        code = app(args=args, prog_name="arena", standalone_mode=False)
+    except click_exceptions.UsageError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            print(exc.format_message())
+            sys.exit(0)
+        command = exc.ctx.command_path if exc.ctx else "arena"
+        message = " ".join(exc.format_message().split())
+        print(f"arena: error: {message} — see `{command} --help`", file=sys.stderr)
+        sys.exit(2)
+    except typer.Abort:
+        print("arena: aborted", file=sys.stderr)
+        sys.exit(130)
+    except click_exceptions.ClickException as exc:
+        print(f"arena: error: {' '.join(exc.format_message().split())}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except Exception as exc:
+        if debug:
+            raise
+        print(f"arena: {_error_line(exc)}", file=sys.stderr)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

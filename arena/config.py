@@ -1,0 +1,104 @@
+"""Configuration: the contract's environment variables and the methodology constants.
+
+The methodology constants live here and nowhere else. Each can be overridden for a research
+run (e.g. `ARENA_METHODOLOGY__MIN_BET=100`); every cohort is stamped with the constants it
+actually ran under, together with the methodology version, so results stay comparable.
+"""
+
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+METHODOLOGY_VERSION = "v1"
+DEFAULT_DATABASE_URL = "sqlite:///data/arena.db"
+
+
+class Methodology(BaseModel):
+    """The benchmark constants of methodology v1 (§5, §6.2, §8.5, §12.1, contract §5)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: str = METHODOLOGY_VERSION
+    starting_balance: Decimal = Field(default=Decimal("10000"), gt=0)
+    min_bet: Decimal = Field(default=Decimal("50"), gt=0)
+    max_bet_fraction: Decimal = Field(default=Decimal("0.25"), gt=0, le=1)
+    snapshot_interval_minutes: int = Field(default=10, ge=1, le=1440)
+    decision_window_weeks: int = Field(default=5, ge=1, le=520)
+    malformed_retries: int = Field(default=2, ge=0, le=10)
+    transport_attempts: int = Field(default=3, ge=1, le=20)
+    market_universe_size: int = Field(default=500, ge=1, le=10000)
+
+    def stamp(self) -> dict[str, Any]:
+        """The JSON-safe record stamped on a cohort: every constant plus whether it is stock v1."""
+        values = self.model_dump(mode="json")
+        values["is_default"] = self == Methodology()
+        return values
+
+
+class Settings(BaseSettings):
+    """Everything read from the environment (and `.env`). Secrets are `SecretStr`: never printed."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="ARENA_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        env_nested_delimiter="__",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    database_url: str = DEFAULT_DATABASE_URL
+    gamma_url: str = "https://gamma-api.polymarket.com"
+    llm_base_url: str = "https://openrouter.ai/api/v1"
+    llm_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("OPENROUTER_API_KEY", "ARENA_LLM_API_KEY", "llm_api_key"),
+    )
+    lineup: Path | None = None
+    admin_password: SecretStr | None = None
+    methodology: Methodology = Methodology()
+    export_row_cap: int = Field(default=1_000_000, ge=1)
+
+    @field_validator("database_url")
+    @classmethod
+    def _url_has_scheme(cls, value: str) -> str:
+        if "://" not in value:
+            raise ValueError(
+                "ARENA_DATABASE_URL must be a SQLAlchemy URL such as sqlite:///data/arena.db "
+                "or postgresql+psycopg://user:pass@host/db"
+            )
+        return value
+
+    @field_validator("gamma_url", "llm_base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} is not an http(s) URL")
+        return value.rstrip("/")
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once."""
+    return load_settings()
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read settings now, turning a validation failure into one clear ConfigError line."""
+    from pydantic import ValidationError
+
+    from arena.errors import ConfigError
+
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "configuration"
+        raise ConfigError(
+            f"bad configuration: {where}: {first['msg']}",
+            "fix the environment variable or .env entry (see README, Configuration)",
+        ) from None

@@ -1,0 +1,129 @@
+"""Database engines and sessions for SQLite (embedded default) and PostgreSQL (production).
+
+SQLite is opened in WAL mode so the dashboard can read while the scheduler writes, with a
+busy timeout and foreign keys on. Writer engines start every transaction with
+`BEGIN IMMEDIATE`, taking SQLite's write lock up front: two writers queue on the busy
+timeout instead of deadlocking on a lock upgrade, which is what makes claims safe across
+processes. Reader engines (the dashboard) use plain deferred transactions and never block
+the writer.
+"""
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlmodel import Session
+
+from arena.errors import ConfigError, DatabaseBusyError
+
+Role = Literal["writer", "reader"]
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+_engines: dict[tuple[str, str], Engine] = {}
+
+
+def is_sqlite(engine: Engine) -> bool:
+    return engine.dialect.name == "sqlite"
+
+
+def create_db_engine(url: str, role: Role = "writer") -> Engine:
+    """A new engine for `url`; SQLite files get WAL, busy_timeout and foreign keys."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise ConfigError(
+            f"ARENA_DATABASE_URL {url!r} is not a database URL",
+            "use e.g. sqlite:///data/arena.db or postgresql+psycopg://user@host/db",
+        ) from None
+    if parsed.get_backend_name() == "sqlite":
+        return _sqlite_engine(url, parsed.database, role)
+    if parsed.get_backend_name() == "postgresql":
+        return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    raise ConfigError(
+        f"unsupported database backend {parsed.get_backend_name()!r}",
+        "use sqlite:/// or postgresql+psycopg://",
+    )
+
+
+def _sqlite_engine(url: str, database: str | None, role: Role) -> Engine:
+    if database and database != ":memory:" and not database.startswith("file:"):
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(
+        url,
+        connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+    )
+    begin = "BEGIN IMMEDIATE" if role == "writer" else "BEGIN"
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
+        # Let SQLAlchemy, not pysqlite, decide when transactions begin (see below).
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        if role == "writer":
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql(begin)
+
+    return engine
+
+
+def get_engine(url: str | None = None, role: Role = "writer") -> Engine:
+    """The process-wide engine for `url` (default: the configured database)."""
+    if url is None:
+        from arena.config import get_settings
+
+        url = get_settings().database_url
+    key = (url, role)
+    if key not in _engines:
+        _engines[key] = create_db_engine(url, role)
+    return _engines[key]
+
+
+def dispose_engines() -> None:
+    """Close every cached engine (tests, forks, shutdown)."""
+    for engine in _engines.values():
+        engine.dispose()
+    _engines.clear()
+
+
+@contextmanager
+def session_scope(engine: Engine) -> Iterator[Session]:
+    """One unit of work: commit on success, roll back on any error, always close.
+
+    A SQLite lock that outlasts the busy timeout surfaces as `DatabaseBusyError`, a clear
+    message instead of a driver traceback.
+    """
+    session = Session(engine, expire_on_commit=False)
+    try:
+        yield session
+        session.commit()
+    except OperationalError as exc:
+        session.rollback()
+        if is_locked_error(exc):
+            raise DatabaseBusyError(
+                "the database is locked by another process and stayed locked for "
+                f"{SQLITE_BUSY_TIMEOUT_MS // 1000}s",
+                "retry shortly; if it persists, look for a stuck process holding the database",
+            ) from exc
+        raise
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+def is_locked_error(exc: BaseException) -> bool:
+    text = str(getattr(exc, "orig", exc)).lower()
+    return "database is locked" in text or "database is busy" in text

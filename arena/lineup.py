@@ -1,0 +1,109 @@
+"""The lineup: which model families compete, read from a TOML file (contract §3)."""
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from arena.errors import ConfigError
+
+FamilyKind = Literal["llm", "baseline"]
+BASELINE_STRATEGIES = ("cash", "favorite", "random", "oracle")
+
+
+class FamilySpec(BaseModel):
+    """One competing family as configured; `id` is the stable join key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    display_name: str = Field(min_length=1, max_length=128)
+    provider: str = Field(min_length=1, max_length=128)
+    model: str = Field(min_length=1, max_length=256)
+    kind: FamilyKind = "llm"
+    base_url: str | None = None
+    strategy: str | None = None
+    enabled: bool = True
+    max_tokens: int | None = Field(default=None, ge=1)
+    reasoning_budget: int | None = Field(default=None, ge=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("base_url must start with http:// or https://")
+        return value.rstrip("/") if value else value
+
+    def model_post_init(self, _context: object) -> None:
+        if self.kind == "baseline" and self.strategy not in BASELINE_STRATEGIES:
+            raise ValueError(
+                f"baseline family {self.id!r} needs a strategy: "
+                f"one of {', '.join(BASELINE_STRATEGIES)}"
+            )
+
+
+class Lineup(BaseModel):
+    """An ordered, id-unique list of families."""
+
+    families: list[FamilySpec]
+
+    def enabled(self) -> list[FamilySpec]:
+        return [family for family in self.families if family.enabled]
+
+    def get(self, family_id: str) -> FamilySpec:
+        for family in self.families:
+            if family.id == family_id:
+                return family
+        raise KeyError(family_id)
+
+
+def parse_lineup(text: str, source: str = "lineup") -> Lineup:
+    """Parse lineup TOML text; any problem becomes one ConfigError naming the source."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML ({exc})", "fix the lineup file") from None
+    entries = raw.get("family")
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"{source}: no [[family]] entries", "add at least one [[family]] table")
+    families: list[FamilySpec] = []
+    for index, entry in enumerate(entries, start=1):
+        try:
+            families.append(FamilySpec.model_validate(entry))
+        except (ValidationError, ValueError) as exc:
+            detail = _first_error(exc)
+            raise ConfigError(
+                f"{source}: family #{index}: {detail}", "fix the lineup file (README, Lineup)"
+            ) from None
+    seen: set[str] = set()
+    for family in families:
+        if family.id in seen:
+            raise ConfigError(
+                f"{source}: family id {family.id!r} appears twice", "ids must be unique"
+            )
+        seen.add(family.id)
+    return Lineup(families=families)
+
+
+def load_lineup(path: Path | None = None) -> Lineup:
+    """The lineup at `path`, or the bundled default (seven v1 families plus baselines)."""
+    if path is None:
+        text = resources.files("arena.data").joinpath("lineup.toml").read_text(encoding="utf-8")
+        return parse_lineup(text, "bundled lineup")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read lineup file {path}: {exc.strerror}", "set ARENA_LINEUP to a readable TOML"
+        ) from None
+    return parse_lineup(text, str(path))
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        return f"{where}: {error['msg']}" if where else str(error["msg"])
+    return str(exc)

@@ -1,0 +1,1 @@
+"""Market sources: the Polymarket Gamma client and the offline simulated world."""

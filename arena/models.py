@@ -1,0 +1,409 @@
+"""The schema: SQLModel tables and the natural unique keys that make the engine idempotent.
+
+Money and shares are `Fixed` (exact Decimals stored as integers), timestamps `UTCDateTime`.
+Natural keys, each a database constraint rather than a promise in process memory:
+cohort per week start and per number; agent per cohort × family; decision per agent × week;
+one open position per agent × market × side; a decision leg executes once; a position settles
+once; portfolio snapshot per agent × slot; Brier row per trade; job run per job × slot.
+"""
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, Text, UniqueConstraint, text
+from sqlmodel import Field, SQLModel
+
+from arena.dbtypes import Fixed, UTCDateTime
+
+MONEY = Fixed(6)
+
+COHORT_STATUSES = ("deciding", "tracking", "completed")
+MARKET_TYPES = ("binary", "named")
+MARKET_STATUSES = ("open", "closed", "resolved", "cancelled")
+DECISION_STATUSES = ("in_progress", "ok", "fallback_hold", "error", "zero_trade")
+DECISION_ACTIONS = ("BET", "SELL", "HOLD")
+POSITION_STATUSES = ("open", "sold", "won", "lost", "cancelled")
+TRADE_TYPES = ("BUY", "SELL", "SETTLE", "REFUND")
+JOB_STATUSES = ("running", "ok", "failed")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def utcnow() -> datetime:
+    """Only for audit columns (row created/updated); engine logic takes `at` instead."""
+    return datetime.now(UTC)
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+def _ts(nullable: bool = False, **kwargs: Any) -> Any:
+    return Field(sa_type=UTCDateTime, nullable=nullable, **kwargs)
+
+
+def _money(nullable: bool = False, **kwargs: Any) -> Any:
+    return Field(sa_type=MONEY, nullable=nullable, **kwargs)
+
+
+def _fk(target: str, nullable: bool = False, ondelete: str | None = None) -> Any:
+    return Field(
+        sa_column_args=[ForeignKey(target, ondelete=ondelete)], nullable=nullable, index=True
+    )
+
+
+class MethodologyVersion(SQLModel, table=True):
+    """A benchmark protocol version (v1 …) and its reference constants."""
+
+    __tablename__ = "methodology_versions"
+
+    version: str = Field(primary_key=True, max_length=16)
+    title: str
+    constants: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    created_at: datetime = _ts(default_factory=utcnow)
+
+
+class Family(SQLModel, table=True):
+    """A competing family: stable id for joins, display name for presentation (§4)."""
+
+    __tablename__ = "families"
+    __table_args__ = (CheckConstraint("kind IN ('llm', 'baseline')", name="ck_families_kind"),)
+
+    id: str = Field(primary_key=True, max_length=64)
+    display_name: str
+    provider: str
+    model: str
+    kind: str = Field(max_length=16)
+    base_url: str | None = None
+    strategy: str | None = None
+    enabled: bool = True
+    created_at: datetime = _ts(default_factory=utcnow)
+    updated_at: datetime = _ts(default_factory=utcnow)
+
+
+class Cohort(SQLModel, table=True):
+    """One weekly competition (§3): unique week start, unique number, constants stamped."""
+
+    __tablename__ = "cohorts"
+    __table_args__ = (
+        UniqueConstraint("week_start", name="uq_cohorts_week_start"),
+        UniqueConstraint("number", name="uq_cohorts_number"),
+        CheckConstraint(_in("status", COHORT_STATUSES), name="ck_cohorts_status"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    number: int
+    week_start: datetime = _ts()
+    methodology_version: str = Field(
+        sa_column_args=[ForeignKey("methodology_versions.version")], max_length=16
+    )
+    constants: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    status: str = Field(default="deciding", max_length=16)
+    created_at: datetime = _ts(default_factory=utcnow)
+    completed_at: datetime | None = _ts(nullable=True, default=None)
+
+
+class Agent(SQLModel, table=True):
+    """A family's entry in one cohort, with the model id actually configured at the time."""
+
+    __tablename__ = "agents"
+    __table_args__ = (
+        UniqueConstraint("cohort_id", "family_id", name="uq_agents_cohort_family"),
+        CheckConstraint("cash_balance >= 0", name="ck_agents_cash_nonnegative"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    cohort_id: int = _fk("cohorts.id")
+    family_id: str = _fk("families.id")
+    model_id: str
+    display_name: str
+    starting_balance: Decimal = _money()
+    cash_balance: Decimal = _money()
+    created_at: datetime = _ts(default_factory=utcnow)
+
+
+class Market(SQLModel, table=True):
+    """A Polymarket market (or a simulated one) as last synced."""
+
+    __tablename__ = "markets"
+    __table_args__ = (
+        CheckConstraint(_in("market_type", MARKET_TYPES), name="ck_markets_type"),
+        CheckConstraint(_in("status", MARKET_STATUSES), name="ck_markets_status"),
+        Index("ix_markets_status_volume", "status", "volume"),
+    )
+
+    id: str = Field(primary_key=True, max_length=64)
+    slug: str | None = None
+    question: str = Field(sa_type=Text)
+    description: str | None = Field(default=None, sa_type=Text)
+    event_id: str | None = Field(default=None, index=True, max_length=64)
+    event_slug: str | None = None
+    event_title: str | None = None
+    group_item_title: str | None = None
+    category: str | None = None
+    market_type: str = Field(max_length=16)
+    outcomes: list[str] = Field(default_factory=list, sa_type=JSON)
+    prices: list[str] = Field(default_factory=list, sa_type=JSON)
+    volume: float | None = None
+    liquidity: float | None = None
+    end_date: datetime | None = _ts(nullable=True, default=None)
+    active: bool = True
+    closed: bool = False
+    neg_risk: bool = False
+    status: str = Field(default="open", max_length=16)
+    uma_resolution_status: str | None = None
+    resolution_outcome: str | None = None
+    resolved_at: datetime | None = _ts(nullable=True, default=None)
+    source: str = Field(default="gamma", max_length=16)
+    first_seen_at: datetime = _ts(default_factory=utcnow)
+    updated_at: datetime = _ts(default_factory=utcnow)
+
+
+class MarketSnapshot(SQLModel, table=True):
+    """A frozen market universe: what one decision run showed every agent."""
+
+    __tablename__ = "market_snapshots"
+
+    id: int | None = Field(default=None, primary_key=True)
+    taken_at: datetime = _ts(index=True)
+    purpose: str = Field(default="decision", max_length=32)
+    market_count: int = 0
+    created_at: datetime = _ts(default_factory=utcnow)
+
+
+class MarketSnapshotItem(SQLModel, table=True):
+    """One market of a frozen universe, with its prices exactly as shown."""
+
+    __tablename__ = "market_snapshot_items"
+
+    snapshot_id: int = Field(
+        sa_column_args=[ForeignKey("market_snapshots.id", ondelete="CASCADE")], primary_key=True
+    )
+    market_id: str = Field(
+        sa_column_args=[ForeignKey("markets.id")], primary_key=True, max_length=64, index=True
+    )
+    rank: int
+    question: str = Field(sa_type=Text)
+    market_type: str = Field(max_length=16)
+    outcomes: list[str] = Field(default_factory=list, sa_type=JSON)
+    prices: list[str] = Field(default_factory=list, sa_type=JSON)
+    volume: float | None = None
+    end_date: datetime | None = _ts(nullable=True, default=None)
+
+
+class Decision(SQLModel, table=True):
+    """The claimed decision of one agent in one decision week (claim-before-call, §9.2)."""
+
+    __tablename__ = "decisions"
+    __table_args__ = (
+        UniqueConstraint("agent_id", "decision_week", name="uq_decisions_agent_week"),
+        CheckConstraint(_in("status", DECISION_STATUSES), name="ck_decisions_status"),
+        CheckConstraint("decision_week >= 1", name="ck_decisions_week"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    agent_id: int = _fk("agents.id")
+    cohort_id: int = _fk("cohorts.id")
+    decision_week: int
+    market_snapshot_id: int | None = _fk("market_snapshots.id", nullable=True)
+    status: str = Field(default="in_progress", max_length=16)
+    action: str | None = Field(default=None, max_length=8)
+    attempts: int = 0
+    prompt_system: str | None = Field(default=None, sa_type=Text)
+    prompt_user: str | None = Field(default=None, sa_type=Text)
+    raw_response: str | None = Field(default=None, sa_type=Text)
+    parsed_response: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    validation_errors: list[str] = Field(default_factory=list, sa_type=JSON)
+    legs: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON)
+    error: str | None = Field(default=None, sa_type=Text)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    latency_ms: int = 0
+    served_model: str | None = None
+    provider: str | None = None
+    claim_token: str | None = Field(default=None, max_length=64)
+    claimed_at: datetime | None = _ts(nullable=True, default=None)
+    decided_at: datetime | None = _ts(nullable=True, default=None)
+    created_at: datetime = _ts(default_factory=utcnow)
+    updated_at: datetime = _ts(default_factory=utcnow)
+
+
+class DecisionAttempt(SQLModel, table=True):
+    """One model call of a decision: its raw answer, usage and cost, kept even when malformed."""
+
+    __tablename__ = "decision_attempts"
+    __table_args__ = (UniqueConstraint("decision_id", "attempt_no", name="uq_attempts_no"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    decision_id: int = _fk("decisions.id", ondelete="CASCADE")
+    attempt_no: int
+    outcome: str = Field(max_length=16)
+    raw_response: str | None = Field(default=None, sa_type=Text)
+    error: str | None = Field(default=None, sa_type=Text)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    latency_ms: int = 0
+    served_model: str | None = None
+    provider: str | None = None
+    created_at: datetime = _ts(default_factory=utcnow)
+
+
+class Position(SQLModel, table=True):
+    """One agent's holding of one side of one market (one open per market × side, §5)."""
+
+    __tablename__ = "positions"
+    __table_args__ = (
+        CheckConstraint(_in("status", POSITION_STATUSES), name="ck_positions_status"),
+        CheckConstraint("shares >= 0", name="ck_positions_shares_nonnegative"),
+        CheckConstraint("cost_basis >= 0", name="ck_positions_cost_nonnegative"),
+        Index(
+            "uq_positions_open_market_side",
+            "agent_id",
+            "market_id",
+            "side",
+            unique=True,
+            sqlite_where=text("status = 'open'"),
+            postgresql_where=text("status = 'open'"),
+        ),
+        Index("ix_positions_status_market", "status", "market_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    agent_id: int = _fk("agents.id")
+    market_id: str = _fk("markets.id")
+    side: str = Field(max_length=256)
+    status: str = Field(default="open", max_length=16)
+    shares: Decimal = _money()
+    cost_basis: Decimal = _money()
+    avg_entry_price: Decimal = _money()
+    realized_pnl: Decimal = _money(default=Decimal(0))
+    mark_price: Decimal | None = _money(nullable=True, default=None)
+    marked_at: datetime | None = _ts(nullable=True, default=None)
+    opened_at: datetime = _ts()
+    closed_at: datetime | None = _ts(nullable=True, default=None)
+
+
+class Trade(SQLModel, table=True):
+    """A cash movement: BUY and SELL from decisions, SETTLE and REFUND from resolution."""
+
+    __tablename__ = "trades"
+    __table_args__ = (
+        CheckConstraint(_in("trade_type", TRADE_TYPES), name="ck_trades_type"),
+        CheckConstraint("amount >= 0", name="ck_trades_amount_nonnegative"),
+        UniqueConstraint("decision_id", "leg_index", name="uq_trades_decision_leg"),
+        Index(
+            "uq_trades_settlement",
+            "position_id",
+            unique=True,
+            sqlite_where=text("trade_type IN ('SETTLE', 'REFUND')"),
+            postgresql_where=text("trade_type IN ('SETTLE', 'REFUND')"),
+        ),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    agent_id: int = _fk("agents.id")
+    decision_id: int | None = _fk("decisions.id", nullable=True)
+    leg_index: int | None = None
+    position_id: int = _fk("positions.id")
+    market_id: str = _fk("markets.id")
+    trade_type: str = Field(max_length=8)
+    side: str = Field(max_length=256)
+    amount: Decimal = _money()
+    price: Decimal | None = _money(nullable=True, default=None)
+    shares: Decimal = _money()
+    cash_before: Decimal = _money()
+    implied_confidence: float | None = None
+    realized_pnl: Decimal = _money(default=Decimal(0))
+    created_at: datetime = _ts(index=True)
+
+
+class PortfolioSnapshot(SQLModel, table=True):
+    """An agent's valuation in one 10-minute slot (§12)."""
+
+    __tablename__ = "portfolio_snapshots"
+    __table_args__ = (UniqueConstraint("agent_id", "slot", name="uq_snapshots_agent_slot"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    agent_id: int = _fk("agents.id")
+    slot: datetime = _ts(index=True)
+    snapshot_timestamp: datetime = _ts()
+    cash_balance: Decimal = _money()
+    positions_value: Decimal = _money()
+    total_value: Decimal = _money()
+    total_pnl: Decimal = _money()
+    total_pnl_percent: float
+    brier_score: float | None = None
+    num_resolved_bets: int = 0
+
+
+class BrierScore(SQLModel, table=True):
+    """The Brier score of one resolved BUY trade (§11.1); one per trade."""
+
+    __tablename__ = "brier_scores"
+    __table_args__ = (UniqueConstraint("trade_id", name="uq_brier_trade"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    trade_id: int = Field(sa_column_args=[ForeignKey("trades.id")])
+    agent_id: int = _fk("agents.id")
+    market_id: str = _fk("markets.id")
+    side: str = Field(max_length=256)
+    forecast_probability: float
+    actual_outcome: int
+    brier_score: float
+    market_price: float | None = None
+    created_at: datetime = _ts()
+
+
+class JobRun(SQLModel, table=True):
+    """A claimed run of a job for one slot: a slot is done at most once across processes."""
+
+    __tablename__ = "job_runs"
+    __table_args__ = (
+        UniqueConstraint("job", "slot", name="uq_job_runs_job_slot"),
+        CheckConstraint(_in("status", JOB_STATUSES), name="ck_job_runs_status"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    job: str = Field(max_length=32)
+    slot: datetime = _ts()
+    status: str = Field(default="running", max_length=16)
+    owner: str | None = None
+    started_at: datetime = _ts()
+    finished_at: datetime | None = _ts(nullable=True, default=None)
+    counts: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    error: str | None = Field(default=None, sa_type=Text)
+
+
+class SystemLog(SQLModel, table=True):
+    """An operational event worth keeping for audit (§14)."""
+
+    __tablename__ = "system_logs"
+    __table_args__ = (CheckConstraint(_in("level", LOG_LEVELS), name="ck_system_logs_level"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    at: datetime = _ts(index=True)
+    level: str = Field(default="INFO", max_length=8)
+    source: str = Field(max_length=64)
+    message: str = Field(sa_type=Text)
+    context: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+
+
+__all__ = [
+    "Agent",
+    "BrierScore",
+    "Cohort",
+    "Decision",
+    "DecisionAttempt",
+    "Family",
+    "JobRun",
+    "Market",
+    "MarketSnapshot",
+    "MarketSnapshotItem",
+    "MethodologyVersion",
+    "PortfolioSnapshot",
+    "Position",
+    "SystemLog",
+    "Trade",
+]
