@@ -1,0 +1,110 @@
+"""Read models for the dashboard and exports: SQLAlchemy Core selects returned as DataFrames.
+
+Pages never build SQL; they call these functions, show the DataFrame and offer it as CSV, so
+what a user sees and what they download are the same rows. Every function documents its
+columns. Nothing here writes: the dashboard opens the database with a reader engine.
+"""
+
+from pathlib import Path
+
+import pandas as pd
+from sqlalchemy import Table, func, select
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError
+
+from arena.migrate import current_revision
+from arena.models import (
+    Agent,
+    BrierScore,
+    Cohort,
+    Decision,
+    Family,
+    JobRun,
+    Market,
+    PortfolioSnapshot,
+    Position,
+    Trade,
+)
+
+# The tables the overview counts, in the order a reader follows the data: who competes, the
+# weekly competitions, the markets, then what the engine wrote.
+OVERVIEW_TABLES: tuple[Table, ...] = tuple(
+    model.__table__  # type: ignore[attr-defined]
+    for model in (
+        Family,
+        Cohort,
+        Agent,
+        Market,
+        Decision,
+        Trade,
+        Position,
+        PortfolioSnapshot,
+        BrierScore,
+        JobRun,
+    )
+)
+
+OVERVIEW_COLUMNS: tuple[str, ...] = ("table", "rows")
+
+
+def overview(engine: Engine) -> pd.DataFrame:
+    """Row counts of the main tables, one row per table.
+
+    Columns: ``table`` (str, the database table name) and ``rows`` (int64, its row count),
+    in the order of `OVERVIEW_TABLES`. All counts come from ONE select of scalar subqueries,
+    so they are a consistent snapshot even while the scheduler writes.
+    """
+    counts = select(
+        *(
+            select(func.count()).select_from(table).scalar_subquery().label(table.name)
+            for table in OVERVIEW_TABLES
+        )
+    )
+    with engine.connect() as conn:
+        row = conn.execute(counts).one()
+    frame = pd.DataFrame(
+        {
+            "table": [table.name for table in OVERVIEW_TABLES],
+            "rows": [int(value) for value in row],
+        },
+        columns=list(OVERVIEW_COLUMNS),
+    )
+    return frame.astype({"table": "string", "rows": "int64"})
+
+
+def row_count(frame: pd.DataFrame, table: str) -> int:
+    """The count of `table` in an `overview` frame (0 if absent), for empty-state checks."""
+    match = frame.loc[frame["table"] == table, "rows"]
+    return int(match.iloc[0]) if len(match) else 0
+
+
+def schema_revision(engine: Engine) -> str | None:
+    """The Alembic revision the database is at, or None when it was never migrated."""
+    return current_revision(engine)
+
+
+def backend_name(url: str) -> str:
+    """The database backend of `url` (``sqlite``, ``postgresql``) — safe to show, unlike the
+    URL itself, which may hold a password. ``unknown`` if the URL cannot be parsed."""
+    try:
+        return make_url(url).get_backend_name()
+    except ArgumentError:
+        return "unknown"
+
+
+def sqlite_file_missing(url: str) -> bool:
+    """True when `url` names a SQLite file that does not exist yet.
+
+    The dashboard checks this before opening an engine, because connecting would create an
+    empty file (and its directory) — a read-only viewer must not leave one behind.
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return False
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database:
+        return False
+    if database == ":memory:" or database.startswith("file:"):
+        return False
+    return not Path(database).expanduser().is_file()

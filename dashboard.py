@@ -1,0 +1,79 @@
+"""Dashboard entry (`streamlit run dashboard.py`, `arena serve`): navigation and sidebar only.
+
+It opens the configured database READ-ONLY and checks it has a schema before any page runs,
+so every page can assume a migrated database and a fresh checkout shows a clear next step
+instead of a traceback. Pages live in pages/ and read through `arena.analytics`.
+"""
+
+import streamlit as st
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from arena import analytics
+from arena.config import METHODOLOGY_VERSION, get_settings
+from arena.db import get_engine
+from arena.errors import ArenaError
+
+TITLE = "Forecaster Arena"
+NO_DATABASE = "No database yet: run `arena init-db` or `make demo`."
+
+
+@st.cache_resource(show_spinner=False)
+def reader_engine(database_url: str) -> Engine:
+    """One read-only engine per database for the whole server, shared by all sessions."""
+    return get_engine(database_url, role="reader")
+
+
+def _stop_with(message: str, *, error: bool = False) -> None:
+    """Show the title and one message in place of the page, then end this run."""
+    st.title(TITLE)
+    (st.error if error else st.info)(message)
+    st.stop()
+
+
+def _first_line(exc: SQLAlchemyError) -> str:
+    """The driver's first message line (no SQL, no parameters), or the exception's type."""
+    lines = str(getattr(exc, "orig", None) or "").strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def main() -> None:
+    """Configure the page, gate on a usable database, then run the selected page."""
+    st.set_page_config(page_title=TITLE, layout="wide")
+    page = st.navigation([st.Page("pages/overview.py", title="Overview", default=True)])
+
+    try:
+        settings = get_settings()
+    except ArenaError as exc:
+        _stop_with(f"Configuration problem: {exc.one_line()}", error=True)
+        return
+    url = settings.database_url
+
+    # The backend only: the URL itself may carry a password.
+    st.sidebar.caption(f"Database: {analytics.backend_name(url)}")
+    st.sidebar.caption(f"Methodology {settings.methodology.version or METHODOLOGY_VERSION}")
+
+    if analytics.sqlite_file_missing(url):
+        _stop_with(NO_DATABASE)
+        return
+    try:
+        revision = analytics.schema_revision(reader_engine(url))
+    except ArenaError as exc:
+        _stop_with(f"Cannot open the database: {exc.one_line()}", error=True)
+        return
+    except SQLAlchemyError as exc:
+        _stop_with(
+            f"Cannot read the database ({_first_line(exc)}) — check ARENA_DATABASE_URL and "
+            "that the database is reachable.",
+            error=True,
+        )
+        return
+    if revision is None:
+        _stop_with(NO_DATABASE)
+        return
+    st.sidebar.caption(f"Schema revision {revision}")
+
+    page.run()
+
+
+main()
