@@ -216,6 +216,10 @@ def serve(
 def _error_line(exc: BaseException) -> str:
     from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
+    from arena.db import busy_error, is_locked_error
+
+    if isinstance(exc, OperationalError) and is_locked_error(exc):
+        exc = busy_error()
     if isinstance(exc, ArenaError):
         return f"error: {exc.one_line()}"
     if isinstance(exc, OperationalError):

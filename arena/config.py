@@ -62,6 +62,7 @@ class Settings(BaseSettings):
     admin_password: SecretStr | None = None
     methodology: Methodology = Methodology()
     export_row_cap: int = Field(default=1_000_000, ge=1)
+    sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0)
 
     @field_validator("database_url")
     @classmethod

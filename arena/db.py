@@ -31,7 +31,9 @@ def is_sqlite(engine: Engine) -> bool:
     return engine.dialect.name == "sqlite"
 
 
-def create_db_engine(url: str, role: Role = "writer") -> Engine:
+def create_db_engine(
+    url: str, role: Role = "writer", busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_MS
+) -> Engine:
     """A new engine for `url`; SQLite files get WAL, busy_timeout and foreign keys."""
     try:
         parsed = make_url(url)
@@ -41,7 +43,7 @@ def create_db_engine(url: str, role: Role = "writer") -> Engine:
             "use e.g. sqlite:///data/arena.db or postgresql+psycopg://user@host/db",
         ) from None
     if parsed.get_backend_name() == "sqlite":
-        return _sqlite_engine(url, parsed.database, role)
+        return _sqlite_engine(url, parsed.database, role, busy_timeout_ms)
     if parsed.get_backend_name() == "postgresql":
         return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
     raise ConfigError(
@@ -50,12 +52,12 @@ def create_db_engine(url: str, role: Role = "writer") -> Engine:
     )
 
 
-def _sqlite_engine(url: str, database: str | None, role: Role) -> Engine:
+def _sqlite_engine(url: str, database: str | None, role: Role, busy_timeout_ms: int) -> Engine:
     if database and database != ":memory:" and not database.startswith("file:"):
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(
         url,
-        connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+        connect_args={"timeout": busy_timeout_ms / 1000, "check_same_thread": False},
     )
     begin = "BEGIN IMMEDIATE" if role == "writer" else "BEGIN"
 
@@ -64,7 +66,7 @@ def _sqlite_engine(url: str, database: str | None, role: Role) -> Engine:
         # Let SQLAlchemy, not pysqlite, decide when transactions begin (see below).
         dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
-        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         cursor.execute("PRAGMA foreign_keys = ON")
         if role == "writer":
             cursor.execute("PRAGMA journal_mode = WAL")
@@ -80,13 +82,13 @@ def _sqlite_engine(url: str, database: str | None, role: Role) -> Engine:
 
 def get_engine(url: str | None = None, role: Role = "writer") -> Engine:
     """The process-wide engine for `url` (default: the configured database)."""
-    if url is None:
-        from arena.config import get_settings
+    from arena.config import get_settings
 
-        url = get_settings().database_url
+    settings = get_settings()
+    url = url or settings.database_url
     key = (url, role)
     if key not in _engines:
-        _engines[key] = create_db_engine(url, role)
+        _engines[key] = create_db_engine(url, role, settings.sqlite_busy_timeout_ms)
     return _engines[key]
 
 
@@ -111,17 +113,21 @@ def session_scope(engine: Engine) -> Iterator[Session]:
     except OperationalError as exc:
         session.rollback()
         if is_locked_error(exc):
-            raise DatabaseBusyError(
-                "the database is locked by another process and stayed locked for "
-                f"{SQLITE_BUSY_TIMEOUT_MS // 1000}s",
-                "retry shortly; if it persists, look for a stuck process holding the database",
-            ) from exc
+            raise busy_error() from exc
         raise
     except BaseException:
         session.rollback()
         raise
     finally:
         session.close()
+
+
+def busy_error() -> DatabaseBusyError:
+    """The one clear error for a SQLite lock that outlasted the busy timeout."""
+    return DatabaseBusyError(
+        "the database is locked by another process and stayed locked past the busy timeout",
+        "retry shortly; if it persists, look for a stuck process holding the database",
+    )
 
 
 def is_locked_error(exc: BaseException) -> bool:

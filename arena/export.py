@@ -29,14 +29,17 @@ from arena.models import (
     Trade,
 )
 
-A = Agent.__table__.c  # type: ignore[attr-defined]
-C = Cohort.__table__.c  # type: ignore[attr-defined]
+AGENTS = Agent.__table__  # type: ignore[attr-defined]
+COHORTS = Cohort.__table__  # type: ignore[attr-defined]
+MARKETS = Market.__table__  # type: ignore[attr-defined]
+A = AGENTS.c
+C = COHORTS.c
 D = Decision.__table__.c  # type: ignore[attr-defined]
 T = Trade.__table__.c  # type: ignore[attr-defined]
 P = Position.__table__.c  # type: ignore[attr-defined]
 S = PortfolioSnapshot.__table__.c  # type: ignore[attr-defined]
 B = BrierScore.__table__.c  # type: ignore[attr-defined]
-M = Market.__table__.c  # type: ignore[attr-defined]
+M = MARKETS.c
 
 
 @dataclass(frozen=True)
@@ -131,8 +134,8 @@ def _decisions(f: ExportFilters) -> Select[Any]:
             D.decided_at,
             A.model_id,
         )
-        .join(A, A.id == D.agent_id)
-        .join(C, C.id == A.cohort_id)
+        .join(AGENTS, A.id == D.agent_id)
+        .join(COHORTS, C.id == A.cohort_id)
         .where(*_agent_filters(f, D.created_at))
         .order_by(D.id)
     )
@@ -158,8 +161,8 @@ def _trades(f: ExportFilters) -> Select[Any]:
             T.cash_before,
             T.leg_index,
         )
-        .join(A, A.id == T.agent_id)
-        .join(C, C.id == A.cohort_id)
+        .join(AGENTS, A.id == T.agent_id)
+        .join(COHORTS, C.id == A.cohort_id)
         .where(*_agent_filters(f, T.created_at))
         .order_by(T.id)
     )
@@ -187,9 +190,9 @@ def _positions(f: ExportFilters) -> Select[Any]:
             M.prices.label("_prices"),
             M.status.label("_market_status"),
         )
-        .join(A, A.id == P.agent_id)
-        .join(C, C.id == A.cohort_id)
-        .join(M, M.id == P.market_id)
+        .join(AGENTS, A.id == P.agent_id)
+        .join(COHORTS, C.id == A.cohort_id)
+        .join(MARKETS, M.id == P.market_id)
         .where(*_agent_filters(f, P.opened_at))
         .order_by(P.id)
     )
@@ -227,8 +230,8 @@ def _snapshots(f: ExportFilters) -> Select[Any]:
             S.num_resolved_bets,
             S.slot,
         )
-        .join(A, A.id == S.agent_id)
-        .join(C, C.id == A.cohort_id)
+        .join(AGENTS, A.id == S.agent_id)
+        .join(COHORTS, C.id == A.cohort_id)
         .where(*_agent_filters(f, S.snapshot_timestamp))
         .order_by(C.number, A.family_id, S.slot)
     )
@@ -248,8 +251,8 @@ def _brier_scores(f: ExportFilters) -> Select[Any]:
             B.market_price,
             B.created_at,
         )
-        .join(A, A.id == B.agent_id)
-        .join(C, C.id == A.cohort_id)
+        .join(AGENTS, A.id == B.agent_id)
+        .join(COHORTS, C.id == A.cohort_id)
         .where(*_agent_filters(f, B.created_at))
         .order_by(B.id)
     )
@@ -281,8 +284,8 @@ def _markets(f: ExportFilters) -> Select[Any]:
     if f.cohort is not None or f.family is not None:
         held = (
             select(P.market_id)
-            .join(A, A.id == P.agent_id)
-            .join(C, C.id == A.cohort_id)
+            .join(AGENTS, A.id == P.agent_id)
+            .join(COHORTS, C.id == A.cohort_id)
             .where(*_agent_filters(ExportFilters(f.cohort, f.family), P.opened_at))
         )
         query = query.where(M.id.in_(held))

@@ -1,0 +1,582 @@
+"""Polymarket Gamma API client: paging, retries and parsing as the API really behaves.
+
+Notes for the README (what this module assumes about Gamma, and why):
+
+- **Top markets.** `top_markets` asks `/markets/keyset?active=true&closed=false&order=volumeNum&
+  ascending=false&limit=100`, paging with `after_cursor`. No real keyset page was available when
+  this was written, so its envelope is assumed from Polymarket's docs and client code: an object
+  `{"markets": [...], "next_cursor": "..."}` (`data` is accepted for the list, `nextCursor` for
+  the cursor), the cursor absent or empty on the last page.
+- **Fallback.** If keyset fails in any way (404/405/410 or any other 4xx, an unrecognised
+  envelope, or it stays unavailable after the retries) the client logs a warning and pages the
+  legacy `/markets` list instead (a bare JSON array, `offset` paging). Markets already collected
+  are kept; the legacy pass dedupes against them. Only if the legacy list fails too does
+  `GammaUnavailable` reach the caller.
+- **Stopping.** The server clamps `limit` to 100, so a short page is NOT the end: paging stops on
+  an empty page, a missing cursor, a cursor seen before (logged), a legacy page that brings no
+  new id (the server ignoring `offset`, logged), `page_cap` pages, or `limit_total` markets.
+- **Dedupe and rank.** Markets are deduped by id, first occurrence wins; rank is order of
+  appearance. A market that comes back closed or inactive despite the filter is dropped.
+- **Parsing.** `outcomes`, `outcomePrices`, `clobTokenIds` are JSON-encoded strings (real lists
+  are accepted too). Numbers may be strings or numbers; `volumeNum`/`liquidityNum` win over
+  `volume`/`liquidity`. Missing fields become None; blank strings are treated as missing.
+  Timestamps (`...Z` with or without fractions, `YYYY-MM-DD HH:MM:SS+00`, date-only) become
+  aware UTC; `endDate` wins over the date-only `endDateIso`. Outcome order is the source's.
+- **Prices.** Kept as exact Decimals, unrounded (a leftover 0.99999995 must not round to 1 and
+  look like a resolution). A price list that is not a list, has a different length from the
+  outcomes, holds a value outside [0, 1] or an unparseable value becomes `prices=None`: the
+  market is kept but unusable for trading (the engine must not quote it).
+- **Unusable payloads.** A market without an id or a question, or whose outcomes are not a list
+  of at least two distinct non-empty strings, is skipped with a warning (logger
+  `arena.markets.gamma`); the rest of the page still parses.
+- **Retries.** Timeouts, connection errors, 429, 5xx and a 200 whose body is not JSON are
+  retried with exponential backoff and full jitter; `Retry-After` (seconds or HTTP-date) is
+  honoured on 429/503, capped at `max_backoff`; other 4xx are not retried. Messages name the
+  path and the last status/error and never echo more than 200 characters of a body.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import math
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from decimal import Decimal
+from types import TracebackType
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from pydantic import ValidationError
+
+from arena.errors import ArenaError
+from arena.markets.types import ParsedMarket, classify_outcomes
+from arena.money import ONE, ZERO, to_decimal
+
+logger = logging.getLogger("arena.markets.gamma")
+
+KEYSET_PATH = "/markets/keyset"
+LEGACY_PATH = "/markets"
+PAGE_LIMIT = 100
+BODY_SNIPPET_CHARS = 200
+RETRY_AFTER_STATUSES = frozenset({429, 503})
+TOP_MARKET_FILTER: dict[str, str] = {
+    "active": "true",
+    "closed": "false",
+    "order": "volumeNum",
+    "ascending": "false",
+    "limit": str(PAGE_LIMIT),
+}
+USER_AGENT = "forecaster-arena/0.1 (+https://github.com/setrf/forecasterarena)"
+
+
+class GammaUnavailable(ArenaError):
+    """Gamma could not answer usefully (after retries, or with a non-retryable status)."""
+
+    def __init__(self, message: str, *, path: str, status: int | None = None) -> None:
+        super().__init__(message, "check ARENA_GAMMA_URL and the network, then run the job again")
+        self.path = path
+        self.status = status
+
+
+class MarketParseError(ArenaError):
+    """One market payload cannot be understood; the caller skips it (never fatal to a page)."""
+
+    def __init__(self, market_id: str, reason: str) -> None:
+        super().__init__(f"Gamma market {market_id}: {reason}")
+        self.market_id = market_id
+        self.reason = reason
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing
+# --------------------------------------------------------------------------------------------
+
+
+def parse_market(raw: Mapping[str, Any]) -> ParsedMarket:
+    """One Gamma market dict as a ParsedMarket; MarketParseError if it cannot be understood."""
+    if not isinstance(raw, Mapping):
+        raise MarketParseError("?", "payload is not an object")
+    market_id = _market_id(raw)
+    question = _text(raw.get("question"))
+    if question is None:
+        raise MarketParseError(market_id, "no question")
+    outcomes = _outcomes(market_id, raw.get("outcomes"))
+    event = _first_event(raw)
+    try:
+        return _build(raw, market_id, question, outcomes, event)
+    except ValidationError as exc:  # defensive: a field the checks above did not foresee
+        raise MarketParseError(market_id, f"invalid field ({exc.error_count()} error(s))") from None
+
+
+def _build(
+    raw: Mapping[str, Any],
+    market_id: str,
+    question: str,
+    outcomes: list[str],
+    event: Mapping[str, Any],
+) -> ParsedMarket:
+    """The ParsedMarket from already-validated essentials plus the optional fields."""
+    return ParsedMarket(
+        id=market_id,
+        question=question,
+        market_type=classify_outcomes(outcomes),
+        outcomes=outcomes,
+        prices=_prices(market_id, raw.get("outcomePrices"), len(outcomes)),
+        slug=_text(raw.get("slug")),
+        description=_text(raw.get("description")),
+        event_id=_identifier(event.get("id")),
+        event_slug=_text(event.get("slug")),
+        event_title=_text(event.get("title")),
+        group_item_title=_text(raw.get("groupItemTitle")),
+        category=_text(raw.get("category")) or _text(event.get("category")),
+        volume=_first_number(raw, "volumeNum", "volume"),
+        liquidity=_first_number(raw, "liquidityNum", "liquidity"),
+        end_date=parse_timestamp(raw.get("endDate")) or parse_timestamp(raw.get("endDateIso")),
+        active=_flag(raw.get("active"), default=True),
+        closed=_flag(raw.get("closed"), default=False),
+        neg_risk=_flag(raw.get("negRisk"), default=_flag(event.get("negRisk"), default=False)),
+        uma_resolution_status=_text(raw.get("umaResolutionStatus")),
+        closed_time=parse_timestamp(raw.get("closedTime")),
+        updated_at=parse_timestamp(raw.get("updatedAt")),
+        source="gamma",
+    )
+
+
+def parse_page(items: list[Any]) -> list[ParsedMarket]:
+    """Every understandable market of a page, in order; the others are logged and skipped."""
+    parsed: list[ParsedMarket] = []
+    for item in items:
+        try:
+            parsed.append(parse_market(item))
+        except MarketParseError as exc:
+            logger.warning("skipping Gamma market %s: %s", exc.market_id, exc.reason)
+    return parsed
+
+
+def parse_timestamp(value: object) -> datetime | None:
+    """Any Gamma timestamp form as aware UTC; None when absent or unreadable.
+
+    Seen forms: `2026-08-22T08:29:12.385396Z`, `2020-11-20T00:00:00Z`,
+    `2024-11-06 15:17:41+00` (Postgres style) and date-only `2024-11-05` (taken as 00:00 UTC).
+    """
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    if text[-1] in "Zz":
+        text = text[:-1] + "+00:00"
+    try:
+        instant = datetime.fromisoformat(text)
+    except ValueError:
+        logger.debug("unreadable Gamma timestamp %r", value[:BODY_SNIPPET_CHARS])
+        return None
+    if instant.tzinfo is None:
+        instant = instant.replace(tzinfo=UTC)
+    return instant.astimezone(UTC)
+
+
+def decode_list(value: object) -> list[Any] | None:
+    """A list from a real list or a JSON-encoded string of one (how Gamma sends arrays)."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, str):
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return None
+        return decoded if isinstance(decoded, list) else None
+    return None
+
+
+def _market_id(raw: Mapping[str, Any]) -> str:
+    """The Gamma id as a string of digits (ints accepted); required."""
+    market_id = _identifier(raw.get("id"))
+    if market_id is None:
+        raise MarketParseError("?", "no id")
+    return market_id
+
+
+def _identifier(value: object) -> str | None:
+    """An id as a stripped string; ints are accepted, booleans and blanks are not."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    return _text(value)
+
+
+def _text(value: object) -> str | None:
+    """A stripped non-empty string, else None (Gamma sends "" where it means absent)."""
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def _outcomes(market_id: str, value: object) -> list[str]:
+    """At least two distinct non-empty outcome names, in source order."""
+    outcomes = decode_list(value)
+    if outcomes is None:
+        raise MarketParseError(market_id, "outcomes are not a list")
+    if not all(isinstance(name, str) and name.strip() for name in outcomes):
+        raise MarketParseError(market_id, "outcomes are not all non-empty strings")
+    names = [name.strip() for name in outcomes]
+    if len(names) < 2:
+        raise MarketParseError(market_id, f"{len(names)} outcome(s); at least 2 are needed")
+    if len(set(names)) != len(names):
+        raise MarketParseError(market_id, "duplicate outcome names")
+    return names
+
+
+def _prices(market_id: str, value: object, count: int) -> list[Decimal] | None:
+    """Exact prices aligned with the outcomes, or None when they cannot be trusted."""
+    if value is None:
+        return None
+    items = decode_list(value)
+    reason: str | None = None
+    prices: list[Decimal] = []
+    if items is None:
+        reason = "outcomePrices is not a list"
+    elif len(items) != count:
+        reason = f"{len(items)} prices for {count} outcomes"
+    else:
+        for item in items:
+            try:
+                number = to_decimal(item)
+            except ValueError:
+                reason = "an unparseable price"
+                break
+            if not ZERO <= number <= ONE:
+                reason = "a price outside [0, 1]"
+                break
+            prices.append(number)
+    if reason is not None:
+        logger.info("Gamma market %s has unusable prices (%s)", market_id, reason)
+        return None
+    return prices
+
+
+def _first_event(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The first entry of `events[]` (a market belongs to one event), or an empty mapping."""
+    events = raw.get("events")
+    if isinstance(events, list) and events and isinstance(events[0], Mapping):
+        return events[0]
+    return {}
+
+
+def _first_number(raw: Mapping[str, Any], *keys: str) -> float | None:
+    """The first key holding a finite number (string or number), as a float."""
+    for key in keys:
+        value = raw.get(key)
+        if value is None or isinstance(value, bool):
+            continue
+        try:
+            number = float(to_decimal(value))
+        except ValueError:
+            continue
+        if math.isfinite(number):
+            return number
+    return None
+
+
+def _flag(value: object, *, default: bool) -> bool:
+    """A boolean from a bool or a "true"/"false" string; anything else is the default."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in {"true", "false"}:
+        return value.strip().lower() == "true"
+    return default
+
+
+# --------------------------------------------------------------------------------------------
+# HTTP
+# --------------------------------------------------------------------------------------------
+
+
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date); None if unusable."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)
+
+
+def _page_ids(items: list[Any]) -> set[str]:
+    """The ids present on a raw page (to notice a server that ignores `offset`)."""
+    ids = (_identifier(item.get("id")) for item in items if isinstance(item, Mapping))
+    return {market_id for market_id in ids if market_id is not None}
+
+
+def _snippet(text: str) -> str:
+    """At most BODY_SNIPPET_CHARS of a body, on one line, for messages and logs."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= BODY_SNIPPET_CHARS else flat[:BODY_SNIPPET_CHARS] + "…"
+
+
+class _Retryable(Exception):
+    """One failed attempt that is worth repeating; `wait` is the server's Retry-After, if any."""
+
+    def __init__(self, description: str, status: int | None, wait: float | None = None) -> None:
+        super().__init__(description)
+        self.description = description
+        self.status = status
+        self.wait = wait
+
+
+class GammaClient:
+    """A polite, retrying client for the public Gamma API (no credentials needed)."""
+
+    def __init__(
+        self,
+        base_url: str = "https://gamma-api.polymarket.com",
+        *,
+        timeout: float = 15.0,
+        max_attempts: int = 4,
+        backoff_base: float = 0.5,
+        max_backoff: float = 30.0,
+        min_interval: float = 0.1,
+        page_cap: int = 50,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.max_attempts = max_attempts
+        self.backoff_base = backoff_base
+        self.max_backoff = max_backoff
+        self.min_interval = min_interval
+        self.page_cap = page_cap
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._clock = clock
+        self._last_request: float | None = None
+        self._client = httpx.Client(
+            base_url=base_url.rstrip("/"),
+            timeout=httpx.Timeout(timeout),
+            transport=transport,
+            headers={"Accept": "application/json", "User-Agent": USER_AGENT},
+            follow_redirects=True,
+        )
+
+    def __enter__(self) -> GammaClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self._client.close()
+
+    # ---- public API ------------------------------------------------------------------------
+
+    def top_markets(self, limit_total: int = 500) -> list[ParsedMarket]:
+        """The top `limit_total` open markets by volume, ranked by order of appearance."""
+        collected: dict[str, ParsedMarket] = {}
+        if limit_total <= 0:
+            return []
+        try:
+            self._collect(self._keyset_pages(), collected, limit_total)
+        except GammaUnavailable as keyset_error:
+            logger.warning(
+                "Gamma keyset paging failed (%s); falling back to the offset list",
+                keyset_error.message,
+            )
+            try:
+                self._collect(self._legacy_pages(), collected, limit_total)
+            except GammaUnavailable as legacy_error:
+                raise GammaUnavailable(
+                    f"{legacy_error.message} (after {keyset_error.message})",
+                    path=legacy_error.path,
+                    status=legacy_error.status,
+                ) from legacy_error
+        return list(collected.values())[:limit_total]
+
+    def get_market(self, market_id: str) -> ParsedMarket | None:
+        """One market by id (open or closed); None when Gamma says 404.
+
+        Raises MarketParseError when the market exists but its payload cannot be understood,
+        and GammaUnavailable when Gamma cannot answer.
+        """
+        path = f"{LEGACY_PATH}/{quote(str(market_id).strip(), safe='')}"
+        try:
+            body = self._get_json(path, {})
+        except GammaUnavailable as exc:
+            if exc.status == 404:
+                return None
+            raise
+        if not isinstance(body, Mapping):
+            raise MarketParseError(str(market_id), "the response is not a market object")
+        return parse_market(body)
+
+    # ---- paging ----------------------------------------------------------------------------
+
+    def _collect(
+        self,
+        pages: Iterator[list[Any]],
+        collected: dict[str, ParsedMarket],
+        limit_total: int,
+    ) -> None:
+        """Add each page's new open markets to `collected` until `limit_total` is reached."""
+        for page in pages:
+            for market in parse_page(page):
+                if market.id in collected:
+                    continue
+                if market.closed or not market.active:
+                    logger.debug("dropping Gamma market %s: not open", market.id)
+                    continue
+                collected[market.id] = market
+                if len(collected) >= limit_total:
+                    return
+
+    def _keyset_pages(self) -> Iterator[list[Any]]:
+        """Raw market lists from `/markets/keyset`, following `next_cursor`."""
+        cursor: str | None = None
+        seen_cursors: set[str] = set()
+        for _ in range(self.page_cap):
+            params = dict(TOP_MARKET_FILTER)
+            if cursor is not None:
+                params["after_cursor"] = cursor
+            items, next_cursor = self._keyset_page(params)
+            if not items:
+                return
+            yield items
+            if next_cursor is None:
+                return
+            if next_cursor in seen_cursors:
+                logger.warning("Gamma keyset repeated cursor %r; stopping", next_cursor[:40])
+                return
+            seen_cursors.add(next_cursor)
+            cursor = next_cursor
+        logger.warning("Gamma keyset paging stopped at the page cap (%d)", self.page_cap)
+
+    def _keyset_page(self, params: dict[str, str]) -> tuple[list[Any], str | None]:
+        """One keyset page as (markets, next cursor); an unknown envelope means "unavailable"."""
+        body = self._get_json(KEYSET_PATH, params)
+        items = body.get("markets", body.get("data")) if isinstance(body, Mapping) else None
+        if not isinstance(items, list):
+            raise GammaUnavailable(
+                f"Gamma GET {KEYSET_PATH} returned an unrecognised envelope "
+                f"({_snippet(json.dumps(body))})",
+                path=KEYSET_PATH,
+            )
+        cursor = body.get("next_cursor", body.get("nextCursor"))
+        return items, (cursor if isinstance(cursor, str) and cursor else None)
+
+    def _legacy_pages(self) -> Iterator[list[Any]]:
+        """Raw market lists from the legacy `/markets` array, paging by offset."""
+        offset = 0
+        seen_ids: set[str] = set()
+        for _ in range(self.page_cap):
+            body = self._get_json(LEGACY_PATH, {**TOP_MARKET_FILTER, "offset": str(offset)})
+            if not isinstance(body, list):
+                raise GammaUnavailable(
+                    f"Gamma GET {LEGACY_PATH} did not return a list ({_snippet(json.dumps(body))})",
+                    path=LEGACY_PATH,
+                )
+            if not body:
+                return
+            ids = _page_ids(body)
+            if ids and ids <= seen_ids:
+                logger.warning("Gamma offset %d repeated earlier markets; stopping", offset)
+                return
+            seen_ids |= ids
+            yield body
+            offset += len(body)
+        logger.warning("Gamma offset paging stopped at the page cap (%d)", self.page_cap)
+
+    # ---- transport -------------------------------------------------------------------------
+
+    def _get_json(self, path: str, params: Mapping[str, str]) -> Any:
+        """GET and decode JSON, retrying what is worth retrying; GammaUnavailable otherwise."""
+        last: _Retryable | None = None
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                return self._attempt(path, params)
+            except _Retryable as failure:
+                last = failure
+            if attempt < self.max_attempts:
+                delay = self._delay(attempt, last.wait)
+                logger.warning(
+                    "Gamma GET %s: %s; retry %d/%d in %.2fs",
+                    path,
+                    last.description,
+                    attempt,
+                    self.max_attempts - 1,
+                    delay,
+                )
+                self._sleep(delay)
+        assert last is not None
+        raise GammaUnavailable(
+            f"Gamma GET {path} failed after {self.max_attempts} attempt(s); "
+            f"last: {last.description}",
+            path=path,
+            status=last.status,
+        )
+
+    def _attempt(self, path: str, params: Mapping[str, str]) -> Any:
+        """One request: the decoded body, _Retryable, or GammaUnavailable for a final 4xx."""
+        self._pace()
+        try:
+            response = self._client.get(path, params=dict(params))
+        except httpx.TimeoutException as exc:
+            raise _Retryable(f"timed out ({type(exc).__name__})", None) from exc
+        except httpx.TransportError as exc:
+            raise _Retryable(f"connection failed ({type(exc).__name__})", None) from exc
+        status = response.status_code
+        if status == 429 or status >= 500:
+            wait = None
+            if status in RETRY_AFTER_STATUSES:
+                wait = retry_after_seconds(response.headers.get("Retry-After"))
+            raise _Retryable(f"HTTP {status}", status, wait)
+        if status >= 400:
+            raise GammaUnavailable(
+                f"Gamma GET {path} answered HTTP {status}: {_snippet(response.text)}",
+                path=path,
+                status=status,
+            )
+        try:
+            return response.json()
+        except ValueError:
+            raise _Retryable(
+                f"HTTP {status} with a body that is not JSON: {_snippet(response.text)!r}", status
+            ) from None
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        """Retry-After when the server gave one, else full-jitter exponential backoff; capped."""
+        if retry_after is not None:
+            return min(retry_after, self.max_backoff)
+        ceiling = min(self.max_backoff, self.backoff_base * 2 ** (attempt - 1))
+        return self._rng.uniform(0, ceiling)
+
+    def _pace(self) -> None:
+        """Keep at least `min_interval` seconds between requests (be polite to a public API)."""
+        now = self._clock()
+        if self._last_request is not None:
+            wait = self.min_interval - (now - self._last_request)
+            if wait > 0:
+                self._sleep(wait)
+                now = self._clock()
+        self._last_request = now

@@ -1,0 +1,264 @@
+"""The database layer on both backends: exact money, UTC times, natural keys, WAL readers."""
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, timezone
+from decimal import Decimal as D
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError, StatementError
+from sqlmodel import Session, select
+
+from arena.db import create_db_engine, session_scope
+from arena.models import (
+    Agent,
+    BrierScore,
+    Cohort,
+    Decision,
+    JobRun,
+    PortfolioSnapshot,
+    Position,
+    Trade,
+)
+from tests.factories import WEEK1, seed_basic
+
+
+def test_sqlite_pragmas(tmp_path: Any) -> None:
+    eng = create_db_engine(f"sqlite:///{tmp_path / 'p.db'}")
+    with eng.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
+
+
+def test_money_is_exact_and_times_are_utc(engine: Engine) -> None:
+    ids = seed_basic(engine)
+    agent_id = ids["agent_1_gpt-5.1"]
+    tricky = D("1234567.891234")
+    with session_scope(engine) as s:
+        agent = s.get(Agent, agent_id)
+        assert agent is not None
+        agent.cash_balance = tricky
+        s.add(agent)
+    with session_scope(engine) as s:
+        agent = s.get(Agent, agent_id)
+        assert agent is not None and agent.cash_balance == tricky
+        assert str(agent.cash_balance) == "1234567.891234"
+        cohort = s.exec(select(Cohort).where(Cohort.number == 1)).one()
+        assert cohort.week_start == WEEK1
+        assert cohort.week_start.tzinfo is not None
+        assert cohort.week_start.utcoffset() == timedelta(0)
+
+
+def test_other_timezones_are_stored_as_utc(engine: Engine) -> None:
+    paris = timezone(timedelta(hours=1))
+    with session_scope(engine) as s:
+        s.add(
+            JobRun(
+                job="snapshot",
+                slot=datetime(2026, 11, 1, 1, 0, tzinfo=paris),
+                started_at=datetime(2026, 11, 1, tzinfo=UTC),
+            )
+        )
+    with session_scope(engine) as s:
+        run = s.exec(select(JobRun)).one()
+        assert run.slot == datetime(2026, 11, 1, 0, 0, tzinfo=UTC)
+
+
+def test_naive_datetimes_are_refused(engine: Engine) -> None:
+    with pytest.raises(StatementError, match="naive datetime"), session_scope(engine) as s:
+        s.add(JobRun(job="snapshot", slot=datetime(2026, 11, 1), started_at=WEEK1))
+
+
+def _dup_cohort_week(s: Session, ids: dict[str, int]) -> None:
+    s.add(Cohort(number=99, week_start=WEEK1, methodology_version="v1"))
+
+
+def _dup_cohort_number(s: Session, ids: dict[str, int]) -> None:
+    s.add(Cohort(number=1, week_start=WEEK1 + timedelta(weeks=50), methodology_version="v1"))
+
+
+def _dup_agent(s: Session, ids: dict[str, int]) -> None:
+    cohort = s.exec(select(Cohort).where(Cohort.number == 1)).one()
+    s.add(
+        Agent(
+            cohort_id=cohort.id,
+            family_id="gpt-5.1",
+            model_id="m",
+            display_name="d",
+            starting_balance=D(1),
+            cash_balance=D(1),
+        )
+    )
+
+
+def _dup_decision(s: Session, ids: dict[str, int]) -> None:
+    agent = s.get(Agent, ids["agent_1_gpt-5.1"])
+    assert agent is not None
+    s.add(Decision(agent_id=agent.id, cohort_id=agent.cohort_id, decision_week=1))
+
+
+def _dup_open_position(s: Session, ids: dict[str, int]) -> None:
+    s.add(
+        Position(
+            agent_id=ids["agent_1_gpt-5.1"],
+            market_id="842093",
+            side="YES",
+            shares=D(1),
+            cost_basis=D(1),
+            avg_entry_price=D(1),
+            opened_at=WEEK1,
+        )
+    )
+
+
+def _dup_leg(s: Session, ids: dict[str, int]) -> None:
+    trade = s.exec(select(Trade).where(Trade.agent_id == ids["agent_1_gpt-5.1"])).one()
+    s.add(
+        Trade(
+            agent_id=trade.agent_id,
+            decision_id=trade.decision_id,
+            leg_index=0,
+            position_id=trade.position_id,
+            market_id=trade.market_id,
+            trade_type="BUY",
+            side="YES",
+            amount=D(50),
+            shares=D(1),
+            cash_before=D(1),
+            created_at=WEEK1,
+        )
+    )
+
+
+def _double_settlement(s: Session, ids: dict[str, int]) -> None:
+    trade = s.exec(select(Trade).where(Trade.agent_id == ids["agent_1_gpt-5.1"])).one()
+    for kind in ("SETTLE", "REFUND"):
+        s.add(
+            Trade(
+                agent_id=trade.agent_id,
+                position_id=trade.position_id,
+                market_id=trade.market_id,
+                trade_type=kind,
+                side="YES",
+                amount=D(0),
+                shares=D(1),
+                cash_before=D(1),
+                created_at=WEEK1,
+            )
+        )
+
+
+def _dup_snapshot(s: Session, ids: dict[str, int]) -> None:
+    s.add(
+        PortfolioSnapshot(
+            agent_id=ids["agent_1_gpt-5.1"],
+            slot=WEEK1 + timedelta(minutes=5),
+            snapshot_timestamp=WEEK1,
+            cash_balance=D(0),
+            positions_value=D(0),
+            total_value=D(0),
+            total_pnl=D(0),
+            total_pnl_percent=0.0,
+        )
+    )
+
+
+def _dup_brier(s: Session, ids: dict[str, int]) -> None:
+    brier = s.exec(select(BrierScore).where(BrierScore.agent_id == ids["agent_1_gpt-5.1"])).one()
+    s.add(
+        BrierScore(
+            trade_id=brier.trade_id,
+            agent_id=brier.agent_id,
+            market_id="842093",
+            side="YES",
+            forecast_probability=0.1,
+            actual_outcome=1,
+            brier_score=0.81,
+            created_at=WEEK1,
+        )
+    )
+
+
+def _dup_job_slot(s: Session, ids: dict[str, int]) -> None:
+    for _ in range(2):
+        s.add(JobRun(job="decide", slot=WEEK1, started_at=WEEK1))
+        s.flush()
+
+
+def _negative_cash(s: Session, ids: dict[str, int]) -> None:
+    agent = s.get(Agent, ids["agent_1_gpt-5.1"])
+    assert agent is not None
+    agent.cash_balance = D("-0.000001")
+    s.add(agent)
+
+
+def _unknown_family(s: Session, ids: dict[str, int]) -> None:
+    cohort = s.exec(select(Cohort).where(Cohort.number == 1)).one()
+    s.add(
+        Agent(
+            cohort_id=cohort.id,
+            family_id="no-such-family",
+            model_id="m",
+            display_name="d",
+            starting_balance=D(1),
+            cash_balance=D(1),
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "violation",
+    [
+        _dup_cohort_week,
+        _dup_cohort_number,
+        _dup_agent,
+        _dup_decision,
+        _dup_open_position,
+        _dup_leg,
+        _double_settlement,
+        _dup_snapshot,
+        _dup_brier,
+        _dup_job_slot,
+        _negative_cash,
+        _unknown_family,
+    ],
+)
+def test_natural_keys_and_checks_are_enforced_by_the_database(
+    engine: Engine, violation: Callable[[Session, dict[str, int]], None]
+) -> None:
+    ids = seed_basic(engine)
+    with pytest.raises(IntegrityError), session_scope(engine) as s:
+        violation(s, ids)
+
+
+def test_a_closed_position_does_not_block_a_new_open_one(engine: Engine) -> None:
+    ids = seed_basic(engine)
+    with session_scope(engine) as s:
+        old = s.exec(select(Position).where(Position.agent_id == ids["agent_1_gpt-5.1"])).one()
+        old.status = "sold"
+        s.add(old)
+        s.flush()
+        _dup_open_position(s, ids)
+
+
+def test_a_reader_sees_committed_data_while_a_writer_holds_the_lock(tmp_path: Any) -> None:
+    """SQLite WAL: the dashboard's reader engine never waits on the scheduler's write lock."""
+    url = f"sqlite:///{tmp_path / 'wal.db'}"
+    from arena.migrate import init_db
+
+    writer = create_db_engine(url)
+    init_db(writer)
+    seed_basic(writer)
+    reader = create_db_engine(url, role="reader", busy_timeout_ms=100)
+    with writer.begin() as conn:
+        conn.execute(text("UPDATE agents SET cash_balance = 1"))
+        with reader.connect() as rconn:
+            count = rconn.execute(text("SELECT count(*) FROM agents WHERE cash_balance = 1"))
+            assert count.scalar() == 0
+    with reader.connect() as rconn:
+        assert (
+            rconn.execute(text("SELECT count(*) FROM agents WHERE cash_balance = 1")).scalar() == 4
+        )
