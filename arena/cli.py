@@ -210,7 +210,7 @@ def serve(
         "--server.port",
         str(port),
     ]
-    raise typer.Exit(subprocess.call(command))
+    raise typer.Exit(subprocess.call(command, cwd=entry.parent))
 
 
 def _error_line(exc: BaseException) -> str:

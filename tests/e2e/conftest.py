@@ -1,0 +1,211 @@
+"""End-to-end fixtures: a real `streamlit run dashboard.py` server and Debian's chromium.
+
+The server reads a migrated SQLite database with a few rows (the lineup's families and one
+cohort with its agents), so the pages show real, non-trivial tables. Browser tests never skip:
+a missing chromium fails loudly, because CI installs it.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+
+from arena.db import create_db_engine, session_scope
+from arena.lineup import load_lineup
+from arena.migrate import init_db
+from arena.models import Agent, Cohort, Market
+from arena.seed import sync_families
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SERVER_START_TIMEOUT_S = 60.0
+# Environment keys the server must not inherit: it gets exactly the test database, no secrets.
+SCRUBBED_ENV = ("OPENROUTER_API_KEY", "ARENA_LLM_API_KEY", "ARENA_LINEUP", "ARENA_ADMIN_PASSWORD")
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def seed_demo_rows(url: str) -> None:
+    """Migrate `url` and add the lineup's families, one cohort with agents and one market."""
+    engine = create_db_engine(url)
+    try:
+        init_db(engine)
+        lineup = load_lineup(None)
+        sync_families(engine, lineup)
+        with session_scope(engine) as session:
+            cohort = Cohort(
+                number=1, week_start=datetime(2025, 1, 5, tzinfo=UTC), methodology_version="v1"
+            )
+            session.add(cohort)
+            session.flush()
+            assert cohort.id is not None
+            for spec in lineup.families[:3]:
+                session.add(
+                    Agent(
+                        cohort_id=cohort.id,
+                        family_id=spec.id,
+                        model_id=spec.model,
+                        display_name=spec.display_name,
+                        starting_balance=Decimal("10000"),
+                        cash_balance=Decimal("10000"),
+                    )
+                )
+            session.add(
+                Market(
+                    id="516710",
+                    question="Will it rain in London on 2025-01-12?",
+                    market_type="binary",
+                    outcomes=["Yes", "No"],
+                    prices=["0.6", "0.4"],
+                    volume=125000.0,
+                )
+            )
+    finally:
+        engine.dispose()
+
+
+def _health(base_url: str) -> str | None:
+    """The body of /_stcore/health, or None while the server is not answering."""
+    try:
+        with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=2) as response:
+            return response.read().decode().strip()
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return None
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate the server's whole process group; kill it if it lingers."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    except ProcessLookupError:
+        pass
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of a dashboard server over a seeded SQLite database, stopped after the session."""
+    workdir = tmp_path_factory.mktemp("e2e-server")
+    database_url = f"sqlite:///{workdir / 'arena.db'}"
+    seed_demo_rows(database_url)
+
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    env = {key: value for key, value in os.environ.items() if key not in SCRUBBED_ENV}
+    env["ARENA_DATABASE_URL"] = database_url
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "dashboard.py",
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
+    log_path = workdir / "streamlit.log"
+    with log_path.open("wb") as log:
+        # Own session = own process group, so teardown reaches any child streamlit starts.
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while (body := _health(base_url)) != "ok":
+            if process.poll() is not None or time.monotonic() > deadline:
+                reason = (
+                    f"exited with code {process.returncode}"
+                    if process.poll() is not None
+                    else f"did not answer ok on /_stcore/health within {SERVER_START_TIMEOUT_S}s"
+                    f" (last answer {body!r})"
+                )
+                output = log_path.read_text(errors="replace")[-4000:]
+                pytest.fail(
+                    f"streamlit server {reason}: {' '.join(command)}\n--- server output ---\n"
+                    f"{output}",
+                    pytrace=False,
+                )
+            time.sleep(0.2)
+        yield base_url
+    finally:
+        _stop(process)
+
+
+@pytest.fixture(scope="session")
+def playwright_instance() -> Iterator[Playwright]:
+    with sync_playwright() as playwright:
+        yield playwright
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_instance: Playwright) -> Iterator[Browser]:
+    """Debian's chromium driven by Playwright (no downloaded browsers on this machine)."""
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} not found: install Debian's chromium (`apt-get install chromium`); "
+            "browser tests are never skipped",
+            pytrace=False,
+        )
+    browser = playwright_instance.chromium.launch(
+        executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+    )
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh browser context per test (no shared cookies or storage), downloads allowed."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    context.set_default_timeout(30_000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots_dir() -> Path:
+    """Where screenshots are saved for humans to look at (gitignored, never committed)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS
