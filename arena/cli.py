@@ -4,8 +4,11 @@ Every failure the user can act on ends as ONE line on stderr and a non-zero exit
 `--debug` shows the traceback instead.
 """
 
+import logging
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -17,6 +20,7 @@ try:  # typer >= 0.20 vendors click; older releases use click itself
 except ImportError:  # pragma: no cover
     from click import exceptions as click_exceptions  # type: ignore[no-redef]
 
+from arena.engine.sources import GammaSource
 from arena.errors import ArenaError, InputError
 
 app = typer.Typer(
@@ -37,6 +41,9 @@ AtOption = Annotated[
 @app.callback()
 def _root(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Log retries and progress to stderr.")
+    ] = False,
 ) -> None:
     """Forecaster Arena command line."""
 
@@ -69,6 +76,16 @@ def init_db() -> None:
     typer.echo(f"database ready at schema revision {revision}")
 
 
+@contextmanager
+def _gamma_source() -> Iterator[GammaSource]:
+    """The live market source at ARENA_GAMMA_URL, closed when the command ends."""
+    from arena.config import get_settings
+    from arena.markets.gamma import GammaClient
+
+    with GammaClient(get_settings().gamma_url) as client:
+        yield GammaSource(client)
+
+
 def _not_built(command: str, issue: str) -> None:
     raise ArenaError(
         f"`arena {command}` is registered but not built yet ({issue})",
@@ -79,8 +96,17 @@ def _not_built(command: str, issue: str) -> None:
 @app.command("sync-markets")
 def sync_markets(at: AtOption = None) -> None:
     """Fetch the top markets by volume and refresh markets with open positions."""
-    _at(at)
-    _not_built("sync-markets", "market data issue")
+    from arena.config import get_settings
+    from arena.engine.market_sync import sync_markets as run_sync
+
+    when = _at(at)
+    settings = get_settings()
+    with _gamma_source() as source:
+        result = run_sync(_engine(), source, when, settings.methodology.market_universe_size)
+    typer.echo(
+        f"synced {result.top} top markets and {result.held_refreshed} held markets "
+        f"({result.inserted} new, {result.updated} updated, {len(result.missing)} unavailable)"
+    )
 
 
 @app.command("start-cohort")
@@ -107,8 +133,17 @@ def snapshot(at: AtOption = None) -> None:
 @app.command("resolve")
 def resolve(at: AtOption = None) -> None:
     """Check closed / past-end markets, settle positions and score Brier."""
-    _at(at)
-    _not_built("resolve", "market data issue")
+    from arena.engine.settlement import resolve_markets
+
+    when = _at(at)
+    with _gamma_source() as source:
+        result = resolve_markets(_engine(), source, when)
+    typer.echo(
+        f"checked {result.checked} markets: {len(result.resolved)} resolved, "
+        f"{len(result.cancelled)} cancelled, {result.unresolved} not yet resolved, "
+        f"{len(result.unavailable)} unavailable; {result.positions_settled} positions settled, "
+        f"{result.brier_rows} Brier rows"
+    )
 
 
 @app.command("demo")
@@ -238,6 +273,12 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry: run the app, turning failures into one stderr line."""
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
+    verbose = debug or "--verbose" in args or "-v" in args
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.ERROR,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
     try:
         code = app(args=args, prog_name="arena", standalone_mode=False)
     except click_exceptions.UsageError as exc:

@@ -151,3 +151,108 @@ def seed_basic(engine: Engine) -> dict[str, int]:
                         )
                     )
     return ids
+
+
+def new_cohort_agents(engine: Engine, family_ids: tuple[str, ...], number: int = 1) -> list[int]:
+    """One cohort with a $10,000 agent per family; returns the agent ids in order."""
+    ids: list[int] = []
+    with session_scope(engine) as s:
+        for fid in family_ids:
+            s.merge(family(fid))
+        cohort = Cohort(
+            number=number,
+            week_start=WEEK1 + timedelta(weeks=number - 1),
+            methodology_version="v1",
+            constants=Methodology().stamp(),
+        )
+        s.add(cohort)
+        s.flush()
+        for fid in family_ids:
+            agent = Agent(
+                cohort_id=cohort.id,
+                family_id=fid,
+                model_id=f"test/{fid}",
+                display_name=fid,
+                starting_balance=D("10000"),
+                cash_balance=D("10000"),
+            )
+            s.add(agent)
+            s.flush()
+            ids.append(agent.id)  # type: ignore[arg-type]
+    return ids
+
+
+def trade_into(
+    engine: Engine,
+    agent_id: int,
+    market_id: str,
+    side: str,
+    amount: str,
+    price: str,
+    at: datetime,
+    sell_pct: str | None = None,
+) -> int:
+    """BUY `amount` of a side at `price` through the pure accounting core (and optionally
+    SELL a percentage right after at the same price); returns the position id."""
+    from arena.accounting import BetLimits, Holding, buy, sell
+    from arena.scoring import implied_confidence
+
+    with session_scope(engine) as s:
+        agent = s.get(Agent, agent_id)
+        assert agent is not None
+        fill = buy(agent.cash_balance, Holding(), D(amount), D(price), BetLimits())
+        position = Position(
+            agent_id=agent_id,
+            market_id=market_id,
+            side=side,
+            shares=fill.holding.shares,
+            cost_basis=fill.holding.cost_basis,
+            avg_entry_price=fill.holding.avg_entry_price,
+            opened_at=at,
+        )
+        s.add(position)
+        s.flush()
+        s.add(
+            Trade(
+                agent_id=agent_id,
+                position_id=position.id,
+                market_id=market_id,
+                trade_type="BUY",
+                side=side,
+                amount=fill.amount,
+                price=fill.price,
+                shares=fill.shares,
+                cash_before=agent.cash_balance,
+                implied_confidence=implied_confidence(fill.amount, agent.cash_balance, D("0.25")),
+                created_at=at,
+            )
+        )
+        agent.cash_balance = fill.cash_after
+        if sell_pct is not None:
+            sold = sell(agent.cash_balance, fill.holding, D(sell_pct), D(price))
+            s.add(
+                Trade(
+                    agent_id=agent_id,
+                    position_id=position.id,
+                    market_id=market_id,
+                    trade_type="SELL",
+                    side=side,
+                    amount=sold.amount,
+                    price=sold.price,
+                    shares=sold.shares,
+                    cash_before=agent.cash_balance,
+                    realized_pnl=sold.realized_pnl,
+                    created_at=at,
+                )
+            )
+            agent.cash_balance = sold.cash_after
+            position.shares = sold.holding.shares
+            position.cost_basis = sold.holding.cost_basis
+            position.realized_pnl = sold.holding.realized_pnl
+            if sold.holding.shares == 0:
+                position.status = "sold"
+                position.closed_at = at
+        s.add(agent)
+        s.add(position)
+        s.flush()
+        return position.id  # type: ignore[return-value]

@@ -23,10 +23,12 @@ The model, in short (see the README's methodology notes):
 
 import math
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from itertools import pairwise
 from statistics import NormalDist
 from typing import Literal
 
@@ -53,12 +55,12 @@ _KIND_WEIGHTS: tuple[tuple[ListingKind, float], ...] = (
     ("group", 0.25),
 )
 NO_FIRST_RATE = 0.15  # standalone binaries listed as ["No", "Yes"]
-VOID_RATE = 0.02
-STUCK_RATE = 0.03
+VOID_RATE = 0.05  # per standalone listing (groups never void): about 2% of all markets
+STUCK_RATE = 0.03  # per listing: closed but unresolved for 8-35 days
 
 # Belief dynamics (log-odds units, per hour).
-_INFO_TOTAL = (24.0, 48.0)  # evidence by the end: winner-vs-loser log-odds gap has this mean
-_INFO_LINEAR = 0.15  # share of evidence arriving evenly; the rest comes as u**12 near the end
+_INFO_TOTAL = (20.0, 40.0)  # evidence by the end: winner-vs-loser log-odds gap has this mean
+_INFO_LINEAR = 0.1  # share of evidence arriving evenly; the rest comes as u**12 near the end
 _BIAS_SD = 0.5  # crowd's initial mispricing of each alternative, fading as evidence arrives
 _NOISE_SD = 0.12  # stationary sd of the quote's wobble around the belief
 _NOISE_RHO = 0.97  # hourly persistence of that wobble (half-life about a day)
@@ -72,6 +74,7 @@ _MILLS = 1000
 _MIN_MILLS = 1
 _MAX_MILLS = 999
 _PRICE_TABLE: tuple[Decimal, ...] = tuple(Decimal(k) / _MILLS for k in range(_MILLS + 1))
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
 _ONE = Decimal("1")
 _ZERO = Decimal("0")
 _HALF = Decimal("0.5")
@@ -151,13 +154,20 @@ _MASCOTS = (
 )  # fmt: skip
 _LEAGUES = (
     "Premier Football League", "Northern Hockey League", "Continental Basketball Association",
-    "Pacific Baseball League", "Atlantic Rugby Championship",
+    "Pacific Baseball League", "Atlantic Rugby Union",
 )  # fmt: skip
-_TOURNAMENTS = ("Champions Cup", "Continental Open", "Summer Invitational", "World Series of Esports")
+_TOURNAMENTS = (
+    "Champions Cup",
+    "Continental Open",
+    "Summer Invitational",
+    "World Series of Esports",
+)
 _COUNTRIES = (
     "Canada", "Germany", "Japan", "Brazil", "India", "France", "Italy", "Spain", "Australia",
     "Mexico", "South Korea", "Poland", "Netherlands", "Nigeria", "Chile", "Portugal", "Kenya",
 )  # fmt: skip
+_PARLIAMENTARY = ("Canada", "Japan", "India", "Italy", "Spain", "Australia", "Netherlands")
+_REPUBLICS = ("Brazil", "France", "Mexico", "Chile", "Nigeria", "Kenya", "South Korea", "Poland")
 _PARTIES = (
     "Progressive Alliance", "National Union", "Green Future", "Liberal Democrats",
     "Workers' Party", "Civic Platform", "Reform Movement",
@@ -334,7 +344,7 @@ def _b_box_office(rng: random.Random, end: datetime, _n: int) -> _Text:
     )
 
 
-def _b_ceasefire(rng: random.Random, end: datetime, _n: int) -> _Text:
+def _b_trade_deal(rng: random.Random, end: datetime, _n: int) -> _Text:
     first, second = rng.sample(_COUNTRIES, 2)
     when = _date_text(end)
     return _binary_text(
@@ -394,9 +404,19 @@ def _brackets(rng: random.Random, n: int) -> tuple[str, list[str]]:
     low = level - step * (n - 2) // 2
     edges = [low + step * i for i in range(n - 1)]
     labels = [f"<{_dollars(edges[0])}"]
-    labels += [f"{_dollars(a)}-{_dollars(b)}" for a, b in zip(edges, edges[1:], strict=False)]
+    labels += [f"{_dollars(a)}-{_dollars(b)}" for a, b in pairwise(edges)]
     labels.append(f">{_dollars(edges[-1])}")
     return asset, labels
+
+
+def _bracket_phrase(label: str) -> str:
+    """'<$X' reads 'less than $X' in a question; '$X-$Y' reads 'between $X and $Y'."""
+    if label.startswith("<"):
+        return f"less than {label[1:]}"
+    if label.startswith(">"):
+        return f"greater than {label[1:]}"
+    low, high = label.split("-")
+    return f"between {low} and {high}"
 
 
 def _n_asset_range(rng: random.Random, end: datetime, n: int) -> _Text:
@@ -452,7 +472,7 @@ def _group_text(title: str, questions: Sequence[str], items: Sequence[str], rule
 
 
 def _g_prime_minister(rng: random.Random, end: datetime, n: int) -> _Text:
-    country, names = rng.choice(_COUNTRIES), _people(rng, n)
+    country, names = rng.choice(_PARLIAMENTARY), _people(rng, n)
     return _group_text(
         f"Next Prime Minister of {country}?",
         [f"Will {name} be the next Prime Minister of {country}?" for name in names],
@@ -486,14 +506,14 @@ def _g_asset_range(rng: random.Random, end: datetime, n: int) -> _Text:
     when = _date_text(end)
     return _group_text(
         f"{asset} price on {when}?",
-        [f"Will the price of {asset} be {label} on {when}?" for label in labels],
+        [f"Will the price of {asset} be {_bracket_phrase(label)} on {when}?" for label in labels],
         labels,
         f"the price bracket of the {asset}/USD close on {when}",
     )
 
 
 def _g_president(rng: random.Random, end: datetime, n: int) -> _Text:
-    country, names = rng.choice(_COUNTRIES), _people(rng, n)
+    country, names = rng.choice(_REPUBLICS), _people(rng, n)
     return _group_text(
         f"{country} Presidential Election Winner {end.year}",
         [f"Will {name} win the {end.year} {country} presidential election?" for name in names],
@@ -523,7 +543,7 @@ _TEMPLATES: dict[ListingKind, tuple[_Template, ...]] = {
         _Template("binary", "Sports", (2, 2), (2, 7), _b_player),
         _Template("binary", "Tech", (2, 2), (14, 120), _b_product),
         _Template("binary", "Culture", (2, 2), (5, 40), _b_box_office),
-        _Template("binary", "Geopolitics", (2, 2), (20, 120), _b_ceasefire),
+        _Template("binary", "Geopolitics", (2, 2), (20, 120), _b_trade_deal),
         _Template("binary", "Weather", (2, 2), (3, 14), _b_weather),
     ),
     "named": (
@@ -548,8 +568,7 @@ _TEMPLATES: dict[ListingKind, tuple[_Template, ...]] = {
 
 def _slugify(text: str) -> str:
     """Gamma-style slug: lower-case ASCII words joined by hyphens."""
-    words = "".join(c.lower() if c.isascii() and c.isalnum() else " " for c in text).split()
-    return "-".join(words)[:90].rstrip("-")
+    return _NON_SLUG.sub("-", text.lower()).strip("-")[:90].rstrip("-")
 
 
 # --------------------------------------------------------------------------------------------
@@ -665,10 +684,11 @@ class _Draft:
 
     @property
     def hours(self) -> int:
+        """Length of the price path: whole hours from creation to end, rounded up."""
         return -(-(self.end_us - self.created_us) // _HOUR_US)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _Market:
     """One simulated market: fixed fields, hidden truth, timetable and price path."""
 
@@ -706,6 +726,7 @@ class _Market:
 
 
 def _pick_kind(rng: random.Random) -> ListingKind:
+    """Binary, named or group, by the configured mix."""
     target, cumulative = rng.random(), 0.0
     for kind, weight in _KIND_WEIGHTS:
         cumulative += weight
@@ -721,6 +742,8 @@ def _end_us(at_midnight: bool, raw_end_us: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class _Options:
+    """The constructor's arguments, normalised: everything the world is a function of."""
+
     seed: int
     start_us: int
     n_initial: int
@@ -733,10 +756,15 @@ class _Options:
 class SimulatedWorld:
     """A seeded, deterministic world of Polymarket-like markets, queried as of any instant.
 
-    `n_initial` markets are already trading at `start`; about `new_per_day` markets appear per
-    day for `days` days after it (a negRisk group counts each member). Every answer is a pure
-    function of the constructor arguments and the `at` passed in.
+    About `n_initial` markets are already trading at `start` (a negRisk group is added whole, so
+    the count may overshoot by a few); about `new_per_day` markets appear per day for `days` days
+    after it, none after that. `void_rate` / `stuck_rate` are the per-listing chances of a void
+    resolution (standalone markets only) and of weeks closed-but-unresolved. Every answer is a
+    pure function of the constructor arguments and the `at` passed in; all paths are built here,
+    so queries are cheap (O(markets) for `top_markets`, O(1) for `get_market`).
     """
+
+    name = "simulated"  # satisfies arena.engine.sources.MarketSource directly
 
     def __init__(
         self,
@@ -927,6 +955,23 @@ def _place_listings(options: _Options, drafts: list[_Draft]) -> list[_Market]:
     return markets
 
 
+def _outcome_view(
+    draft: _Draft, member: int
+) -> tuple[tuple[str, ...], tuple[float, ...], int, int | None]:
+    """Outcomes, hidden probabilities, winner index and Yes column of one market of a listing.
+
+    A named market shows every alternative; a binary market (standalone, or one member of a
+    group) shows Yes/No (or No/Yes) priced from its alternative's column of the listing's path.
+    """
+    if draft.template.kind == "named":
+        return draft.text.alternatives, draft.hidden, draft.winner, None
+    yes_column = member if draft.template.kind == "group" else 0
+    p_yes, yes_wins = draft.hidden[yes_column], draft.winner == yes_column
+    if draft.no_first:
+        return ("No", "Yes"), (1.0 - p_yes, p_yes), 1 if yes_wins else 0, yes_column
+    return ("Yes", "No"), (p_yes, 1.0 - p_yes), 0 if yes_wins else 1, yes_column
+
+
 def _listing_markets(
     draft: _Draft, event_id: str, first_number: int, path: np.ndarray
 ) -> list[_Market]:
@@ -937,16 +982,7 @@ def _listing_markets(
     for member, question in enumerate(text.questions):
         number = FIRST_MARKET_ID + first_number + member
         market_id = str(number)
-        if kind == "named":
-            outcomes, hidden, winner = text.alternatives, draft.hidden, draft.winner
-            yes_column = None
-        else:
-            yes_column = member if kind == "group" else 0
-            p_yes, yes_wins = draft.hidden[yes_column], draft.winner == yes_column
-            yes_at = 1 if draft.no_first else 0
-            outcomes = ("No", "Yes") if draft.no_first else ("Yes", "No")
-            hidden = (1.0 - p_yes, p_yes) if draft.no_first else (p_yes, 1.0 - p_yes)
-            winner = yes_at if yes_wins else 1 - yes_at
+        outcomes, hidden, winner, yes_column = _outcome_view(draft, member)
         final, shape, liquidity = draft.volumes[member]
         static: dict[str, object] = {
             "id": market_id,

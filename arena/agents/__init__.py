@@ -1,0 +1,1 @@
+"""The competing agents: LLM families reached over an OpenAI-compatible API, and baselines."""

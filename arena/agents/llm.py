@@ -1,0 +1,588 @@
+"""OpenAI-compatible chat client for OpenRouter and local servers (vLLM, Ollama, llama.cpp).
+
+Notes for the README (what this module does, and why):
+
+- **One endpoint.** `POST {base_url}/chat/completions`, non-streaming. The body is always
+  `model` (the pinned id), `messages` and `temperature: 0` (methodology §4.1: every family runs
+  deterministic); `max_tokens` only when the lineup sets it.
+- **OpenRouter only.** When the base URL's host ends in `openrouter.ai` (or `openrouter=True`),
+  the body also carries `usage: {include: true}` (so `usage.cost` comes back),
+  `provider: {allow_fallbacks: false}` (the pinned model is served as asked, or the call fails)
+  and, when the lineup sets `reasoning_budget`, `reasoning: {max_tokens: N}` — a budget of 0
+  becomes `reasoning: {enabled: false}`. A `models` fallback list is never sent. Local servers
+  get none of these fields (strict servers reject unknown ones).
+- **Retries.** Connection errors, timeouts, 408, 429, 5xx (but not 501/505), and a 200 that is
+  not usable (not JSON, an `error` object, no choices, any choice with `finish_reason: "error"`)
+  are retried with exponential backoff and full jitter; `Retry-After` (seconds or HTTP-date) is
+  honoured, capped at `max_backoff`. Other statuses (400, 401, 402 no credits, 403, 404, …)
+  fail at once. Every attempt, failed or not, is kept as an `AttemptRecord`, and its tokens and
+  cost count in the totals (a failed 200 can still be billed).
+- **Content.** `choices[0].message.content` as text; a list of content parts is joined; a
+  missing or null content becomes "" so the caller's parser reports it as malformed.
+  `reasoning` / `reasoning_content` are kept apart and never mixed into the content.
+- **Secrets.** The API key is sent only as `Authorization: Bearer …` and is redacted from every
+  text this module surfaces (error messages, attempt records, logs), as are bearer tokens and
+  OpenRouter-style `sk-or-…` keys. `ChatClient.from_settings` sends the configured key only to
+  the configured `ARENA_LLM_BASE_URL` host or to OpenRouter, never to another per-family host.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+import httpx
+
+from arena.errors import ArenaError
+from arena.markets.gamma import USER_AGENT, retry_after_seconds
+
+if TYPE_CHECKING:
+    from arena.config import Settings
+    from arena.lineup import FamilySpec
+
+logger = logging.getLogger("arena.agents.llm")
+
+CHAT_PATH = "/chat/completions"
+OPENROUTER_HOST_SUFFIX = "openrouter.ai"
+APP_TITLE = "Forecaster Arena"
+ERROR_TEXT_CHARS = 200
+REDACTED = "[redacted]"
+# 501 Not Implemented and 505 HTTP Version Not Supported will not change on a second try.
+NON_RETRYABLE_5XX = frozenset({501, 505})
+
+AttemptOutcome = Literal["ok", "retry", "error"]
+ErrorKind = Literal["transport", "http", "provider"]
+
+_BEARER = re.compile(r"(?i)\bbearer\s+[^\s\"',;]+")
+_OPENROUTER_KEY = re.compile(r"\bsk-or-[A-Za-z0-9_-]{8,}")
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion to ask for; temperature is not a field because it is always 0."""
+
+    TEMPERATURE: ClassVar[int] = 0
+
+    model: str
+    messages: Sequence[Mapping[str, str]]
+    max_tokens: int | None = None
+    reasoning_budget: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.model.strip():
+            raise ValueError("model must be a non-empty model id")
+        if not self.messages:
+            raise ValueError("messages must not be empty")
+        for message in self.messages:
+            if not isinstance(message.get("role"), str) or not isinstance(
+                message.get("content"), str
+            ):
+                raise ValueError("every message needs a string 'role' and 'content'")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+        if self.reasoning_budget is not None and self.reasoning_budget < 0:
+            raise ValueError("reasoning_budget must not be negative")
+        # Own a copy, so a caller mutating its list cannot change a request already made.
+        object.__setattr__(self, "messages", tuple(dict(message) for message in self.messages))
+
+    @classmethod
+    def for_family(cls, family: FamilySpec, messages: Sequence[Mapping[str, str]]) -> ChatRequest:
+        """The request a lineup family makes: its pinned model and its token limits."""
+        return cls(
+            model=family.model,
+            messages=messages,
+            max_tokens=family.max_tokens,
+            reasoning_budget=family.reasoning_budget,
+        )
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One HTTP attempt as it happened; stored per attempt so costs and failures stay auditable."""
+
+    attempt_no: int
+    status: int | None
+    outcome: AttemptOutcome
+    latency_ms: int
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    served_model: str | None = None
+    provider: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """The answer of the successful attempt plus every attempt it took to get there."""
+
+    content: str
+    finish_reason: str | None
+    attempts: list[AttemptRecord] = field(default_factory=list)
+    reasoning: str | None = None
+
+    @property
+    def tokens_in(self) -> int:
+        """Prompt tokens over all attempts (failed ones can be billed too)."""
+        return sum(attempt.tokens_in for attempt in self.attempts)
+
+    @property
+    def tokens_out(self) -> int:
+        """Completion tokens over all attempts."""
+        return sum(attempt.tokens_out for attempt in self.attempts)
+
+    @property
+    def cost_usd(self) -> float:
+        """Reported cost over all attempts (0.0 where the server reports none)."""
+        return sum(attempt.cost_usd for attempt in self.attempts)
+
+    @property
+    def latency_ms(self) -> int:
+        """Time spent in requests over all attempts (backoff sleeps excluded)."""
+        return sum(attempt.latency_ms for attempt in self.attempts)
+
+    @property
+    def served_model(self) -> str | None:
+        """The model id the server says answered (it can differ from the requested alias)."""
+        return self.attempts[-1].served_model if self.attempts else None
+
+    @property
+    def provider(self) -> str | None:
+        """The upstream provider OpenRouter routed to, when it says."""
+        return self.attempts[-1].provider if self.attempts else None
+
+
+class LLMError(ArenaError):
+    """The model could not be reached or would not answer; `attempts` says what was tried."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ErrorKind,
+        status: int | None,
+        retryable: bool,
+        attempts: list[AttemptRecord],
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint)
+        self.kind = kind
+        self.status = status
+        self.retryable = retryable
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class _Usage:
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    served_model: str | None = None
+    provider: str | None = None
+
+
+@dataclass(frozen=True)
+class _Answer:
+    content: str
+    finish_reason: str | None
+    reasoning: str | None
+
+
+@dataclass(frozen=True)
+class _Failure:
+    kind: ErrorKind
+    description: str
+    retryable: bool
+    wait: float | None = None
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What one attempt produced: an answer or a failure, plus whatever usage was reported."""
+
+    status: int | None
+    usage: _Usage
+    answer: _Answer | None = None
+    failure: _Failure | None = None
+
+
+class ChatClient:
+    """Retrying chat-completions client; one per endpoint, reusable across requests."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        *,
+        timeout: float = 120.0,
+        max_attempts: int = 3,
+        backoff_base: float = 1.0,
+        max_backoff: float = 60.0,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        transport: httpx.BaseTransport | None = None,
+        openrouter: bool | None = None,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.base_url = base_url.rstrip("/")
+        self.host = httpx.URL(self.base_url).host
+        self.openrouter = is_openrouter(self.base_url) if openrouter is None else openrouter
+        self.max_attempts = max_attempts
+        self.backoff_base = backoff_base
+        self.max_backoff = max_backoff
+        self._secrets = [api_key] if api_key else []
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._clock = clock
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        if self.openrouter:
+            headers["X-Title"] = APP_TITLE
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(timeout), transport=transport, headers=headers
+        )
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, base_url: str | None = None, **options: Any
+    ) -> ChatClient:
+        """A client for `base_url` (a family's own endpoint) or the configured one.
+
+        The configured key goes only to the configured endpoint's host or to OpenRouter: a
+        per-family local server must not receive the OpenRouter key.
+        """
+        target = (base_url or settings.llm_base_url).rstrip("/")
+        key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+        same_host = httpx.URL(target).host == httpx.URL(settings.llm_base_url).host
+        if not (same_host or is_openrouter(target)):
+            key = None
+        options.setdefault("max_attempts", settings.methodology.transport_attempts)
+        return cls(target, key, **options)
+
+    def __repr__(self) -> str:
+        return f"ChatClient({self.base_url!r}, openrouter={self.openrouter})"
+
+    def __enter__(self) -> ChatClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self._client.close()
+
+    # ---- public API ------------------------------------------------------------------------
+
+    def body_for(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body sent for `request` (OpenRouter-only fields only to OpenRouter)."""
+        body: dict[str, Any] = {
+            "model": request.model,
+            "messages": [dict(message) for message in request.messages],
+            "temperature": ChatRequest.TEMPERATURE,
+        }
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        if self.openrouter:
+            body["usage"] = {"include": True}
+            body["provider"] = {"allow_fallbacks": False}
+            if request.reasoning_budget is not None:
+                body["reasoning"] = (
+                    {"max_tokens": request.reasoning_budget}
+                    if request.reasoning_budget > 0
+                    else {"enabled": False}
+                )
+        return body
+
+    def complete(self, request: ChatRequest) -> ChatResult:
+        """Ask once, retrying what is worth retrying; LLMError when no usable answer comes."""
+        body = self.body_for(request)
+        attempts: list[AttemptRecord] = []
+        for attempt_no in range(1, self.max_attempts + 1):
+            started = self._clock()
+            outcome = self._attempt(body)
+            latency_ms = max(0, round((self._clock() - started) * 1000))
+            failure = outcome.failure
+            last = attempt_no == self.max_attempts
+            if failure is None:
+                state: AttemptOutcome = "ok"
+            elif failure.retryable and not last:
+                state = "retry"
+            else:
+                state = "error"
+            usage = outcome.usage
+            attempts.append(
+                AttemptRecord(
+                    attempt_no=attempt_no,
+                    status=outcome.status,
+                    outcome=state,
+                    latency_ms=latency_ms,
+                    tokens_in=usage.tokens_in,
+                    tokens_out=usage.tokens_out,
+                    cost_usd=usage.cost_usd,
+                    served_model=usage.served_model,
+                    provider=usage.provider,
+                    error=failure.description if failure else None,
+                )
+            )
+            if failure is None:
+                assert outcome.answer is not None
+                return ChatResult(
+                    content=outcome.answer.content,
+                    finish_reason=outcome.answer.finish_reason,
+                    attempts=attempts,
+                    reasoning=outcome.answer.reasoning,
+                )
+            if state == "error":
+                raise self._error(request, outcome.status, failure, attempts)
+            delay = self._delay(attempt_no, failure.wait)
+            logger.warning(
+                "LLM %s at %s: %s; retry %d/%d in %.2fs",
+                request.model,
+                self.host,
+                failure.description,
+                attempt_no,
+                self.max_attempts - 1,
+                delay,
+            )
+            self._sleep(delay)
+        raise AssertionError("unreachable: the last attempt either returns or raises")
+
+    # ---- one attempt -----------------------------------------------------------------------
+
+    def _attempt(self, body: dict[str, Any]) -> _Outcome:
+        """One POST, classified; never raises for anything the server or network does."""
+        try:
+            response = self._client.post(self.base_url + CHAT_PATH, json=body)
+        except httpx.TimeoutException as exc:
+            return _Outcome(None, _Usage(), failure=_transport(f"timed out ({_name(exc)})"))
+        except httpx.TransportError as exc:
+            return _Outcome(None, _Usage(), failure=_transport(f"connection failed ({_name(exc)})"))
+        status = response.status_code
+        payload = _json_or_none(response.content)
+        usage = _usage(payload)
+        if not 200 <= status < 300:
+            retryable = status in (408, 429) or (status >= 500 and status not in NON_RETRYABLE_5XX)
+            wait = retry_after_seconds(response.headers.get("Retry-After")) if retryable else None
+            detail = self._error_text(payload, response.text)
+            description = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
+            return _Outcome(status, usage, failure=_Failure("http", description, retryable, wait))
+        if not isinstance(payload, Mapping):
+            what = "a body that is not JSON" if payload is None else "a JSON body that is no object"
+            snippet = self._clean(response.text)
+            return _Outcome(
+                status, usage, failure=_provider(f"HTTP {status} with {what}: {snippet}")
+            )
+        if payload.get("error"):
+            detail = self._error_text(payload, response.text)
+            return _Outcome(status, usage, failure=_provider(f"provider error: {detail}"))
+        choices = payload.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+            return _Outcome(status, usage, failure=_provider("the answer has no choices"))
+        if any(isinstance(c, Mapping) and c.get("finish_reason") == "error" for c in choices):
+            detail = self._error_text(choices[0], "") or "no detail"
+            return _Outcome(status, usage, failure=_provider(f"finish_reason 'error': {detail}"))
+        return _Outcome(status, usage, answer=_answer(choices[0]))
+
+    def _error(
+        self,
+        request: ChatRequest,
+        status: int | None,
+        failure: _Failure,
+        attempts: list[AttemptRecord],
+    ) -> LLMError:
+        """The LLMError for a final failure: one line, the status and the provider's words."""
+        count = len(attempts)
+        message = (
+            f"LLM {request.model} at {self.host} failed after {count} "
+            f"attempt{'s' if count != 1 else ''}: {failure.description}"
+        )
+        return LLMError(
+            message,
+            kind=failure.kind,
+            status=status,
+            retryable=failure.retryable,
+            attempts=attempts,
+            hint=_hint(failure.kind, status),
+        )
+
+    def _delay(self, attempt_no: int, retry_after: float | None) -> float:
+        """Retry-After when the server gave one, else full-jitter exponential backoff; capped."""
+        if retry_after is not None:
+            return min(retry_after, self.max_backoff)
+        ceiling = min(self.max_backoff, self.backoff_base * 2 ** (attempt_no - 1))
+        return self._rng.uniform(0, ceiling)
+
+    def _error_text(self, payload: Any, raw: str) -> str:
+        """The server's own error message (OpenAI, OpenRouter, vLLM, Ollama shapes), cleaned."""
+        return self._clean(_error_message(payload) or raw)
+
+    def _clean(self, text: str) -> str:
+        """One line, secrets redacted, at most ERROR_TEXT_CHARS characters."""
+        flat = " ".join(redact(text, self._secrets).split())
+        return flat if len(flat) <= ERROR_TEXT_CHARS else flat[:ERROR_TEXT_CHARS] + "…"
+
+
+def is_openrouter(base_url: str) -> bool:
+    """True when `base_url` points at OpenRouter (host `openrouter.ai` or a subdomain)."""
+    host = httpx.URL(base_url).host.lower().rstrip(".")
+    return host == OPENROUTER_HOST_SUFFIX or host.endswith("." + OPENROUTER_HOST_SUFFIX)
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """`text` with every given secret, bearer token and `sk-or-…` key replaced by a marker.
+
+    The patterns go first so a short literal secret cannot break them up; a secret is redacted
+    however short it is (a dummy local key like "EMPTY" may then mask ordinary words too).
+    """
+    text = _OPENROUTER_KEY.sub(REDACTED, _BEARER.sub(f"Bearer {REDACTED}", text))
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+# ---- response parsing (module level: pure functions of the decoded body) ---------------------
+
+
+def _json_or_none(content: bytes) -> Any:
+    """The decoded JSON body, or None when it is not JSON."""
+    try:
+        return json.loads(content)
+    except ValueError:
+        return None
+
+
+def _usage(payload: Any) -> _Usage:
+    """Tokens, cost, served model and provider, from whatever the body reports."""
+    if not isinstance(payload, Mapping):
+        return _Usage()
+    usage = payload.get("usage")
+    usage = usage if isinstance(usage, Mapping) else {}
+    return _Usage(
+        tokens_in=_count(usage.get("prompt_tokens")),
+        tokens_out=_count(usage.get("completion_tokens")),
+        cost_usd=_cost(usage.get("cost")),
+        served_model=_text_or_none(payload.get("model")),
+        provider=_text_or_none(payload.get("provider")),
+    )
+
+
+def _answer(choice: Mapping[str, Any]) -> _Answer:
+    """Content (text or joined text parts, "" when missing), finish reason and reasoning."""
+    message = choice.get("message")
+    message = message if isinstance(message, Mapping) else {}
+    reasoning = message.get("reasoning")
+    if not isinstance(reasoning, str):
+        reasoning = message.get("reasoning_content")
+    return _Answer(
+        content=_content_text(message.get("content")),
+        finish_reason=_text_or_none(choice.get("finish_reason")),
+        reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+    )
+
+
+def _content_text(content: Any) -> str:
+    """A message content as text: a string as is, a list of parts joined by their text."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif (
+                isinstance(part, Mapping)
+                and part.get("type", "text") == "text"
+                and isinstance(part.get("text"), str)
+            ):
+                parts.append(part["text"])
+        return "".join(parts)
+    return ""
+
+
+def _error_message(payload: Any) -> str | None:
+    """The error text from `{"error": {"message"}}`, `{"error": "..."}`, `message` or `detail`."""
+    if not isinstance(payload, Mapping):
+        return None
+    error = payload.get("error")
+    if isinstance(error, Mapping):
+        message = error.get("message")
+        if isinstance(message, str) and message.strip():
+            code = error.get("code")
+            return f"{message} (code {code})" if isinstance(code, int | str) and code else message
+        return json.dumps(error)
+    if isinstance(error, str) and error.strip():
+        return error
+    for key in ("message", "detail"):
+        value = payload.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def _count(value: Any) -> int:
+    """A token count; anything that is not a non-negative integer counts as 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return max(0, int(value)) if math.isfinite(value) else 0
+
+
+def _cost(value: Any) -> float:
+    """A reported cost in USD; missing, malformed or negative means 0.0."""
+    if isinstance(value, bool):
+        return 0.0
+    try:
+        cost = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return cost if math.isfinite(cost) and cost > 0 else 0.0
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _name(exc: Exception) -> str:
+    return type(exc).__name__
+
+
+def _transport(description: str) -> _Failure:
+    return _Failure("transport", description, retryable=True)
+
+
+def _provider(description: str) -> _Failure:
+    return _Failure("provider", description, retryable=True)
+
+
+def _hint(kind: ErrorKind, status: int | None) -> str:
+    """How to fix it, as far as the failure says."""
+    if kind == "transport":
+        return "check that the LLM endpoint (ARENA_LLM_BASE_URL or the family's base_url) is up"
+    if status == 401:
+        return "check OPENROUTER_API_KEY"
+    if status == 402:
+        return "the account has no credits left: top it up"
+    if status == 403:
+        return "the key may not use this model or endpoint"
+    if status == 404:
+        return "check the model id in the lineup and the base URL"
+    if status == 400:
+        return "the endpoint rejected the request: check the model id and its parameters"
+    return "the provider is failing; the decision can be retried later"

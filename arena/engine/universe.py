@@ -1,0 +1,80 @@
+"""The frozen universe: one market snapshot per decision run, shown identically to every agent.
+
+Each item keeps the prices exactly as the prompt showed them; execution uses these prices,
+so any prompt, trade and price can be traced back to the snapshot id.
+"""
+
+from datetime import datetime
+
+from sqlmodel import Session, col, or_, select
+
+from arena.markets.types import ParsedMarket
+from arena.models import Market, MarketSnapshot, MarketSnapshotItem
+
+
+def tradable_markets(session: Session, at: datetime, limit: int) -> list[Market]:
+    """Open markets with prices and an end after `at`, by volume (ties by id), top `limit`."""
+    query = (
+        select(Market)
+        .where(Market.status == "open", col(Market.closed).is_(False))
+        .where(or_(col(Market.end_date).is_(None), col(Market.end_date) > at))
+        .order_by(col(Market.volume).desc().nulls_last(), col(Market.id))
+    )
+    markets = [m for m in session.exec(query) if m.prices and len(m.prices) == len(m.outcomes)]
+    return markets[:limit]
+
+
+def freeze_universe(session: Session, at: datetime, limit: int) -> MarketSnapshot:
+    """Store the current top markets as one snapshot; returns it with its id assigned."""
+    markets = tradable_markets(session, at, limit)
+    snapshot = MarketSnapshot(taken_at=at, purpose="decision", market_count=len(markets))
+    session.add(snapshot)
+    session.flush()
+    assert snapshot.id is not None
+    session.add_all(
+        MarketSnapshotItem(
+            snapshot_id=snapshot.id,
+            market_id=market.id,
+            rank=rank,
+            question=market.question,
+            market_type=market.market_type,
+            outcomes=list(market.outcomes),
+            prices=list(market.prices),
+            volume=market.volume,
+            end_date=market.end_date,
+        )
+        for rank, market in enumerate(markets, start=1)
+    )
+    session.flush()
+    return snapshot
+
+
+def snapshot_items(session: Session, snapshot_id: int) -> list[MarketSnapshotItem]:
+    """A stored universe in rank order."""
+    query = (
+        select(MarketSnapshotItem)
+        .where(MarketSnapshotItem.snapshot_id == snapshot_id)
+        .order_by(col(MarketSnapshotItem.rank))
+    )
+    return list(session.exec(query))
+
+
+def as_parsed(item: MarketSnapshotItem, market: Market) -> ParsedMarket:
+    """A snapshot item as the source-independent market type, with the frozen prices."""
+    from decimal import Decimal
+
+    return ParsedMarket(
+        id=item.market_id,
+        question=item.question,
+        market_type=item.market_type,  # type: ignore[arg-type]
+        outcomes=list(item.outcomes),
+        prices=[Decimal(p) for p in item.prices],
+        event_id=market.event_id,
+        event_title=market.event_title,
+        group_item_title=market.group_item_title,
+        category=market.category,
+        volume=item.volume,
+        end_date=item.end_date,
+        neg_risk=market.neg_risk,
+        source=market.source,  # type: ignore[arg-type]
+    )
