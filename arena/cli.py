@@ -112,15 +112,54 @@ def sync_markets(at: AtOption = None) -> None:
 @app.command("start-cohort")
 def start_cohort(at: AtOption = None) -> None:
     """Create the cohort of the UTC week containing --at (idempotent)."""
-    _at(at)
-    _not_built("start-cohort", "decision run issue")
+    from arena.config import get_settings
+    from arena.engine.cohorts import start_cohort as run_start
+    from arena.lineup import load_lineup
+
+    settings = get_settings()
+    result = run_start(_engine(), _at(at), load_lineup(settings.lineup), settings.methodology)
+    verb = "created" if result.created else "already exists:"
+    typer.echo(
+        f"cohort {result.number} {verb} week of {result.week_start:%Y-%m-%d}, "
+        f"{result.agents} agents"
+    )
 
 
 @app.command("decide")
 def decide(at: AtOption = None) -> None:
     """Run the weekly decision for every cohort inside its decision window."""
-    _at(at)
-    _not_built("decide", "decision run issue")
+    from datetime import timedelta
+
+    from arena.agents.responders import default_responders
+    from arena.config import get_settings
+    from arena.engine.decisions import run_decisions
+    from arena.lineup import load_lineup
+
+    when = _at(at)
+    settings = get_settings()
+    responders, close = default_responders(settings)
+    try:
+        result = run_decisions(
+            _engine(),
+            when,
+            load_lineup(settings.lineup),
+            settings.methodology,
+            responders,
+            stale_after=timedelta(minutes=settings.claim_stale_minutes),
+        )
+    finally:
+        close()
+    statuses = ", ".join(f"{n} {s}" for s, n in sorted(result.statuses.items())) or "none"
+    typer.echo(
+        f"{result.cohorts} cohort(s) deciding: {result.claimed} decision(s) made ({statuses}), "
+        f"{result.trades} trade(s), {result.skipped} already done or in progress"
+    )
+    if result.unavailable:
+        typer.echo(
+            f"arena: {len(result.unavailable)} agent(s) skipped, no usable endpoint or key "
+            "(set OPENROUTER_API_KEY or a family base_url): " + ", ".join(result.unavailable),
+            err=True,
+        )
 
 
 @app.command("snapshot")

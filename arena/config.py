@@ -63,6 +63,7 @@ class Settings(BaseSettings):
     methodology: Methodology = Methodology()
     export_row_cap: int = Field(default=1_000_000, ge=1)
     sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0)
+    claim_stale_minutes: int = Field(default=60, ge=1)
 
     @field_validator("database_url")
     @classmethod

@@ -4,6 +4,7 @@ Each item keeps the prices exactly as the prompt showed them; execution uses the
 so any prompt, trade and price can be traced back to the snapshot id.
 """
 
+from collections.abc import Iterable
 from datetime import datetime
 
 from sqlmodel import Session, col, or_, select
@@ -24,10 +25,23 @@ def tradable_markets(session: Session, at: datetime, limit: int) -> list[Market]
     return markets[:limit]
 
 
-def freeze_universe(session: Session, at: datetime, limit: int) -> MarketSnapshot:
-    """Store the current top markets as one snapshot; returns it with its id assigned."""
-    markets = tradable_markets(session, at, limit)
-    snapshot = MarketSnapshot(taken_at=at, purpose="decision", market_count=len(markets))
+def freeze_universe(
+    session: Session, at: datetime, limit: int, held_market_ids: Iterable[str] = ()
+) -> MarketSnapshot:
+    """Store the current top markets as one snapshot; returns it with its id assigned.
+
+    Items ranked 1…market_count are the universe every agent is shown. Markets that agents
+    hold but that are outside it follow with higher ranks, so the position prices each prompt
+    shows (and SELLs execute at) are frozen in the same snapshot.
+    """
+    universe = tradable_markets(session, at, limit)
+    shown = {market.id for market in universe}
+    extra_ids = sorted(set(held_market_ids) - shown)
+    extra = (
+        list(session.exec(select(Market).where(col(Market.id).in_(extra_ids)))) if extra_ids else []
+    )
+    markets = universe + sorted(extra, key=lambda m: m.id)
+    snapshot = MarketSnapshot(taken_at=at, purpose="decision", market_count=len(universe))
     session.add(snapshot)
     session.flush()
     assert snapshot.id is not None

@@ -1,0 +1,142 @@
+"""Baseline agents: reference strategies that answer through the same parser and executor.
+
+Each returns the raw JSON text an LLM would, with a one-line reasoning, so baselines and
+models share one code path (prompt → raw text → parser → executor). `random` is seeded per
+cohort and week, so a replay gives the same bets; `oracle` exists only in simulated runs,
+where it knows the hidden probabilities: it proves the scoring separates skill from luck.
+"""
+
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import ROUND_DOWN, Decimal
+
+from arena.agents.prompts import PortfolioView, PromptMarket
+
+HiddenProbability = Callable[[str, str], float]
+
+FAVORITE_MARKETS = 5
+FAVORITE_AMOUNT = Decimal("100")
+RANDOM_MAX_LEGS = 3
+ORACLE_MIN_EDGE = 0.05
+ORACLE_MAX_LEGS = 10
+CENT = Decimal("0.01")
+
+
+@dataclass(frozen=True)
+class BaselineInput:
+    """What a baseline sees: exactly what the prompt shows, in structured form."""
+
+    at: datetime
+    cohort_number: int
+    decision_week: int
+    portfolio: PortfolioView
+    markets: list[PromptMarket]
+
+
+def _sides(market: PromptMarket) -> list[tuple[str, Decimal]]:
+    """Each tradable side with its price (binary: YES as listed and NO = 1 − YES)."""
+    if not market.prices or len(market.prices) != len(market.outcomes):
+        return []
+    if market.market_type == "binary":
+        yes = next(
+            p for o, p in zip(market.outcomes, market.prices, strict=True) if o.upper() == "YES"
+        )
+        return [("YES", yes), ("NO", Decimal(1) - yes)]
+    return list(zip(market.outcomes, market.prices, strict=True))
+
+
+def _held(portfolio: PortfolioView) -> set[tuple[str, str]]:
+    return {(p.market_id, p.side) for p in portfolio.positions}
+
+
+def _answer(action: str, reasoning: str, bets: list[dict[str, object]] | None = None) -> str:
+    body: dict[str, object] = {"action": action}
+    if bets:
+        body["bets"] = bets
+    body["reasoning"] = reasoning
+    return json.dumps(body)
+
+
+def _bet(market_id: str, side: str, amount: Decimal) -> dict[str, object]:
+    return {"market_id": market_id, "side": side, "amount": float(amount)}
+
+
+def cash_strategy(inp: BaselineInput) -> str:
+    """Never trades: the zero-skill, zero-risk reference."""
+    return _answer("HOLD", "Cash baseline: never trades.")
+
+
+def favorite_strategy(inp: BaselineInput) -> str:
+    """Fixed-size bets on the favourite side of the top markets not yet held."""
+    cash, held, bets = inp.portfolio.cash, _held(inp.portfolio), []
+    for market in inp.markets:
+        if len(bets) == FAVORITE_MARKETS:
+            break
+        sides = [s for s in _sides(market) if Decimal(0) < s[1] < Decimal(1)]
+        if not sides:
+            continue
+        side, _price = max(sides, key=lambda s: s[1])
+        amount = min(FAVORITE_AMOUNT, (cash * Decimal("0.25")).quantize(CENT, ROUND_DOWN))
+        if (market.market_id, side) in held or amount < inp.portfolio.min_bet:
+            continue
+        bets.append(_bet(market.market_id, side, amount))
+        cash -= amount
+    if not bets:
+        return _answer("HOLD", "Favourite baseline: nothing left to back.")
+    return _answer(
+        "BET", "Favourite baseline: backs the market favourite with a fixed stake.", bets
+    )
+
+
+def random_strategy(inp: BaselineInput, seed: int = 0) -> str:
+    """Seeded random legal bets: the skill-free trader the leaderboard is measured against."""
+    rng = random.Random(f"baseline-random:{seed}:{inp.cohort_number}:{inp.decision_week}")
+    cash, bets = inp.portfolio.cash, []
+    candidates = [m for m in inp.markets if _sides(m)]
+    for market in rng.sample(candidates, k=min(len(candidates), rng.randint(0, RANDOM_MAX_LEGS))):
+        ceiling = (cash * Decimal("0.25")).quantize(CENT, ROUND_DOWN)
+        if ceiling < inp.portfolio.min_bet:
+            break
+        side, price = rng.choice(_sides(market))
+        if not Decimal(0) < price < Decimal(1):
+            continue
+        low, high = float(inp.portfolio.min_bet), float(ceiling)
+        amount = Decimal(str(rng.uniform(low, high))).quantize(CENT, ROUND_DOWN)
+        amount = max(inp.portfolio.min_bet, min(amount, ceiling))
+        bets.append(_bet(market.market_id, side, amount))
+        cash -= amount
+    if not bets:
+        return _answer("HOLD", "Random baseline: drew no bet this week.")
+    return _answer("BET", "Random baseline: seeded random legal bets.", bets)
+
+
+def oracle_strategy(inp: BaselineInput, probability: HiddenProbability) -> str:
+    """Bets where the hidden probability beats the price, sized by the edge (simulation only)."""
+    edges: list[tuple[float, str, str]] = []
+    held = _held(inp.portfolio)
+    for market in inp.markets:
+        for side, price in _sides(market):
+            if not Decimal(0) < price < Decimal(1) or (market.market_id, side) in held:
+                continue
+            outcome = (
+                {"YES": "Yes", "NO": "No"}.get(side, side)
+                if market.market_type == "binary"
+                else side
+            )
+            edge = probability(market.market_id, outcome) - float(price)
+            if edge > ORACLE_MIN_EDGE:
+                edges.append((edge, market.market_id, side))
+    cash, bets = inp.portfolio.cash, []
+    for edge, market_id, side in sorted(edges, reverse=True)[:ORACLE_MAX_LEGS]:
+        ceiling = (cash * Decimal("0.25")).quantize(CENT, ROUND_DOWN)
+        amount = (ceiling * Decimal(str(min(1.0, edge / 0.5)))).quantize(CENT, ROUND_DOWN)
+        if amount < inp.portfolio.min_bet:
+            continue
+        bets.append(_bet(market_id, side, amount))
+        cash -= amount
+    if not bets:
+        return _answer("HOLD", "Oracle: no edge over the market this week.")
+    return _answer("BET", "Oracle: bets where the hidden probability beats the price.", bets)

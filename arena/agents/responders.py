@@ -1,0 +1,110 @@
+"""Who answers a decision prompt: an LLM endpoint or a baseline strategy, behind one interface.
+
+Both return a `ChatResult` (raw text plus per-attempt usage) so the engine treats every agent
+the same way: prompt → raw text → parser → executor.
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from arena.agents.baselines import (
+    BaselineInput,
+    HiddenProbability,
+    cash_strategy,
+    favorite_strategy,
+    oracle_strategy,
+    random_strategy,
+)
+from arena.agents.llm import AttemptRecord, ChatClient, ChatRequest, ChatResult
+from arena.config import Settings
+from arena.lineup import FamilySpec
+
+Messages = Sequence[Mapping[str, str]]
+
+
+class Responder(Protocol):
+    """Answers one turn of a decision conversation."""
+
+    def respond(self, messages: Messages, context: BaselineInput) -> ChatResult: ...
+
+
+class LLMResponder:
+    """A lineup family served by an OpenAI-compatible endpoint."""
+
+    def __init__(self, client: ChatClient, family: FamilySpec) -> None:
+        self.client = client
+        self.family = family
+
+    def respond(self, messages: Messages, context: BaselineInput) -> ChatResult:
+        return self.client.complete(ChatRequest.for_family(self.family, messages))
+
+
+class BaselineResponder:
+    """A reference strategy; it answers from the structured view of the same prompt."""
+
+    def __init__(
+        self, family: FamilySpec, seed: int = 0, probability: HiddenProbability | None = None
+    ) -> None:
+        if family.strategy == "oracle" and probability is None:
+            raise ValueError("the oracle baseline needs the simulated world's probabilities")
+        self.family = family
+        self.seed = seed
+        self.probability = probability
+
+    def respond(self, messages: Messages, context: BaselineInput) -> ChatResult:
+        strategy = self.family.strategy
+        if strategy == "favorite":
+            text = favorite_strategy(context)
+        elif strategy == "random":
+            text = random_strategy(context, self.seed)
+        elif strategy == "oracle":
+            assert self.probability is not None
+            text = oracle_strategy(context, self.probability)
+        else:
+            text = cash_strategy(context)
+        record = AttemptRecord(
+            attempt_no=1,
+            status=None,
+            outcome="ok",
+            latency_ms=0,
+            served_model=self.family.model,
+            provider="baseline",
+        )
+        return ChatResult(content=text, finish_reason="stop", attempts=[record])
+
+
+ResponderFactory = Callable[[FamilySpec], Responder | None]
+
+
+def default_responders(
+    settings: Settings,
+    seed: int = 0,
+    probability: HiddenProbability | None = None,
+    **client_options: Any,
+) -> tuple[ResponderFactory, Callable[[], None]]:
+    """Responders for a lineup: baselines always; LLM families only with a usable endpoint.
+
+    An LLM family on the configured endpoint needs the API key; one with its own `base_url`
+    (a local server) does not. Returns the factory and a `close` for the HTTP clients.
+    """
+    clients: dict[str, ChatClient] = {}
+
+    def factory(family: FamilySpec) -> Responder | None:
+        if family.kind == "baseline":
+            if family.strategy == "oracle" and probability is None:
+                return None
+            return BaselineResponder(family, seed, probability)
+        if family.base_url is None and settings.llm_api_key is None:
+            return None
+        target = family.base_url or settings.llm_base_url
+        if target not in clients:
+            clients[target] = ChatClient.from_settings(
+                settings, base_url=family.base_url, **client_options
+            )
+        return LLMResponder(clients[target], family)
+
+    def close() -> None:
+        for client in clients.values():
+            client.close()
+
+    return factory, close

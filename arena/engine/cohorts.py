@@ -1,0 +1,132 @@
+"""`arena start-cohort`: one cohort per UTC week start, numbered in order (methodology §3).
+
+Uniqueness lives in the database (unique week start, unique number); a second process that
+loses the race sees the winner's cohort instead of creating another.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from arena.config import Methodology
+from arena.db import session_scope
+from arena.engine.logs import log_event
+from arena.errors import InputError
+from arena.lineup import Lineup
+from arena.models import Agent, Cohort
+from arena.seed import sync_families
+from arena.timeutil import week_start
+
+
+@dataclass(frozen=True)
+class CohortResult:
+    number: int
+    week_start: datetime
+    created: bool
+    agents: int
+
+
+def decision_week(cohort_week_start: datetime, at: datetime) -> int:
+    """1 + whole weeks since the cohort's week start (contract §5)."""
+    return 1 + int((at - cohort_week_start) // timedelta(weeks=1))
+
+
+def start_cohort(
+    engine: Engine, at: datetime, lineup: Lineup, methodology: Methodology
+) -> CohortResult:
+    """The cohort of the week containing `at`, created with one agent per enabled family."""
+    start = week_start(at)
+    sync_families(engine, lineup)
+    for _ in range(3):
+        try:
+            with session_scope(engine) as session:
+                existing = _cohort_at(session, start)
+                if existing is not None:
+                    return _result(session, existing, created=False)
+                cohort = _create(session, start, at, lineup, methodology)
+                return _result(session, cohort, created=True)
+        except IntegrityError:
+            continue  # another process created it (or took the number) first: read again
+    with session_scope(engine) as session:
+        existing = _cohort_at(session, start)
+        if existing is None:
+            raise InputError(f"could not create the cohort of week {start:%Y-%m-%d}", "retry")
+        return _result(session, existing, created=False)
+
+
+def _cohort_at(session: Session, start: datetime) -> Cohort | None:
+    return session.exec(select(Cohort).where(Cohort.week_start == start)).first()
+
+
+def _create(
+    session: Session, start: datetime, at: datetime, lineup: Lineup, methodology: Methodology
+) -> Cohort:
+    latest = session.exec(select(Cohort).order_by(col(Cohort.week_start).desc())).first()
+    if latest is not None and latest.week_start > start:
+        raise InputError(
+            f"the week of {start:%Y-%m-%d} is before the latest cohort "
+            f"(#{latest.number}, week of {latest.week_start:%Y-%m-%d})",
+            "cohorts are numbered in week order; pick a later --at",
+        )
+    number = (session.exec(select(func.max(Cohort.number))).one() or 0) + 1
+    cohort = Cohort(
+        number=number,
+        week_start=start,
+        methodology_version=methodology.version,
+        constants=methodology.stamp(),
+        status="deciding",
+        created_at=at,
+    )
+    session.add(cohort)
+    session.flush()
+    families = lineup.enabled()
+    for family in families:
+        session.add(
+            Agent(
+                cohort_id=cohort.id,  # type: ignore[arg-type]
+                family_id=family.id,
+                model_id=family.model,
+                display_name=family.display_name,
+                starting_balance=methodology.starting_balance,
+                cash_balance=methodology.starting_balance,
+                created_at=at,
+            )
+        )
+    session.flush()
+    log_event(
+        session,
+        at,
+        "INFO",
+        "start-cohort",
+        f"cohort {number} created for the week of {start:%Y-%m-%d}",
+        agents=[family.id for family in families],
+    )
+    return cohort
+
+
+def _result(session: Session, cohort: Cohort, created: bool) -> CohortResult:
+    agents = session.exec(select(func.count()).where(Agent.cohort_id == cohort.id)).one()
+    return CohortResult(cohort.number, cohort.week_start, created, int(agents))
+
+
+def window_weeks_of(cohort: Cohort, default: int) -> int:
+    """The decision window the cohort was stamped with (research runs may differ)."""
+    return int(cohort.constants.get("decision_window_weeks", default))
+
+
+def cohorts_deciding(session: Session, at: datetime, default_window: int) -> list[Cohort]:
+    """Cohorts whose decision weeks 1…W include `at`, oldest first."""
+    query = (
+        select(Cohort)
+        .where(col(Cohort.week_start) <= at, Cohort.status != "completed")
+        .order_by(col(Cohort.number))
+    )
+    return [
+        cohort
+        for cohort in session.exec(query)
+        if 1 <= decision_week(cohort.week_start, at) <= window_weeks_of(cohort, default_window)
+    ]

@@ -1,0 +1,537 @@
+"""`arena decide`: the weekly decision run with claim-before-call (methodology §8, §9).
+
+For every cohort inside its decision window, agents are processed one after another, all
+shown the run's one frozen market snapshot. Before any network call an agent's decision row
+(unique per agent × decision week) is claimed:
+
+- a finished row (`ok`, `fallback_hold`) is never redone;
+- `error` and `zero_trade` rows are re-claimed by the next run and updated in place;
+- an `in_progress` claim older than the stale timeout (a crashed process) is re-claimed.
+
+Every model attempt is stored as it returns; the trades and the decision's final status are
+written together in one transaction that first checks the claim is still ours, so a crash
+between an answer and its trades leaves a re-claimable row and no half-executed decision.
+"""
+
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from arena.accounting import BetLimits, Holding, TradeRejected, choose_mark, mark_value, side_price
+from arena.agents.baselines import BaselineInput
+from arena.agents.llm import ChatResult, LLMError
+from arena.agents.parsing import Decision as ParsedDecision
+from arena.agents.parsing import parse_decision, retry_feedback
+from arena.agents.prompts import (
+    PortfolioView,
+    PromptMarket,
+    PromptPosition,
+    system_prompt,
+    user_prompt,
+)
+from arena.agents.responders import Responder, ResponderFactory
+from arena.config import Methodology
+from arena.db import session_scope
+from arena.engine.cohorts import cohorts_deciding, decision_week
+from arena.engine.execution import HeldPosition, SnapshotMarket, apply_plan, plan_execution
+from arena.engine.logs import log_event
+from arena.engine.universe import freeze_universe, snapshot_items
+from arena.errors import ArenaError
+from arena.lineup import Lineup
+from arena.models import (
+    Agent,
+    Cohort,
+    Decision,
+    DecisionAttempt,
+    Market,
+    MarketSnapshot,
+    Position,
+)
+from arena.money import money
+
+log = logging.getLogger("arena.engine.decisions")
+
+FINISHED = ("ok", "fallback_hold")
+RECLAIMABLE = ("error", "zero_trade")
+FALLBACK = ParsedDecision(action="HOLD", reasoning="fallback: no valid answer after retries")
+
+
+@dataclass
+class DecideResult:
+    """What one decision run did, for the job log and the CLI."""
+
+    cohorts: int = 0
+    claimed: int = 0
+    skipped: int = 0
+    unavailable: list[str] = field(default_factory=list)
+    statuses: dict[str, int] = field(default_factory=dict)
+    trades: int = 0
+    snapshot_id: int | None = None
+
+    def counts(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+@dataclass(frozen=True)
+class Claim:
+    decision_id: int
+    token: str
+
+
+def new_owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def claim_decision(
+    engine: Engine, agent: Agent, week: int, at: datetime, stale_after: timedelta, owner: str
+) -> Claim | None:
+    """Claim this agent's decision for `week`, or None if it is finished or held elsewhere."""
+    token = uuid.uuid4().hex
+    try:
+        with session_scope(engine) as session:
+            row = session.exec(
+                select(Decision)
+                .where(Decision.agent_id == agent.id, Decision.decision_week == week)
+                .with_for_update()
+            ).first()
+            if row is None:
+                row = Decision(
+                    agent_id=agent.id,
+                    cohort_id=agent.cohort_id,
+                    decision_week=week,  # type: ignore[arg-type]
+                    created_at=at,
+                )
+            elif row.status in FINISHED or (
+                row.status == "in_progress" and row.claimed_at and row.claimed_at > at - stale_after
+            ):
+                return None
+            row.status = "in_progress"
+            row.claim_token = token
+            row.claimed_at = at
+            row.updated_at = at
+            row.error = None
+            session.add(row)
+            session.flush()
+            assert row.id is not None
+            log_event(
+                session,
+                at,
+                "INFO",
+                "decide",
+                f"claimed decision {row.id}",
+                agent_id=agent.id,
+                week=week,
+                owner=owner,
+            )
+            return Claim(row.id, token)
+    except IntegrityError:
+        return None  # another process inserted the row first: it owns this decision
+
+
+def run_decisions(
+    engine: Engine,
+    at: datetime,
+    lineup: Lineup,
+    methodology: Methodology,
+    responders: ResponderFactory,
+    *,
+    stale_after: timedelta = timedelta(minutes=60),
+    owner: str | None = None,
+) -> DecideResult:
+    """Decide for every agent of every cohort in its window; one frozen snapshot per run."""
+    owner = owner or new_owner()
+    result = DecideResult()
+    with session_scope(engine) as session:
+        cohorts = cohorts_deciding(session, at, methodology.decision_window_weeks)
+        work = [(cohort, _agents(session, cohort)) for cohort in cohorts]
+    result.cohorts = len(work)
+    for cohort, agents in work:
+        week = decision_week(cohort.week_start, at)
+        for agent in agents:
+            family = _family(lineup, agent)
+            responder = responders(family) if family else None
+            if responder is None:
+                result.unavailable.append(f"{cohort.number}:{agent.family_id}")
+                continue
+            claim = claim_decision(engine, agent, week, at, stale_after, owner)
+            if claim is None:
+                result.skipped += 1
+                continue
+            result.claimed += 1
+            if result.snapshot_id is None:
+                result.snapshot_id = _freeze(engine, at, methodology, [c for c, _ in work])
+            status, trades = decide_one(
+                engine, claim, agent, cohort, week, at, responder, result.snapshot_id, methodology
+            )
+            result.statuses[status] = result.statuses.get(status, 0) + 1
+            result.trades += trades
+    with session_scope(engine) as session:
+        if result.unavailable:
+            log_event(
+                session,
+                at,
+                "WARNING",
+                "decide",
+                f"{len(result.unavailable)} agent(s) skipped: no usable endpoint or key",
+                agents=result.unavailable,
+            )
+        log_event(
+            session,
+            at,
+            "INFO",
+            "decide",
+            f"decision run: {result.claimed} claimed",
+            **result.counts(),
+        )
+    return result
+
+
+def _agents(session: Session, cohort: Cohort) -> list[Agent]:
+    query = select(Agent).where(Agent.cohort_id == cohort.id).order_by(col(Agent.id))
+    return list(session.exec(query))
+
+
+def _family(lineup: Lineup, agent: Agent):  # type: ignore[no-untyped-def]
+    try:
+        return lineup.get(agent.family_id)
+    except KeyError:
+        return None
+
+
+def _freeze(engine: Engine, at: datetime, methodology: Methodology, cohorts: list[Cohort]) -> int:
+    """The run's one market snapshot: the universe plus every market the agents hold."""
+    with session_scope(engine) as session:
+        cohort_ids = [c.id for c in cohorts]
+        held = session.exec(
+            select(Position.market_id)
+            .join(Agent, col(Agent.id) == Position.agent_id)
+            .where(col(Agent.cohort_id).in_(cohort_ids), Position.status == "open")
+            .distinct()
+        ).all()
+        snapshot = freeze_universe(session, at, methodology.market_universe_size, held)
+        assert snapshot.id is not None
+        return snapshot.id
+
+
+@dataclass(frozen=True)
+class DecisionInputs:
+    """Everything one prompt is built from, loaded in one read."""
+
+    portfolio: PortfolioView
+    markets: list[PromptMarket]
+    snapshot: dict[str, SnapshotMarket]
+    held: list[HeldPosition]
+    cash: Decimal
+
+
+def load_inputs(
+    session: Session, agent_id: int, snapshot_id: int, methodology: Methodology
+) -> DecisionInputs:
+    """The agent's own state and the frozen snapshot, as the prompt and executor need them."""
+    agent = session.get(Agent, agent_id)
+    assert agent is not None
+    items = snapshot_items(session, snapshot_id)
+    universe_size = session.get(MarketSnapshot, snapshot_id).market_count  # type: ignore[union-attr]
+    market_rows = {
+        m.id: m
+        for m in session.exec(
+            select(Market).where(col(Market.id).in_([i.market_id for i in items]))
+        )
+    }
+    snapshot: dict[str, SnapshotMarket] = {}
+    markets: list[PromptMarket] = []
+    for item in items:
+        row = market_rows[item.market_id]
+        tradable = row.status == "open" and not row.closed and bool(item.prices)
+        snapshot[item.market_id] = SnapshotMarket(
+            item.market_id, item.market_type, list(item.outcomes), list(item.prices), tradable
+        )
+        if item.rank <= universe_size:
+            markets.append(
+                PromptMarket(
+                    market_id=item.market_id,
+                    question=item.question,
+                    event_title=row.event_title,
+                    category=row.category,
+                    market_type=item.market_type,  # type: ignore[arg-type]
+                    outcomes=list(item.outcomes),
+                    prices=[Decimal(p) for p in item.prices],
+                    volume=item.volume,
+                    close_date=item.end_date,
+                )
+            )
+    positions = list(
+        session.exec(
+            select(Position)
+            .where(Position.agent_id == agent_id, Position.status == "open")
+            .order_by(col(Position.id))
+        )
+    )
+    held, shown = [], []
+    for position in positions:
+        held.append(
+            HeldPosition(
+                position.id,
+                position.market_id,
+                position.side,
+                Holding(position.shares, position.cost_basis, position.realized_pnl),
+            )
+        )
+        frozen = snapshot.get(position.market_id)
+        live = None
+        if frozen is not None:
+            try:
+                live = side_price(frozen.market_type, frozen.outcomes, frozen.prices, position.side)
+            except TradeRejected:
+                live = None
+        mark = choose_mark(
+            frozen is not None and frozen.tradable,
+            live,
+            position.mark_price,
+            position.avg_entry_price,
+        )
+        value = mark_value(position.shares, mark)
+        question = (
+            market_rows[position.market_id].question if position.market_id in market_rows else ""
+        )
+        shown.append(
+            PromptPosition(
+                position_id=position.id,
+                market_id=position.market_id,
+                question=question,  # type: ignore[arg-type]
+                side=position.side,
+                shares=position.shares,
+                avg_entry_price=position.avg_entry_price,
+                current_price=mark,
+                market_value=value,
+                unrealized_pnl=value - position.cost_basis,
+            )
+        )
+    limits = _limits(methodology)
+    portfolio = PortfolioView(
+        cash=agent.cash_balance,
+        max_bet=limits.max_bet(agent.cash_balance),
+        min_bet=limits.min_bet,
+        positions=shown,
+    )
+    return DecisionInputs(portfolio, markets, snapshot, held, agent.cash_balance)
+
+
+def _limits(methodology: Methodology) -> BetLimits:
+    return BetLimits(min_bet=methodology.min_bet, max_bet_fraction=methodology.max_bet_fraction)
+
+
+def decide_one(
+    engine: Engine,
+    claim: Claim,
+    agent: Agent,
+    cohort: Cohort,
+    week: int,
+    at: datetime,
+    responder: Responder,
+    snapshot_id: int,
+    methodology: Methodology,
+) -> tuple[str, int]:
+    """Prompt, ask (retrying malformed answers), execute; returns (status, trades written)."""
+    with session_scope(engine) as session:
+        inputs = load_inputs(session, agent.id, snapshot_id, methodology)  # type: ignore[arg-type]
+    system = system_prompt(
+        methodology.min_bet, methodology.max_bet_fraction, methodology.starting_balance
+    )
+    user = user_prompt(at, week, inputs.portfolio, inputs.markets)
+    _store_prompts(engine, claim, snapshot_id, system, user, at)
+    context = BaselineInput(at, cohort.number, week, inputs.portfolio, inputs.markets)
+    messages: list[dict[str, str]] = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user},
+    ]
+    errors: list[str] = []
+    parsed: ParsedDecision | None = None
+    answers = 0
+    for _ in range(1 + methodology.malformed_retries):
+        try:
+            answer = responder.respond(messages, context)
+        except LLMError as exc:
+            _record_attempts(engine, claim, exc.attempts, None, None, at)
+            return _finish_error(engine, claim, exc.one_line(), errors, answers, at), 0
+        except ArenaError as exc:
+            return _finish_error(engine, claim, exc.one_line(), errors, answers, at), 0
+        answers += 1
+        outcome = parse_decision(answer.content)
+        _record_attempts(engine, claim, answer.attempts, answer, outcome.error, at)
+        if outcome.ok is not None:
+            parsed = outcome.ok
+            break
+        errors.append(outcome.error or "malformed")
+        messages += [
+            {"role": "assistant", "content": answer.content},
+            {"role": "user", "content": retry_feedback(outcome.error or "malformed")},
+        ]
+    return _finish(engine, claim, agent.id, parsed, errors, answers, snapshot_id, methodology, at)  # type: ignore[arg-type]
+
+
+def _store_prompts(
+    engine: Engine, claim: Claim, snapshot_id: int, system: str, user: str, at: datetime
+) -> None:
+    with session_scope(engine) as session:
+        row = _owned(session, claim)
+        if row is None:
+            return
+        row.prompt_system, row.prompt_user = system, user
+        row.market_snapshot_id = snapshot_id
+        row.updated_at = at
+        session.add(row)
+
+
+def _owned(session: Session, claim: Claim) -> Decision | None:
+    """The decision row if our claim still holds (locked for the rest of the transaction)."""
+    row = session.exec(
+        select(Decision).where(Decision.id == claim.decision_id).with_for_update()
+    ).one()
+    return row if row.claim_token == claim.token and row.status == "in_progress" else None
+
+
+def _record_attempts(
+    engine: Engine,
+    claim: Claim,
+    attempts: Sequence[Any],
+    answer: ChatResult | None,
+    parse_error: str | None,
+    at: datetime,
+) -> None:
+    """Store every HTTP attempt of one answer; the last one carries the raw text and verdict."""
+    with session_scope(engine) as session:
+        next_no = (
+            session.exec(
+                select(func.max(DecisionAttempt.attempt_no)).where(
+                    DecisionAttempt.decision_id == claim.decision_id
+                )
+            ).one()
+            or 0
+        ) + 1
+        for offset, record in enumerate(attempts):
+            last = answer is not None and offset == len(attempts) - 1
+            if last:
+                outcome = "malformed" if parse_error else "valid"
+            else:
+                outcome = "transport_error" if record.outcome == "error" else "transport_retry"
+            session.add(
+                DecisionAttempt(
+                    decision_id=claim.decision_id,
+                    attempt_no=next_no + offset,
+                    outcome=outcome,
+                    raw_response=answer.content if last and answer else None,
+                    error=parse_error if last else record.error,
+                    tokens_in=record.tokens_in,
+                    tokens_out=record.tokens_out,
+                    cost_usd=record.cost_usd,
+                    latency_ms=record.latency_ms,
+                    served_model=record.served_model,
+                    provider=record.provider,
+                    created_at=at,
+                )
+            )
+
+
+def _totals(session: Session, row: Decision) -> None:
+    """Tokens, cost and latency summed over every attempt the decision ever made."""
+    attempts = list(
+        session.exec(
+            select(DecisionAttempt)
+            .where(DecisionAttempt.decision_id == row.id)
+            .order_by(col(DecisionAttempt.attempt_no))
+        )
+    )
+    row.tokens_in = sum(a.tokens_in for a in attempts)
+    row.tokens_out = sum(a.tokens_out for a in attempts)
+    row.cost_usd = sum(a.cost_usd for a in attempts)
+    row.latency_ms = sum(a.latency_ms for a in attempts)
+    answered = [a for a in attempts if a.raw_response is not None]
+    if answered:
+        row.raw_response = answered[-1].raw_response
+        row.served_model = answered[-1].served_model
+        row.provider = answered[-1].provider
+
+
+def _finish_error(
+    engine: Engine, claim: Claim, message: str, errors: list[str], answers: int, at: datetime
+) -> str:
+    with session_scope(engine) as session:
+        row = _owned(session, claim)
+        if row is None:
+            return "lost_claim"
+        _totals(session, row)
+        row.status, row.error, row.attempts = "error", message, answers
+        row.validation_errors = errors
+        row.updated_at = at
+        session.add(row)
+        log_event(
+            session,
+            at,
+            "ERROR",
+            "decide",
+            f"decision {row.id} failed: {message}",
+            decision_id=row.id,
+        )
+    return "error"
+
+
+def _finish(
+    engine: Engine,
+    claim: Claim,
+    agent_id: int,
+    parsed: ParsedDecision | None,
+    errors: list[str],
+    answers: int,
+    snapshot_id: int,
+    methodology: Methodology,
+    at: datetime,
+) -> tuple[str, int]:
+    """Execute and close the decision in one transaction, re-reading the agent's state."""
+    with session_scope(engine) as session:
+        row = _owned(session, claim)
+        if row is None:
+            return "lost_claim", 0
+        agent = session.exec(select(Agent).where(Agent.id == agent_id).with_for_update()).one()
+        inputs = load_inputs(session, agent_id, snapshot_id, methodology)
+        decision = parsed or FALLBACK
+        plan = plan_execution(
+            decision, agent.cash_balance, inputs.held, inputs.snapshot, _limits(methodology)
+        )
+        apply_plan(session, agent, row.id, plan, at)  # type: ignore[arg-type]
+        if parsed is None:
+            status = "fallback_hold"
+        elif decision.action == "HOLD" or plan.executed > 0:
+            status = "ok"
+        else:
+            status = "zero_trade"
+        _totals(session, row)
+        row.status, row.action, row.attempts = status, decision.action, answers
+        row.parsed_response = decision.model_dump(mode="json") if parsed else None
+        row.validation_errors = errors
+        row.legs = [leg.record() for leg in plan.legs]
+        row.error = None if status != "zero_trade" else "no leg executed"
+        row.decided_at = at
+        row.updated_at = at
+        session.add(row)
+        log_event(
+            session,
+            at,
+            "INFO",
+            "decide",
+            f"decision {row.id}: {decision.action} → {status}, {plan.executed} trade(s), "
+            f"cash {money(plan.cash_before)} → {money(plan.cash_after)}",
+            decision_id=row.id,
+        )
+        return status, plan.executed

@@ -1,0 +1,279 @@
+"""Executing a parsed decision (methodology §10, contract §5): pure planning, then DB writes.
+
+`plan_execution` is pure: it walks the legs in order against the cash at that moment and the
+frozen snapshot prices, and says for each leg what executes or why it is rejected. A bad leg
+never stops the others. `apply_plan` writes the executed legs as trades and positions inside
+the caller's transaction.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlmodel import Session
+
+from arena.accounting import (
+    BetLimits,
+    Holding,
+    TradeRejected,
+    buy,
+    normalise_side,
+    sell,
+    side_price,
+)
+from arena.agents.parsing import Decision as ParsedDecision
+from arena.models import Agent, Position, Trade
+from arena.money import to_decimal
+from arena.scoring import implied_confidence
+
+
+@dataclass(frozen=True)
+class SnapshotMarket:
+    """A market as the frozen snapshot showed it; `tradable` is False once it closed."""
+
+    market_id: str
+    market_type: str
+    outcomes: list[str]
+    prices: list[str]
+    tradable: bool = True
+
+
+@dataclass(frozen=True)
+class HeldPosition:
+    """One of the agent's open positions (position_id None: opened by this decision)."""
+
+    position_id: int | None
+    market_id: str
+    side: str
+    holding: Holding
+
+
+@dataclass
+class LegResult:
+    """What happened to one leg: executed with its numbers, or rejected with a reason."""
+
+    index: int
+    kind: str
+    request: dict[str, Any]
+    executed: bool
+    reason: str | None = None
+    message: str | None = None
+    market_id: str | None = None
+    side: str | None = None
+    position_id: int | None = None
+    amount: Decimal | None = None
+    price: Decimal | None = None
+    shares: Decimal | None = None
+    cash_before: Decimal | None = None
+    implied_confidence: float | None = None
+    realized_pnl: Decimal = Decimal(0)
+    holding_after: Holding | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The JSON-safe summary stored on the decision row (executed and rejected legs)."""
+        out: dict[str, Any] = {
+            "index": self.index,
+            "kind": self.kind,
+            "request": self.request,
+            "executed": self.executed,
+        }
+        if not self.executed:
+            out.update(reason=self.reason, message=self.message)
+            return out
+        out.update(
+            market_id=self.market_id,
+            side=self.side,
+            position_id=self.position_id,
+            amount=str(self.amount),
+            price=str(self.price),
+            shares=str(self.shares),
+            implied_confidence=self.implied_confidence,
+            realized_pnl=str(self.realized_pnl),
+        )
+        return out
+
+
+@dataclass
+class ExecutionPlan:
+    cash_before: Decimal
+    cash_after: Decimal
+    legs: list[LegResult] = field(default_factory=list)
+
+    @property
+    def executed(self) -> int:
+        return sum(1 for leg in self.legs if leg.executed)
+
+
+def plan_execution(
+    decision: ParsedDecision,
+    cash: Decimal,
+    held: Sequence[HeldPosition],
+    snapshot: Mapping[str, SnapshotMarket],
+    limits: BetLimits,
+) -> ExecutionPlan:
+    """Every leg of `decision` in order, each checked against the cash at that moment."""
+    plan = ExecutionPlan(cash_before=cash, cash_after=cash)
+    by_key = {(p.market_id, p.side): p for p in held}
+    by_id = {p.position_id: p for p in held if p.position_id is not None}
+    if decision.action == "BET":
+        for index, leg in enumerate(decision.bets):
+            request = {"market_id": leg.market_id, "side": leg.side, "amount": str(leg.amount)}
+            plan.legs.append(_bet(plan, index, request, leg.amount, snapshot, by_key, limits))
+    elif decision.action == "SELL":
+        for index, leg in enumerate(decision.sells):
+            request = {"position_id": leg.position_id, "percentage": str(leg.percentage)}
+            plan.legs.append(_sell(plan, index, request, leg.percentage, snapshot, by_id, by_key))
+    return plan
+
+
+def _bet(
+    plan: ExecutionPlan,
+    index: int,
+    request: dict[str, Any],
+    amount: Decimal,
+    snapshot: Mapping[str, SnapshotMarket],
+    by_key: dict[tuple[str, str], HeldPosition],
+    limits: BetLimits,
+) -> LegResult:
+    market = snapshot.get(str(request["market_id"]))
+    try:
+        if market is None:
+            raise TradeRejected("unknown_market", f"market {request['market_id']} was not offered")
+        if not market.tradable:
+            raise TradeRejected("market_closed", f"market {market.market_id} is closed")
+        side = normalise_side(str(request["side"]), market.market_type, market.outcomes)
+        price = side_price(market.market_type, market.outcomes, market.prices, side)
+        current = by_key.get((market.market_id, side))
+        cash_before = plan.cash_after
+        fill = buy(cash_before, current.holding if current else Holding(), amount, price, limits)
+    except TradeRejected as rejected:
+        return LegResult(index, "BET", request, False, rejected.reason, rejected.message)
+    plan.cash_after = fill.cash_after
+    position_id = current.position_id if current else None
+    by_key[(market.market_id, side)] = HeldPosition(
+        position_id, market.market_id, side, fill.holding
+    )
+    return LegResult(
+        index,
+        "BET",
+        request,
+        True,
+        market_id=market.market_id,
+        side=side,
+        position_id=position_id,
+        amount=fill.amount,
+        price=fill.price,
+        shares=fill.shares,
+        cash_before=cash_before,
+        implied_confidence=implied_confidence(fill.amount, cash_before, limits.max_bet_fraction),
+        holding_after=fill.holding,
+    )
+
+
+def _sell(
+    plan: ExecutionPlan,
+    index: int,
+    request: dict[str, Any],
+    percentage: Decimal,
+    snapshot: Mapping[str, SnapshotMarket],
+    by_id: dict[int, HeldPosition],
+    by_key: dict[tuple[str, str], HeldPosition],
+) -> LegResult:
+    held = by_id.get(int(request["position_id"]))
+    try:
+        if held is None:
+            raise TradeRejected(
+                "unknown_position",
+                f"position {request['position_id']} is not an open position of yours",
+            )
+        current = by_key.get((held.market_id, held.side), held)
+        market = snapshot.get(held.market_id)
+        if market is None or not market.tradable:
+            raise TradeRejected("market_closed", f"market {held.market_id} is not trading")
+        price = side_price(market.market_type, market.outcomes, market.prices, held.side)
+        cash_before = plan.cash_after
+        fill = sell(cash_before, current.holding, to_decimal(percentage), price)
+    except TradeRejected as rejected:
+        return LegResult(index, "SELL", request, False, rejected.reason, rejected.message)
+    plan.cash_after = fill.cash_after
+    updated = HeldPosition(held.position_id, held.market_id, held.side, fill.holding)
+    by_key[(held.market_id, held.side)] = updated
+    by_id[int(request["position_id"])] = updated
+    return LegResult(
+        index,
+        "SELL",
+        request,
+        True,
+        market_id=held.market_id,
+        side=held.side,
+        position_id=held.position_id,
+        amount=fill.amount,
+        price=fill.price,
+        shares=fill.shares,
+        cash_before=cash_before,
+        realized_pnl=fill.realized_pnl,
+        holding_after=fill.holding,
+    )
+
+
+def apply_plan(
+    session: Session, agent: Agent, decision_id: int, plan: ExecutionPlan, at: datetime
+) -> None:
+    """Write the executed legs: positions (opened, averaged, reduced, sold) and trades."""
+    positions: dict[tuple[str, str], Position] = {}
+    for leg in plan.legs:
+        if not leg.executed:
+            continue
+        assert leg.market_id and leg.side and leg.holding_after is not None
+        key = (leg.market_id, leg.side)
+        position = positions.get(key)
+        if position is None and leg.position_id is not None:
+            position = session.get(Position, leg.position_id)
+        if position is None:
+            position = Position(
+                agent_id=agent.id,
+                market_id=leg.market_id,
+                side=leg.side,  # type: ignore[arg-type]
+                shares=Decimal(0),
+                cost_basis=Decimal(0),
+                avg_entry_price=Decimal(0),
+                opened_at=at,
+            )
+        holding = leg.holding_after
+        position.shares = holding.shares
+        position.cost_basis = holding.cost_basis
+        position.realized_pnl = holding.realized_pnl
+        if holding.shares > 0:
+            position.avg_entry_price = holding.avg_entry_price
+            position.mark_price = leg.price
+            position.marked_at = at
+        else:
+            position.status = "sold"
+            position.closed_at = at
+        session.add(position)
+        session.flush()
+        positions[key] = position
+        leg.position_id = position.id
+        session.add(
+            Trade(
+                agent_id=agent.id,
+                decision_id=decision_id,
+                leg_index=leg.index,  # type: ignore[arg-type]
+                position_id=position.id,
+                market_id=leg.market_id,  # type: ignore[arg-type]
+                trade_type="BUY" if leg.kind == "BET" else "SELL",
+                side=leg.side,
+                amount=leg.amount,
+                price=leg.price,
+                shares=leg.shares,  # type: ignore[arg-type]
+                cash_before=leg.cash_before,
+                implied_confidence=leg.implied_confidence,  # type: ignore[arg-type]
+                realized_pnl=leg.realized_pnl,
+                created_at=at,
+            )
+        )
+    agent.cash_balance = plan.cash_after
+    session.add(agent)
+    session.flush()

@@ -1,0 +1,325 @@
+"""`arena snapshot`: value every live portfolio, one row per agent per slot (methodology §12).
+
+The pass is set-based and all-or-nothing: a fixed handful of statements whatever the number
+of agents or positions, inside one transaction, so a failure writes nothing and a rerun in the
+same slot simply overwrites the slot's rows (upsert on agent × slot).
+
+Valuation follows §12.4: an open market with a usable live price marks at it; a closed but
+unresolved market, or one whose prices are unusable, keeps the position's last mark (never
+its leftover trading price); a position never marked is valued at its entry price.
+
+Agents, their open positions and those positions' markets are read in ONE statement, so on
+PostgreSQL (read committed) cash and positions come from the same instant: a trade committing
+mid-pass can never be counted half (cash spent but position missing).
+"""
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Connection, and_, bindparam, exists, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Engine, Row
+
+from arena.accounting import TradeRejected, choose_mark, mark_value, portfolio_value, side_price
+from arena.db import is_sqlite, session_scope
+from arena.engine.logs import log_event
+from arena.models import Agent, BrierScore, Cohort, Market, PortfolioSnapshot, Position
+from arena.money import money
+from arena.scoring import return_pct
+from arena.timeutil import slot_start
+
+log = logging.getLogger("arena.engine.snapshots")
+
+SOURCE = "snapshot"
+
+_agents = Agent.__table__  # type: ignore[attr-defined]
+_cohorts = Cohort.__table__  # type: ignore[attr-defined]
+_positions = Position.__table__  # type: ignore[attr-defined]
+_markets = Market.__table__  # type: ignore[attr-defined]
+_briers = BrierScore.__table__  # type: ignore[attr-defined]
+_snapshots = PortfolioSnapshot.__table__  # type: ignore[attr-defined]
+
+_UPSERT_COLUMNS = (
+    "snapshot_timestamp",
+    "cash_balance",
+    "positions_value",
+    "total_value",
+    "total_pnl",
+    "total_pnl_percent",
+    "brier_score",
+    "num_resolved_bets",
+)
+
+
+@dataclass
+class SnapshotResult:
+    """What one snapshot pass did, for the job log."""
+
+    slot: datetime | None = None
+    agents: int = 0
+    rows_written: int = 0
+    positions_marked: int = 0
+    cohorts_completed: int = 0
+    cohorts_tracking: int = 0
+
+    def counts(self) -> dict[str, object]:
+        return {
+            "slot": self.slot.isoformat() if self.slot else None,
+            "agents": self.agents,
+            "rows_written": self.rows_written,
+            "positions_marked": self.positions_marked,
+            "cohorts_completed": self.cohorts_completed,
+            "cohorts_tracking": self.cohorts_tracking,
+        }
+
+
+@dataclass
+class _Book:
+    """One agent's accounts as read for this pass."""
+
+    agent_id: int
+    cash: Decimal
+    starting_balance: Decimal
+    position_values: list[Decimal] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Valuation:
+    """The mark of one open position and whether it was a fresh live price."""
+
+    mark: Decimal
+    live: bool
+
+
+def value_position(
+    market_type: str,
+    outcomes: list[str] | None,
+    prices: list[Any] | None,
+    side: str,
+    market_open: bool,
+    last_mark: Decimal | None,
+    avg_entry: Decimal,
+) -> Valuation:
+    """The §12.4 mark of one position: live price if open and usable, else last mark, else entry."""
+    try:
+        live: Decimal | None = side_price(market_type, outcomes or [], prices or [], side)
+    except TradeRejected:
+        live = None
+    mark = choose_mark(market_open, live, last_mark, avg_entry)
+    return Valuation(mark, market_open and live is not None)
+
+
+def take_snapshots(
+    engine: Engine,
+    at: datetime,
+    *,
+    interval_minutes: int = 10,
+    decision_window_weeks: int = 5,
+) -> SnapshotResult:
+    """Value every agent of every live cohort as of `at`, then move cohort statuses along.
+
+    Live cohort = not completed and already started (week_start <= at). Writes one snapshot
+    row per agent for the slot of `at` (upsert), refreshes the marks of positions priced live,
+    and updates cohort statuses: deciding inside the decision window, tracking after it,
+    completed once tracking with no open position left. One transaction for all of it.
+    """
+    if at.tzinfo is None:
+        raise ValueError("take_snapshots needs an aware UTC datetime for `at`")
+    slot = slot_start(at, interval_minutes)
+    result = SnapshotResult(slot=slot)
+    with session_scope(engine) as session:
+        conn = session.connection()
+        books, marks = _read_and_value(conn, at)
+        briers = _brier_aggregates(conn, at)
+        result.positions_marked = _store_marks(conn, marks, at)
+        rows = [_snapshot_row(book, briers.get(book.agent_id), slot, at) for book in books]
+        result.rows_written = _upsert_snapshots(conn, rows, is_sqlite(engine))
+        result.agents = len(books)
+        result.cohorts_tracking, result.cohorts_completed = _update_cohort_statuses(
+            conn, at, decision_window_weeks
+        )
+        log_event(
+            session,
+            at,
+            "INFO",
+            SOURCE,
+            f"snapshot {slot.isoformat()}: {result.rows_written} agent(s), "
+            f"{result.positions_marked} position(s) marked live, "
+            f"{result.cohorts_completed} cohort(s) completed",
+            **result.counts(),
+        )
+    return result
+
+
+def _live_cohort(at: datetime) -> Any:
+    """The SQL condition for a cohort still worth valuing at `at`."""
+    return and_(_cohorts.c.status != "completed", _cohorts.c.week_start <= at)
+
+
+def _read_and_value(conn: Connection, at: datetime) -> tuple[list[_Book], list[dict[str, Any]]]:
+    """Every live agent with its open positions and their markets, in one statement.
+
+    Returns the books (cash plus the value of each position) and the live marks to store.
+    """
+    query = (
+        select(
+            _agents.c.id.label("agent_id"),
+            _agents.c.cash_balance,
+            _agents.c.starting_balance,
+            _positions.c.id.label("position_id"),
+            _positions.c.side,
+            _positions.c.shares,
+            _positions.c.avg_entry_price,
+            _positions.c.mark_price,
+            _markets.c.market_type,
+            _markets.c.outcomes,
+            _markets.c.prices,
+            _markets.c.status.label("market_status"),
+            _markets.c.closed,
+        )
+        .select_from(
+            _agents.join(_cohorts, _cohorts.c.id == _agents.c.cohort_id)
+            .outerjoin(
+                _positions,
+                and_(_positions.c.agent_id == _agents.c.id, _positions.c.status == "open"),
+            )
+            .outerjoin(_markets, _markets.c.id == _positions.c.market_id)
+        )
+        .where(_live_cohort(at))
+        .order_by(_agents.c.id, _positions.c.id)
+    )
+    books: dict[int, _Book] = {}
+    marks: list[dict[str, Any]] = []
+    for row in conn.execute(query):
+        book = books.get(row.agent_id)
+        if book is None:
+            book = books[row.agent_id] = _Book(row.agent_id, row.cash_balance, row.starting_balance)
+        if row.position_id is None:
+            continue
+        valuation = _value_row(row)
+        book.position_values.append(mark_value(row.shares, valuation.mark))
+        if valuation.live:
+            marks.append({"b_id": row.position_id, "b_mark": valuation.mark})
+    return list(books.values()), marks
+
+
+def _value_row(row: Row[Any]) -> Valuation:
+    market_open = row.market_status == "open" and not row.closed
+    return value_position(
+        row.market_type,
+        row.outcomes,
+        row.prices,
+        row.side,
+        market_open,
+        row.mark_price,
+        row.avg_entry_price,
+    )
+
+
+def _brier_aggregates(conn: Connection, at: datetime) -> dict[int, tuple[float, int]]:
+    """(mean Brier, resolved bets) per live agent, one grouped statement."""
+    live_agents = (
+        select(_agents.c.id)
+        .join(_cohorts, _cohorts.c.id == _agents.c.cohort_id)
+        .where(_live_cohort(at))
+    )
+    query = (
+        select(
+            _briers.c.agent_id,
+            func.avg(_briers.c.brier_score),
+            func.count(_briers.c.id),
+        )
+        .where(_briers.c.agent_id.in_(live_agents))
+        .group_by(_briers.c.agent_id)
+    )
+    return {agent_id: (float(mean), int(n)) for agent_id, mean, n in conn.execute(query)}
+
+
+def _store_marks(conn: Connection, marks: list[dict[str, Any]], at: datetime) -> int:
+    """Remember each live mark on its position (one executemany).
+
+    Guarded by status = 'open': a position settled by a concurrent resolve keeps its final
+    mark (1, 0 or entry) instead of being overwritten with a trading price.
+    """
+    if not marks:
+        return 0
+    statement = (
+        update(_positions)
+        .where(_positions.c.id == bindparam("b_id"), _positions.c.status == "open")
+        .values(
+            mark_price=bindparam("b_mark", type_=_positions.c.mark_price.type),
+            marked_at=bindparam("b_at", type_=_positions.c.marked_at.type),
+        )
+    )
+    conn.execute(statement, [{**mark, "b_at": at} for mark in marks])
+    return len(marks)
+
+
+def _snapshot_row(
+    book: _Book, brier: tuple[float, int] | None, slot: datetime, at: datetime
+) -> dict[str, Any]:
+    positions_value = money(sum(book.position_values, Decimal(0)))
+    total = portfolio_value(book.cash, book.position_values)
+    mean_brier, resolved = brier if brier is not None else (None, 0)
+    return {
+        "agent_id": book.agent_id,
+        "slot": slot,
+        "snapshot_timestamp": at,
+        "cash_balance": book.cash,
+        "positions_value": positions_value,
+        "total_value": total,
+        "total_pnl": total - book.starting_balance,
+        "total_pnl_percent": return_pct(total, book.starting_balance),
+        "brier_score": mean_brier,
+        "num_resolved_bets": resolved,
+    }
+
+
+def _upsert_snapshots(conn: Connection, rows: list[dict[str, Any]], on_sqlite: bool) -> int:
+    """Insert the slot's rows, or overwrite them when this slot was already taken (rerun)."""
+    if not rows:
+        return 0
+    insert = sqlite.insert(_snapshots) if on_sqlite else postgresql.insert(_snapshots)
+    statement = insert.on_conflict_do_update(
+        index_elements=[_snapshots.c.agent_id, _snapshots.c.slot],
+        set_={name: insert.excluded[name] for name in _UPSERT_COLUMNS},
+    )
+    conn.execute(statement, rows)
+    return len(rows)
+
+
+def _update_cohort_statuses(
+    conn: Connection, at: datetime, decision_window_weeks: int
+) -> tuple[int, int]:
+    """Deciding inside the window, tracking after it, completed when nothing is left open.
+
+    Three set-based UPDATEs; a completed cohort is final and never touched again. Returns
+    (cohorts that became tracking, cohorts that became completed).
+    """
+    window_start = at - timedelta(weeks=decision_window_weeks)
+    started = and_(_cohorts.c.status != "completed", _cohorts.c.week_start <= at)
+    in_window = _cohorts.c.week_start > window_start
+    conn.execute(
+        update(_cohorts)
+        .where(started, in_window, _cohorts.c.status != "deciding")
+        .values(status="deciding")
+    )
+    tracking = conn.execute(
+        update(_cohorts)
+        .where(started, ~in_window, _cohorts.c.status != "tracking")
+        .values(status="tracking")
+    ).rowcount
+    open_position = exists().where(
+        _positions.c.status == "open",
+        _positions.c.agent_id == _agents.c.id,
+        _agents.c.cohort_id == _cohorts.c.id,
+    )
+    completed = conn.execute(
+        update(_cohorts)
+        .where(_cohorts.c.status == "tracking", ~in_window, ~open_position)
+        .values(status="completed", completed_at=at)
+    ).rowcount
+    return tracking, completed
