@@ -11,14 +11,20 @@ intent is unambiguous is used rather than retried:
 
 - **Finding the JSON.** The first JSON object, in reading order, that has an `"action"` key is
   the answer. Code fences, prose before or after, wrapping quotes, a wrapper object such as
-  `{"decision": {...}}` and a JSON *string* that itself contains the object are all accepted.
-  Literal newlines inside strings are accepted (JSON's strict mode is off). A trailing comma
-  before `}` or `]` is tolerated (removed outside strings, only when nothing parses without
-  the repair). Python literals (`True`, `None`, single quotes) are not JSON and are rejected.
+  `{"decision": {...}}` and a JSON *string* that itself contains the object (up to two levels
+  of encoding) are all accepted; an outer object with an action wins over one nested inside
+  it, and an example quoted inside an answer's reasoning is never mistaken for the answer.
+  Literal newlines inside strings are accepted (JSON's strict mode is off). Duplicate keys:
+  the last one wins. A trailing comma before `}` or `]` is tolerated (removed outside
+  strings, only when nothing parses without the repair). Python literals (`True`, `None`,
+  single quotes) are not JSON and are rejected with a hint.
 - **Invisible characters** (zero-width, bidi marks, BOM, tag characters) are removed from the
-  whole answer before parsing; they never carry meaning in an answer and hide tricks.
-- **Limits.** More than 200,000 characters is malformed without being scanned; the scan itself
-  has a work budget, so no answer can make parsing slow. NaN and Infinity are rejected.
+  whole answer before parsing; they never carry meaning in an answer and hide tricks. Other
+  look-alikes are not mapped: fullwidth braces are not JSON, a Cyrillic `ВЕТ` is not `BET`.
+- **Limits.** More than 200,000 characters is malformed without being scanned. The scan tries
+  only `{"` positions, decodes through an 8 KB window first and has a work budget, so no
+  answer can make parsing slow (tens of milliseconds at worst). NaN, Infinity and integers of
+  more than 4,300 digits are rejected (numbers are decoded as exact Decimals, never floats).
 - **Actions** are case-insensitive (`bet` → `BET`). Legs that do not belong to the action (bets
   on a SELL, sells on a BET, any legs on a HOLD) are dropped unvalidated and noted in `notes`.
   `bets`/`sells` given as a single object are read as a list of one. At most 50 legs.

@@ -205,7 +205,7 @@ def format_date(value: datetime | None) -> str:
 
 def format_outcome(name: str) -> str:
     """An outcome name exactly: as is when plain, as a JSON string when it is not."""
-    plain = (
+    plain = bool(
         name
         and name == name.strip()
         and not _INVISIBLE.search(name)

@@ -15,16 +15,18 @@ mid-pass can never be counted half (cash spent but position missing).
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, exists, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine, Row
+from sqlmodel import Session
 
 from arena.accounting import TradeRejected, choose_mark, mark_value, portfolio_value, side_price
 from arena.db import is_sqlite, session_scope
+from arena.engine.cohorts import decision_week, window_weeks_of
 from arena.engine.logs import log_event
 from arena.models import Agent, BrierScore, Cohort, Market, PortfolioSnapshot, Position
 from arena.money import money
@@ -123,8 +125,9 @@ def take_snapshots(
 
     Live cohort = not completed and already started (week_start <= at). Writes one snapshot
     row per agent for the slot of `at` (upsert), refreshes the marks of positions priced live,
-    and updates cohort statuses: deciding inside the decision window, tracking after it,
-    completed once tracking with no open position left. One transaction for all of it.
+    and updates cohort statuses: deciding inside the decision window (the cohort's stamped
+    `decision_window_weeks`, else `decision_window_weeks`), tracking after it, completed once
+    tracking with no open position left. One transaction for all of it.
     """
     if at.tzinfo is None:
         raise ValueError("take_snapshots needs an aware UTC datetime for `at`")
@@ -139,7 +142,7 @@ def take_snapshots(
         result.rows_written = _upsert_snapshots(conn, rows, is_sqlite(engine))
         result.agents = len(books)
         result.cohorts_tracking, result.cohorts_completed = _update_cohort_statuses(
-            conn, at, decision_window_weeks
+            session, at, decision_window_weeks
         )
         log_event(
             session,
@@ -291,25 +294,33 @@ def _upsert_snapshots(conn: Connection, rows: list[dict[str, Any]], on_sqlite: b
     return len(rows)
 
 
-def _update_cohort_statuses(
-    conn: Connection, at: datetime, decision_window_weeks: int
-) -> tuple[int, int]:
+def _update_cohort_statuses(session: Session, at: datetime, default_window: int) -> tuple[int, int]:
     """Deciding inside the window, tracking after it, completed when nothing is left open.
 
-    Three set-based UPDATEs; a completed cohort is final and never touched again. Returns
-    (cohorts that became tracking, cohorts that became completed).
+    Each cohort's window is the one it was stamped with, read exactly as the decision run
+    reads it (`window_weeks_of`), so a cohort is never completed while it may still decide.
+    One read of the (few) live cohorts, then at most three set-based UPDATEs; a completed
+    cohort is final. Returns (cohorts that became tracking, cohorts that became completed).
     """
-    window_start = at - timedelta(weeks=decision_window_weeks)
-    started = and_(_cohorts.c.status != "completed", _cohorts.c.week_start <= at)
-    in_window = _cohorts.c.week_start > window_start
-    conn.execute(
-        update(_cohorts)
-        .where(started, in_window, _cohorts.c.status != "deciding")
-        .values(status="deciding")
-    )
+    conn = session.connection()
+    live = session.scalars(select(Cohort).where(_live_cohort(at))).all()
+    deciding: list[int] = []
+    past: list[int] = []
+    for cohort in live:
+        assert cohort.id is not None
+        in_window = decision_week(cohort.week_start, at) <= window_weeks_of(cohort, default_window)
+        (deciding if in_window else past).append(cohort.id)
+    if deciding:
+        conn.execute(
+            update(_cohorts)
+            .where(_cohorts.c.id.in_(deciding), _cohorts.c.status != "deciding")
+            .values(status="deciding")
+        )
+    if not past:
+        return 0, 0
     tracking = conn.execute(
         update(_cohorts)
-        .where(started, ~in_window, _cohorts.c.status != "tracking")
+        .where(_cohorts.c.id.in_(past), _cohorts.c.status != "tracking")
         .values(status="tracking")
     ).rowcount
     open_position = exists().where(
@@ -319,7 +330,7 @@ def _update_cohort_statuses(
     )
     completed = conn.execute(
         update(_cohorts)
-        .where(_cohorts.c.status == "tracking", ~in_window, ~open_position)
+        .where(_cohorts.c.id.in_(past), _cohorts.c.status == "tracking", ~open_position)
         .values(status="completed", completed_at=at)
     ).rowcount
     return tracking, completed

@@ -303,8 +303,16 @@ def test_a_settled_position_keeps_its_final_mark(engine: Engine) -> None:
     assert position(engine, pid).mark_price == D("1")
 
 
-def test_the_decision_window_is_a_parameter(engine: Engine) -> None:
+def test_the_window_parameter_applies_to_unstamped_cohorts(engine: Engine) -> None:
     new_cohort_agents(engine, ("gpt-5.1",))
+    with session_scope(engine) as s:
+        row = s.exec(select(Cohort)).one()
+        row.constants = {k: v for k, v in row.constants.items() if k != "decision_window_weeks"}
+        s.add(row)
+    take_snapshots(
+        engine, WEEK1 + timedelta(weeks=2) - timedelta(minutes=1), decision_window_weeks=2
+    )
+    assert cohort(engine).status == "deciding"
     take_snapshots(engine, WEEK1 + timedelta(weeks=2), decision_window_weeks=2)
     assert cohort(engine).status == "completed"
 
@@ -389,8 +397,8 @@ def test_statement_count_does_not_grow_with_positions(engine: Engine, per_agent:
         result = take_snapshots(engine, AT)
     assert result.positions_marked == 2 * per_agent
     assert result.rows_written == 2
-    # BEGIN (SQLite only), read, Brier, marks, upsert, 3 status updates, log insert.
-    expected = 8 + (engine.dialect.name == "sqlite")
+    # BEGIN (SQLite only), read, Brier, marks, upsert, cohort read + status update, log.
+    expected = 7 + (engine.dialect.name == "sqlite")
     assert len(seen) == expected, seen
     rows = snapshot_rows(engine)
     assert rows[0].positions_value == D("45") * per_agent  # 100 YES shares × 0.45 each
@@ -404,3 +412,16 @@ def test_value_position_pure() -> None:
     assert kept.mark == D("0.6") and not kept.live
     entry = value_position("named", ["A", "B"], None, "A", True, None, D("0.5"))
     assert entry.mark == D("0.5") and not entry.live
+
+
+def test_a_cohort_keeps_its_stamped_decision_window(engine: Engine) -> None:
+    """A cohort stamped with W = 8 is still deciding in week 6, whatever the default."""
+    new_cohort_agents(engine, ("gpt-5.1",))
+    with session_scope(engine) as s:
+        row = s.exec(select(Cohort)).one()
+        row.constants = {**row.constants, "decision_window_weeks": 8}
+        s.add(row)
+    take_snapshots(engine, AFTER_WINDOW, decision_window_weeks=5)
+    assert cohort(engine).status == "deciding"
+    take_snapshots(engine, WEEK1 + timedelta(weeks=8), decision_window_weeks=5)
+    assert cohort(engine).status == "completed"
