@@ -95,7 +95,7 @@ def test_bad_input_is_one_clear_line(
 def test_commands_of_later_issues_say_so_and_change_nothing(
     sqlite_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = run(["decide", "--at", "2026-11-22T00:05:00Z"], capsys)
+    code, _, err = run(["leaderboard"], capsys)
     assert_one_line_error(code, err, "not built yet")
 
 

@@ -1,0 +1,384 @@
+"""`arena demo`: a whole season offline, through the very same jobs, on a simulated clock.
+
+Why: the engine must be demonstrable (and benchmarkable) without a network or keys, and the
+oracle baseline — which knows the simulated world's hidden probabilities — must come out on
+top if the scoring separates skill from luck.
+
+The season starts on a fixed Sunday (2026-01-04 00:00 UTC), so a seed fully determines the
+database (apart from audit columns such as claim owners and tokens). The clock advances in
+5-minute ticks and, at each tick, runs what is due through `run_job` (job_runs claims and all):
+
+- weeks 1…N: start-cohort every Sunday 00:00, decide Sunday 00:05 (once: baselines never fail
+  transiently, so the scheduler's hourly Sunday retries would find nothing to redo);
+- every hour: sync-markets and resolve. The simulated world's prices move hourly, so an hourly
+  sync sees every price the 5-minute cadence would, at a twelfth of the cost;
+- every 10 minutes: snapshot, as the methodology prescribes (§12.1);
+- then a settling tail with no new cohorts or decisions — only sync, resolve and snapshots —
+  until no position is open, or at most `tail_weeks` weeks.
+
+Agents: the lineup's baseline families, the `oracle`, and any LLM family whose endpoint is
+configured (key or own base_url) and answers a TCP connect; the others are skipped silently.
+"""
+
+import socket
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+
+from arena.agents.responders import default_responders
+from arena.config import Settings
+from arena.db import session_scope
+from arena.errors import ArenaError, InputError
+from arena.jobs import (
+    DECIDE,
+    RESOLVE,
+    SNAPSHOT,
+    START_COHORT,
+    SYNC_MARKETS,
+    JobContext,
+    run_job,
+    slot_for,
+)
+from arena.lineup import FamilySpec, Lineup
+from arena.markets.simulated import SimulatedWorld
+from arena.models import (
+    Agent,
+    BrierScore,
+    Cohort,
+    Decision,
+    JobRun,
+    Market,
+    PortfolioSnapshot,
+    Position,
+    Trade,
+)
+from arena.timeutil import week_start
+
+DEMO_START = datetime(2026, 1, 4, tzinfo=UTC)  # a Sunday: cohort 1's week start
+TICK = timedelta(minutes=5)
+SYNC_EVERY = timedelta(hours=1)
+DEFAULT_TAIL_WEEKS = 8
+WORLD_INITIAL_MARKETS = 1000  # enough that the universe holds 500 open markets all season
+WORLD_NEW_PER_DAY = 12.0
+DEMO_OWNER = "demo"
+
+ORACLE = FamilySpec(
+    id="oracle",
+    display_name="Oracle (simulation only)",
+    provider="Forecaster Arena",
+    model="baseline/oracle",
+    kind="baseline",
+    strategy="oracle",
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Who plays
+
+
+def endpoint_reachable(url: str, timeout: float = 1.0) -> bool:
+    """Whether something accepts a TCP connection at the URL's host and port."""
+    parts = urlsplit(url)
+    if not parts.hostname:
+        return False
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def demo_lineup(
+    lineup: Lineup, settings: Settings, reachable: Callable[[str], bool] = endpoint_reachable
+) -> Lineup:
+    """Baselines, the oracle, and the LLM families with a configured, reachable endpoint."""
+    checked: dict[str, bool] = {}
+    families: list[FamilySpec] = []
+    for family in lineup.enabled():
+        if family.kind == "llm":
+            if family.base_url is None and settings.llm_api_key is None:
+                continue
+            url = family.base_url or settings.llm_base_url
+            if url not in checked:
+                checked[url] = reachable(url)
+            if not checked[url]:
+                continue
+        families.append(family)
+    if not any(f.strategy == "oracle" for f in families if f.kind == "baseline"):
+        families.append(ORACLE)
+    return Lineup(families=families)
+
+
+# --------------------------------------------------------------------------------------------
+# The simulated clock
+
+
+@dataclass(frozen=True)
+class Tick:
+    """One instant of the simulated clock and the jobs due at it, in run order."""
+
+    at: datetime
+    jobs: tuple[str, ...]
+    settling: bool
+
+
+def due_jobs(at: datetime, deciding: bool) -> tuple[str, ...]:
+    """The jobs due at `at` (a multiple of 5 minutes) in the demo's cadence."""
+    jobs: list[str] = []
+    sunday = week_start(at)
+    if deciding and at == sunday:
+        jobs.append(START_COHORT)
+    if (at - sunday) % SYNC_EVERY == timedelta(0):
+        jobs += [SYNC_MARKETS, RESOLVE]
+    if deciding and at == sunday + timedelta(minutes=5):
+        jobs.append(DECIDE)
+    if slot_for(SNAPSHOT, at) == at:
+        jobs.append(SNAPSHOT)
+    return tuple(jobs)
+
+
+def season_ticks(start: datetime, weeks: int, tail_weeks: int) -> Iterator[Tick]:
+    """Every 5-minute tick of the season and its settling tail (the caller may stop early)."""
+    season_end = start + timedelta(weeks=weeks)
+    end = season_end + timedelta(weeks=tail_weeks)
+    at = start
+    while at <= end:
+        deciding = at < season_end
+        jobs = due_jobs(at, deciding)
+        if jobs:
+            yield Tick(at, jobs, not deciding)
+        at += TICK
+
+
+# --------------------------------------------------------------------------------------------
+# The summary
+
+
+@dataclass(frozen=True)
+class LeaderRow:
+    """One family's season: P/L summed over its cohorts, return on the capital it was given."""
+
+    family_id: str
+    kind: str
+    cohorts: int
+    total_pnl: Decimal
+    return_pct: float
+    brier: float | None
+    resolved_bets: int
+
+
+@dataclass
+class DemoSummary:
+    """What the season produced; printed at the end and returned for tests and benches."""
+
+    seed: int
+    weeks: int
+    start: datetime
+    end: datetime
+    families: list[str]
+    cohorts: int = 0
+    decisions: int = 0
+    decision_statuses: dict[str, int] = field(default_factory=dict)
+    trades: dict[str, int] = field(default_factory=dict)
+    resolved_markets: int = 0
+    cancelled_markets: int = 0
+    snapshots: int = 0
+    job_runs: int = 0
+    open_positions: int = 0
+    leaderboard: list[LeaderRow] = field(default_factory=list)
+
+
+def leaderboard(engine: Engine) -> list[LeaderRow]:
+    """Per family: latest snapshot P/L summed over cohorts, return %, mean Brier, bets scored."""
+    agents = Agent.__table__  # type: ignore[attr-defined]
+    snaps = PortfolioSnapshot.__table__  # type: ignore[attr-defined]
+    briers = BrierScore.__table__  # type: ignore[attr-defined]
+    from arena.models import Family
+
+    families = Family.__table__  # type: ignore[attr-defined]
+    latest = (
+        select(snaps.c.agent_id, func.max(snaps.c.slot).label("slot"))
+        .group_by(snaps.c.agent_id)
+        .subquery()
+    )
+    pnl_query = (
+        select(agents.c.family_id, agents.c.starting_balance, snaps.c.total_pnl)
+        .select_from(agents)
+        .outerjoin(latest, latest.c.agent_id == agents.c.id)
+        .outerjoin(snaps, (snaps.c.agent_id == agents.c.id) & (snaps.c.slot == latest.c.slot))
+    )
+    brier_query = (
+        select(agents.c.family_id, func.avg(briers.c.brier_score), func.count(briers.c.id))
+        .join(agents, agents.c.id == briers.c.agent_id)
+        .group_by(agents.c.family_id)
+    )
+    with engine.connect() as conn:
+        kinds = dict(conn.execute(select(families.c.id, families.c.kind)).all())
+        totals: dict[str, list[Decimal]] = {}
+        for family_id, starting, pnl in conn.execute(pnl_query):
+            row = totals.setdefault(family_id, [Decimal(0), Decimal(0), Decimal(0)])
+            row[0] += pnl or Decimal(0)
+            row[1] += starting
+            row[2] += 1
+        scored = {fid: (float(mean), int(n)) for fid, mean, n in conn.execute(brier_query)}
+    rows = [
+        LeaderRow(
+            family_id=fid,
+            kind=kinds.get(fid, "?"),
+            cohorts=int(count),
+            total_pnl=pnl,
+            return_pct=float(pnl / capital * 100) if capital else 0.0,
+            brier=scored[fid][0] if fid in scored else None,
+            resolved_bets=scored[fid][1] if fid in scored else 0,
+        )
+        for fid, (pnl, capital, count) in totals.items()
+    ]
+    return sorted(rows, key=lambda r: (-r.total_pnl, r.family_id))
+
+
+def _count(conn: Any, table: Any, *where: Any) -> int:
+    return int(conn.execute(select(func.count()).select_from(table).where(*where)).scalar_one())
+
+
+def summarise(engine: Engine, summary: DemoSummary) -> DemoSummary:
+    """Fill the summary's counts and leaderboard from the database."""
+    decisions = Decision.__table__  # type: ignore[attr-defined]
+    trades = Trade.__table__  # type: ignore[attr-defined]
+    markets = Market.__table__  # type: ignore[attr-defined]
+    positions = Position.__table__  # type: ignore[attr-defined]
+    with engine.connect() as conn:
+        summary.cohorts = _count(conn, Cohort.__table__)  # type: ignore[attr-defined]
+        statuses = conn.execute(
+            select(decisions.c.status, func.count()).group_by(decisions.c.status)
+        ).all()
+        summary.decision_statuses = {status: int(n) for status, n in statuses}
+        summary.decisions = sum(summary.decision_statuses.values())
+        by_type = conn.execute(
+            select(trades.c.trade_type, func.count()).group_by(trades.c.trade_type)
+        ).all()
+        summary.trades = {kind: int(n) for kind, n in by_type}
+        summary.resolved_markets = _count(conn, markets, markets.c.status == "resolved")
+        summary.cancelled_markets = _count(conn, markets, markets.c.status == "cancelled")
+        summary.snapshots = _count(conn, PortfolioSnapshot.__table__)  # type: ignore[attr-defined]
+        summary.job_runs = _count(conn, JobRun.__table__)  # type: ignore[attr-defined]
+        summary.open_positions = _count(conn, positions, positions.c.status == "open")
+    summary.leaderboard = leaderboard(engine)
+    return summary
+
+
+# --------------------------------------------------------------------------------------------
+# The season
+
+
+ProgressHook = Callable[[Tick], None]
+
+
+def ensure_empty(engine: Engine) -> None:
+    """The demo writes a season from its fixed start: it needs a database without cohorts."""
+    with session_scope(engine) as session:
+        cohorts = session.execute(select(func.count()).select_from(Cohort)).scalar_one()
+    if cohorts:
+        raise InputError(
+            f"the database already holds {cohorts} cohort(s); the demo needs an empty one",
+            "point ARENA_DATABASE_URL at a new database (e.g. sqlite:///data/demo.db) "
+            "or delete the old file first",
+        )
+
+
+def any_open_position(engine: Engine) -> bool:
+    with engine.connect() as conn:
+        query = select(Position.id).where(Position.status == "open").limit(1)  # type: ignore[arg-type]
+        return conn.execute(query).first() is not None
+
+
+def run_demo(
+    engine: Engine,
+    settings: Settings,
+    lineup: Lineup,
+    *,
+    weeks: int,
+    seed: int,
+    tail_weeks: int = DEFAULT_TAIL_WEEKS,
+    start: datetime = DEMO_START,
+    on_tick: ProgressHook | None = None,
+    reachable: Callable[[str], bool] = endpoint_reachable,
+) -> DemoSummary:
+    """Play `weeks` simulated weeks plus the settling tail into a migrated, empty database."""
+    ensure_empty(engine)
+    world = SimulatedWorld(
+        seed,
+        start,
+        n_initial=WORLD_INITIAL_MARKETS,
+        new_per_day=WORLD_NEW_PER_DAY,
+        days=(weeks + tail_weeks) * 7 + 1,
+    )
+    players = demo_lineup(lineup, settings, reachable)
+    responders, close = default_responders(settings, seed, probability=world.hidden_probability)
+    ctx = JobContext(engine, settings, players, world, responders, owner=DEMO_OWNER)
+    summary = DemoSummary(seed, weeks, start, start, [f.id for f in players.families])
+    try:
+        for tick in season_ticks(start, weeks, tail_weeks):
+            _run_tick(ctx, tick)
+            summary.end = tick.at
+            if on_tick is not None:
+                on_tick(tick)
+            if tick.settling and RESOLVE in tick.jobs and not any_open_position(engine):
+                _run_final_snapshot(ctx, tick)
+                break
+    finally:
+        close()
+    return summarise(engine, summary)
+
+
+def _run_tick(ctx: JobContext, tick: Tick) -> None:
+    """Run the tick's jobs in order; any failure stops the season with its one-line error."""
+    for name in tick.jobs:
+        result = run_job(ctx, name, slot_for(name, tick.at), tick.at)
+        if result.status == "failed":
+            raise ArenaError(
+                f"demo stopped: {name} at {tick.at:%Y-%m-%d %H:%M} UTC failed: {result.error}",
+                "retry with --debug; the job_runs and system_logs tables hold the details",
+            )
+
+
+def _run_final_snapshot(ctx: JobContext, tick: Tick) -> None:
+    """Everything settled: one last valuation (completing the cohorts) if the tick had none."""
+    if SNAPSHOT not in tick.jobs:
+        _run_tick(ctx, Tick(tick.at, (SNAPSHOT,), True))
+
+
+# --------------------------------------------------------------------------------------------
+# Presentation
+
+
+def format_summary(summary: DemoSummary) -> list[str]:
+    """The end-of-demo report as plain lines (the CLI prints them)."""
+    statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary.decision_statuses.items()))
+    trades = ", ".join(f"{n} {t}" for t, n in sorted(summary.trades.items())) or "none"
+    lines = [
+        f"demo season (seed {summary.seed}): {summary.weeks} week(s) from "
+        f"{summary.start:%Y-%m-%d}, settled until {summary.end:%Y-%m-%d %H:%M} UTC",
+        f"families: {', '.join(summary.families)}",
+        f"cohorts: {summary.cohorts}   decisions: {summary.decisions} ({statuses or 'none'})",
+        f"trades: {sum(summary.trades.values())} ({trades})",
+        f"markets resolved: {summary.resolved_markets}   cancelled: "
+        f"{summary.cancelled_markets}   positions still open: {summary.open_positions}",
+        f"snapshots: {summary.snapshots}   job runs: {summary.job_runs}",
+        "",
+        f"{'#':>2}  {'family':<20} {'kind':<8} {'cohorts':>7} {'total P/L':>12} "
+        f"{'return':>8} {'Brier':>6} {'bets':>5}",
+    ]
+    for rank, row in enumerate(summary.leaderboard, start=1):
+        brier = f"{row.brier:.3f}" if row.brier is not None else "—"
+        lines.append(
+            f"{rank:>2}  {row.family_id:<20} {row.kind:<8} {row.cohorts:>7} "
+            f"{row.total_pnl:>12,.2f} {row.return_pct:>7.2f}% {brier:>6} {row.resolved_bets:>5}"
+        )
+    return lines

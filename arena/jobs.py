@@ -1,0 +1,392 @@
+"""The engine's jobs as the scheduler, `--catch-up` and the demo run them: claimed per slot.
+
+Every job is a function `(ctx, at) -> JobOutcome` over the engine; `run_job` wraps one run for
+one slot in a `job_runs` claim, so two scheduler processes, a restart or a catch-up never do
+the same job × slot twice:
+
+- the claim is an INSERT of (job, slot) taken FIRST; the unique key makes a second claimer
+  lose and report `skipped`;
+- a row left `running` by a crashed process is re-claimable once it is older than the stale
+  timeout (an UPDATE guarded by status and started_at, so only one re-claimer wins);
+- a finished row (`ok` or `failed`) is final: the slot was done. A failure is recorded with a
+  one-line, secret-free error and never propagates: the scheduler must survive every job.
+
+Slots are the instants the trigger table fires at: start-cohort the week start (Sunday 00:00),
+decide the Sunday hour at :05 (00:05 … 23:05; see `decide_slot`), snapshot the 10-minute slot,
+sync-markets the 5-minute slot, resolve the hour. `slot_for(job, at)` is the latest fire time
+at or before `at`; a job run late (or by `--catch-up`) is recorded under that slot.
+
+Decision retries: decide fires every hour on Sunday. Its first run (00:05) makes the week's
+decisions; later runs find finished decisions and skip them, but re-claim `error` and
+`zero_trade` rows (the engine's claim-before-call rules), so a transient provider failure is
+retried within the hour instead of losing the week. Decide also makes sure the week's cohort
+exists first (idempotent), so a failed start-cohort run cannot cost a week of decisions.
+"""
+
+import logging
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, Protocol
+
+from apscheduler.triggers.cron import CronTrigger
+from sqlalchemy import update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+
+from arena.agents.responders import ResponderFactory
+from arena.config import Settings
+from arena.db import session_scope
+from arena.engine.cohorts import CohortResult, start_cohort
+from arena.engine.decisions import new_owner, run_decisions
+from arena.engine.logs import log_event
+from arena.engine.market_sync import sync_markets
+from arena.engine.settlement import resolve_markets
+from arena.engine.snapshots import take_snapshots
+from arena.engine.sources import MarketSource
+from arena.errors import ArenaError
+from arena.lineup import Lineup
+from arena.models import JobRun
+from arena.timeutil import slot_start, week_start
+
+log = logging.getLogger("arena.jobs")
+
+START_COHORT = "start-cohort"
+DECIDE = "decide"
+SNAPSHOT = "snapshot"
+SYNC_MARKETS = "sync-markets"
+RESOLVE = "resolve"
+# The order jobs run in when several are due at one instant (catch-up, the demo): the week's
+# cohort first, fresh prices next, settlements, then decisions on them, the valuation last.
+JOB_ORDER = (START_COHORT, SYNC_MARKETS, RESOLVE, DECIDE, SNAPSHOT)
+
+RunStatus = Literal["ok", "failed", "skipped"]
+MAX_ERROR_CHARS = 500
+REDACTED = "***"
+
+
+class JobOutcome(Protocol):
+    """What every engine job returns: its counts for the job_runs row and the log."""
+
+    def counts(self) -> dict[str, Any]: ...
+
+
+@dataclass
+class JobContext:
+    """Everything a job needs, built once per process (scheduler) or per season (demo).
+
+    `clock` is the wall clock for `finished_at` in real runs; None on a simulated clock, where a
+    job takes no simulated time (finished_at = at), so a replay writes the same rows.
+    """
+
+    engine: Engine
+    settings: Settings
+    lineup: Lineup
+    source: MarketSource
+    responders: ResponderFactory
+    owner: str = field(default_factory=new_owner)
+    clock: Callable[[], datetime] | None = None
+    secrets: tuple[str, ...] = ()
+
+    @property
+    def stale_after(self) -> timedelta:
+        """How old a `running` claim (job or decision) must be before another may take it."""
+        return timedelta(minutes=self.settings.claim_stale_minutes)
+
+
+JobFunction = Callable[[JobContext, datetime], JobOutcome]
+
+
+@dataclass(frozen=True)
+class CohortOutcome:
+    """start_cohort's result with the common `counts()`."""
+
+    result: CohortResult
+
+    def counts(self) -> dict[str, Any]:
+        return {
+            "cohort": self.result.number,
+            "week_start": self.result.week_start.isoformat(),
+            "created": self.result.created,
+            "agents": self.result.agents,
+        }
+
+
+@dataclass(frozen=True)
+class DecideOutcome:
+    """The week's cohort (ensured) and the decision run's counts."""
+
+    cohort: CohortOutcome
+    decisions: JobOutcome
+
+    def counts(self) -> dict[str, Any]:
+        return {**self.decisions.counts(), "cohort": self.cohort.counts()}
+
+
+# --------------------------------------------------------------------------------------------
+# The jobs
+
+
+def start_cohort_job(ctx: JobContext, at: datetime) -> CohortOutcome:
+    """Create the cohort of the week containing `at` (idempotent)."""
+    methodology = ctx.settings.methodology
+    return CohortOutcome(start_cohort(ctx.engine, at, ctx.lineup, methodology))
+
+
+def decide_job(ctx: JobContext, at: datetime) -> DecideOutcome:
+    """Ensure this week's cohort, then run the decisions of every cohort in its window."""
+    cohort = start_cohort_job(ctx, at)
+    result = run_decisions(
+        ctx.engine,
+        at,
+        ctx.lineup,
+        ctx.settings.methodology,
+        ctx.responders,
+        stale_after=ctx.stale_after,
+        owner=ctx.owner,
+    )
+    return DecideOutcome(cohort, result)
+
+
+def snapshot_job(ctx: JobContext, at: datetime) -> JobOutcome:
+    """Value every live portfolio for the 10-minute slot of `at`."""
+    methodology = ctx.settings.methodology
+    return take_snapshots(
+        ctx.engine,
+        at,
+        interval_minutes=methodology.snapshot_interval_minutes,
+        decision_window_weeks=methodology.decision_window_weeks,
+    )
+
+
+def sync_markets_job(ctx: JobContext, at: datetime) -> JobOutcome:
+    """Refresh the top markets by volume and every held market from the source."""
+    size = ctx.settings.methodology.market_universe_size
+    return sync_markets(ctx.engine, ctx.source, at, size)
+
+
+def resolve_job(ctx: JobContext, at: datetime) -> JobOutcome:
+    """Settle markets the source says are resolved; score Brier."""
+    return resolve_markets(ctx.engine, ctx.source, at)
+
+
+JOBS: dict[str, JobFunction] = {
+    START_COHORT: start_cohort_job,
+    DECIDE: decide_job,
+    SNAPSHOT: snapshot_job,
+    SYNC_MARKETS: sync_markets_job,
+    RESOLVE: resolve_job,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Slots and the trigger table
+
+
+def decide_slot(at: datetime) -> datetime:
+    """The latest Sunday HH:05 (UTC) at or before `at`: the decide job's slot."""
+    start = week_start(at)
+    first = start + timedelta(minutes=5)
+    if at < first:
+        return first - timedelta(weeks=1) + timedelta(hours=23)
+    hours = min(int((at - first) // timedelta(hours=1)), 23)
+    return first + timedelta(hours=hours)
+
+
+SLOTS: dict[str, Callable[[datetime], datetime]] = {
+    START_COHORT: week_start,
+    DECIDE: decide_slot,
+    SNAPSHOT: lambda at: slot_start(at, 10),
+    SYNC_MARKETS: lambda at: slot_start(at, 5),
+    RESOLVE: lambda at: slot_start(at, 60),
+}
+
+
+def slot_for(job: str, at: datetime) -> datetime:
+    """The slot a run of `job` at `at` belongs to (the latest trigger fire time ≤ at)."""
+    return SLOTS[job](at.astimezone(UTC))
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One job's place on the methodology's UTC clock, and how late a missed run may start."""
+
+    job: str
+    cron: dict[str, str]
+    misfire_grace_seconds: int
+
+
+WEEK_SECONDS = 7 * 24 * 3600
+SCHEDULES: tuple[Schedule, ...] = (
+    # day_of_week="sun", never 0: APScheduler's CronTrigger counts 0 as MONDAY.
+    Schedule(START_COHORT, {"day_of_week": "sun", "hour": "0", "minute": "0"}, WEEK_SECONDS),
+    Schedule(DECIDE, {"day_of_week": "sun", "hour": "*", "minute": "5"}, WEEK_SECONDS),
+    Schedule(SNAPSHOT, {"minute": "*/10"}, 9 * 60),
+    Schedule(SYNC_MARKETS, {"minute": "*/5"}, 4 * 60),
+    Schedule(RESOLVE, {"minute": "0"}, 59 * 60),
+)
+
+
+def trigger_table() -> list[tuple[str, CronTrigger]]:
+    """[(job, UTC cron trigger)]: what the scheduler runs, and what its tests walk through."""
+    return [(s.job, CronTrigger(timezone=UTC, **s.cron)) for s in SCHEDULES]
+
+
+def schedule_of(job: str) -> Schedule:
+    return next(s for s in SCHEDULES if s.job == job)
+
+
+# --------------------------------------------------------------------------------------------
+# Running one job for one slot
+
+
+@dataclass(frozen=True)
+class JobRunResult:
+    """What `run_job` did: ran (ok / failed) or found the slot taken (skipped)."""
+
+    job: str
+    slot: datetime
+    status: RunStatus
+    counts: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+def claim_slot(
+    engine: Engine, job: str, slot: datetime, at: datetime, owner: str, stale_after: timedelta
+) -> int | None:
+    """Claim job × slot; the job_runs id, or None when another run did or does it."""
+    try:
+        with session_scope(engine) as session:
+            row = JobRun(job=job, slot=slot, status="running", owner=owner, started_at=at)
+            session.add(row)
+            session.flush()
+            return row.id
+    except IntegrityError:
+        pass
+    return _reclaim_stale(engine, job, slot, at, owner, stale_after)
+
+
+def _reclaim_stale(
+    engine: Engine, job: str, slot: datetime, at: datetime, owner: str, stale_after: timedelta
+) -> int | None:
+    """Take over a `running` row whose owner has been silent past the timeout (a crash)."""
+    table = JobRun.__table__  # type: ignore[attr-defined]
+    with session_scope(engine) as session:
+        taken = session.execute(
+            update(table)
+            .where(
+                table.c.job == job,
+                table.c.slot == slot,
+                table.c.status == "running",
+                table.c.started_at < at - stale_after,
+            )
+            .values(owner=owner, started_at=at, finished_at=None, error=None, counts={})
+            .returning(table.c.id)
+        ).first()
+        if taken is None:
+            return None
+        log_event(
+            session,
+            at,
+            "WARNING",
+            "jobs",
+            f"{job} {slot.isoformat()}: re-claimed a stale running claim",
+            job=job,
+            slot=slot.isoformat(),
+            owner=owner,
+        )
+        return int(taken[0])
+
+
+def run_job(ctx: JobContext, name: str, slot_at: datetime, at: datetime) -> JobRunResult:
+    """Run job `name` for `slot_at` as of `at`, at most once per slot; never raises."""
+    job = JOBS[name]
+    try:
+        run_id = claim_slot(ctx.engine, name, slot_at, at, ctx.owner, ctx.stale_after)
+    except Exception as exc:  # the database itself is unusable: report, keep the process alive
+        error = error_line(exc, ctx.secrets)
+        log.error("%s %s: could not claim the slot: %s", name, slot_at.isoformat(), error)
+        return JobRunResult(name, slot_at, "failed", error=f"claim failed: {error}")
+    if run_id is None:
+        log.debug("%s %s: already done or in progress elsewhere", name, slot_at.isoformat())
+        return JobRunResult(name, slot_at, "skipped")
+    try:
+        outcome = job(ctx, at)
+    except Exception as exc:
+        log.debug("job %s failed", name, exc_info=True)
+        return _finish(ctx, run_id, name, slot_at, at, {}, error_line(exc, ctx.secrets))
+    return _finish(ctx, run_id, name, slot_at, at, _json_safe(outcome.counts()), None)
+
+
+def _finish(
+    ctx: JobContext,
+    run_id: int,
+    name: str,
+    slot_at: datetime,
+    at: datetime,
+    counts: dict[str, Any],
+    error: str | None,
+) -> JobRunResult:
+    """Record the end of our claim (only if it is still ours) and the system log line."""
+    status: RunStatus = "failed" if error else "ok"
+    finished = ctx.clock() if ctx.clock else at
+    table = JobRun.__table__  # type: ignore[attr-defined]
+    message = f"{name} {slot_at.isoformat()}: {status}" + (f": {error}" if error else "")
+    try:
+        with session_scope(ctx.engine) as session:
+            session.execute(
+                update(table)
+                .where(table.c.id == run_id, table.c.owner == ctx.owner, table.c.started_at == at)
+                .values(status=status, finished_at=finished, counts=counts, error=error)
+            )
+            level = "ERROR" if error else "INFO"
+            log_event(session, at, level, "jobs", message, job=name, slot=slot_at.isoformat())
+    except Exception as exc:  # recording failed: the claim goes stale and is re-claimable
+        log.error("%s: could not record the outcome: %s", message, error_line(exc, ctx.secrets))
+        return JobRunResult(name, slot_at, "failed", counts, error or "could not record outcome")
+    return JobRunResult(name, slot_at, status, counts, error)
+
+
+def run_due(
+    ctx: JobContext, at: datetime, jobs: Iterable[str] = JOB_ORDER
+) -> list[JobRunResult]:
+    """Run each job once for its current slot (`--catch-up`): what is due as of `at`."""
+    return [run_job(ctx, name, slot_for(name, at), at) for name in jobs]
+
+
+# --------------------------------------------------------------------------------------------
+# Errors as one safe line
+
+
+def error_line(exc: BaseException, secrets: Iterable[str] = ()) -> str:
+    """One line naming the failure, with any known secret blanked out, at most 500 chars."""
+    if isinstance(exc, ArenaError):
+        text = exc.one_line()
+    else:
+        detail = str(getattr(exc, "orig", None) or exc).strip()
+        first = detail.splitlines()[0] if detail else ""
+        text = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
+
+
+def _json_safe(value: Any) -> Any:
+    """Counts as plain JSON (datetimes as ISO text, tuples as lists)."""
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def new_claim_owner(prefix: str | None = None) -> str:
+    """An owner id for job claims: host:pid:random, or `prefix:random` (the demo)."""
+    return f"{prefix}:{uuid.uuid4().hex[:8]}" if prefix else new_owner()
