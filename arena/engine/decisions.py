@@ -171,9 +171,21 @@ def run_decisions(
             result.claimed += 1
             if result.snapshot_id is None:
                 result.snapshot_id = _freeze(engine, at, methodology, [c for c, _ in work])
-            status, trades = decide_one(
-                engine, claim, agent, cohort, week, at, responder, result.snapshot_id, methodology
-            )
+            try:
+                status, trades = decide_one(
+                    engine,
+                    claim,
+                    agent,
+                    cohort,
+                    week,
+                    at,
+                    responder,
+                    result.snapshot_id,
+                    methodology,
+                )
+            except Exception as exc:  # one agent's failure never stops the run
+                log.exception("decision of agent %s failed", agent.id)
+                status, trades = _finish_error(engine, claim, _describe(exc), [], 0, at), 0
             result.statuses[status] = result.statuses.get(status, 0) + 1
             result.trades += trades
     with session_scope(engine) as session:
@@ -365,8 +377,8 @@ def decide_one(
         except LLMError as exc:
             _record_attempts(engine, claim, exc.attempts, None, None, at)
             return _finish_error(engine, claim, exc.one_line(), errors, answers, at), 0
-        except ArenaError as exc:
-            return _finish_error(engine, claim, exc.one_line(), errors, answers, at), 0
+        except Exception as exc:  # a broken responder is this decision's error, not the run's
+            return _finish_error(engine, claim, _describe(exc), errors, answers, at), 0
         answers += 1
         outcome = parse_decision(answer.content)
         _record_attempts(engine, claim, answer.attempts, answer, outcome.error, at)
@@ -379,6 +391,13 @@ def decide_one(
             {"role": "user", "content": retry_feedback(outcome.error or "malformed")},
         ]
     return _finish(engine, claim, agent.id, parsed, errors, answers, snapshot_id, methodology, at)  # type: ignore[arg-type]
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for a failed decision: the ArenaError text, or the exception's type and text."""
+    if isinstance(exc, ArenaError):
+        return exc.one_line()
+    return " ".join(f"unexpected {type(exc).__name__}: {exc}".split())[:500]
 
 
 def _store_prompts(

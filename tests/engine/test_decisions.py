@@ -378,3 +378,25 @@ def test_cohorts_outside_their_window_do_not_decide(arena: Arena) -> None:
     arena.server.script_model("test/b", answer(HOLD, "test/b"))
     result = arena.decide(WEEK1 + timedelta(weeks=5, minutes=5))  # week 6 of a 5-week window
     assert result.cohorts == 0 and arena.decisions() == {}
+
+
+def test_a_broken_responder_is_an_error_row_and_the_run_goes_on(arena: Arena) -> None:
+    arena.server.script_model("test/b", answer(HOLD, "test/b"))
+    responders, close = default_responders(arena.settings, sleep=lambda _s: None)
+
+    class Broken:
+        def respond(self, messages: Any, context: Any) -> Any:
+            raise RuntimeError("responder bug")
+
+    def factory(family: Any) -> Any:
+        return Broken() if family.id == "m-a" else responders(family)
+
+    try:
+        result = run_decisions(
+            arena.engine, WEEK1_RUN, arena.lineup, arena.settings.methodology, factory
+        )
+    finally:
+        close()
+    assert result.statuses == {"error": 1, "ok": 2}
+    broken = arena.decisions()[("m-a", 1)]
+    assert broken.status == "error" and "RuntimeError: responder bug" in (broken.error or "")
