@@ -1,0 +1,42 @@
+"""Accounting invariants checked after every fault: nothing duplicated, nothing lost."""
+
+from collections import Counter
+from decimal import Decimal as D
+
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from arena.db import session_scope
+from arena.models import Agent, BrierScore, Decision, PortfolioSnapshot, Position, Trade
+
+
+def assert_books_balance(engine: Engine) -> None:
+    """Per agent: cash = start − buys + sells/settles/refunds, and the conservation law."""
+    with session_scope(engine) as s:
+        trades = s.exec(select(Trade)).all()
+        positions = s.exec(select(Position)).all()
+        for agent in s.exec(select(Agent)):
+            mine = [t for t in trades if t.agent_id == agent.id]
+            flow = sum((t.amount if t.trade_type != "BUY" else -t.amount for t in mine), D(0))
+            assert agent.cash_balance == agent.starting_balance + flow, agent.family_id
+            held = [p for p in positions if p.agent_id == agent.id]
+            open_cost = sum((p.cost_basis for p in held if p.status == "open"), D(0))
+            realized = sum((p.realized_pnl for p in held), D(0))
+            assert agent.cash_balance + open_cost - realized == agent.starting_balance
+            assert agent.cash_balance >= 0
+
+
+def assert_no_duplicates(engine: Engine) -> None:
+    """Natural keys hold (the database enforces them; this double-checks the data)."""
+    with session_scope(engine) as s:
+        decisions = Counter((d.agent_id, d.decision_week) for d in s.exec(select(Decision)))
+        legs = Counter(
+            (t.decision_id, t.leg_index) for t in s.exec(select(Trade)) if t.decision_id is not None
+        )
+        settles = Counter(
+            t.position_id for t in s.exec(select(Trade)) if t.trade_type in ("SETTLE", "REFUND")
+        )
+        briers = Counter(b.trade_id for b in s.exec(select(BrierScore)))
+        snaps = Counter((p.agent_id, p.slot) for p in s.exec(select(PortfolioSnapshot)))
+    for counter in (decisions, legs, settles, briers, snaps):
+        assert all(n == 1 for n in counter.values()), counter.most_common(3)

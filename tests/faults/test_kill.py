@@ -1,0 +1,136 @@
+"""SIGKILL in the middle of the engine's work: on restart the run completes, nothing doubles.
+
+Each test runs the real `arena` CLI in a child process that kills itself (SIGKILL) at a
+precise point (tests/faults/killer.py), then runs the command again normally.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from arena.config import Methodology
+from arena.db import session_scope
+from arena.engine.cohorts import start_cohort
+from arena.engine.market_sync import upsert_markets
+from arena.lineup import parse_lineup
+from arena.markets.gamma import parse_market
+from arena.models import Decision, DecisionAttempt, Market, Position, Trade
+from tests.engine.chat_server import answer, serve_models
+from tests.engine.sources import fixture_markets, reopened
+from tests.engine.test_decisions import MARKETS
+from tests.factories import WEEK1, new_cohort_agents, trade_into
+from tests.faults.invariants import assert_books_balance, assert_no_duplicates
+from tests.markets.gamma_server import Reply, serve
+
+ROOT = Path(__file__).resolve().parents[2]
+LINEUP = """
+[[family]]
+id = "m-a"
+display_name = "Model A"
+provider = "Test"
+model = "test/a"
+
+[[family]]
+id = "baseline-favorite"
+display_name = "Favourite"
+provider = "Arena"
+model = "baseline/favorite"
+kind = "baseline"
+strategy = "favorite"
+"""
+BET = {
+    "action": "BET",
+    "bets": [
+        {"market_id": "100", "side": "YES", "amount": 500},
+        {"market_id": "300", "side": "Bob", "amount": 300},
+    ],
+    "reasoning": "r",
+}
+
+
+def arena(
+    env: dict[str, str], *args: str, kill_at: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    command = (
+        [sys.executable, "-m", "tests.faults.killer", kill_at, "--", *args]
+        if kill_at
+        else [sys.executable, "-m", "arena", *args]
+    )
+    return subprocess.run(
+        command, env={**os.environ, **env}, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_killed_between_the_answer_and_its_trades(
+    engine: Engine, db_url: str, tmp_path: Path
+) -> None:
+    lineup = tmp_path / "lineup.toml"
+    lineup.write_text(LINEUP)
+    with session_scope(engine) as s:
+        upsert_markets(s, MARKETS, WEEK1)
+    start_cohort(engine, WEEK1, parse_lineup(LINEUP), Methodology())
+    at = WEEK1 + timedelta(minutes=5)
+    with serve_models() as llm:
+        llm.script_model("test/a", answer(BET, "test/a"))
+        env = {
+            "ARENA_DATABASE_URL": db_url,
+            "ARENA_LINEUP": str(lineup),
+            "OPENROUTER_API_KEY": "sk-test",
+            "ARENA_LLM_BASE_URL": llm.url,
+        }
+
+        crashed = arena(env, "decide", "--at", at.isoformat(), kill_at="before_trades")
+        assert crashed.returncode == -signal.SIGKILL
+        with session_scope(engine) as s:
+            (decision,) = s.exec(select(Decision)).all()  # the baseline never got its turn
+            assert decision.status == "in_progress"
+            assert s.exec(select(Trade)).all() == []
+            assert len(s.exec(select(DecisionAttempt)).all()) == 1  # the answer was kept
+
+        soon = arena(env, "decide", "--at", (at + timedelta(minutes=10)).isoformat())
+        assert soon.returncode == 0, soon.stderr  # the fresh claim is respected…
+        later = arena(env, "decide", "--at", (at + timedelta(minutes=70)).isoformat())
+        assert later.returncode == 0, later.stderr  # …and taken over once stale
+    with session_scope(engine) as s:
+        decisions = s.exec(select(Decision)).all()
+        assert sorted(d.status for d in decisions) == ["ok", "ok"]
+        model_a = next(d for d in decisions if d.prompt_user and d.cost_usd > 0)
+        assert model_a.cost_usd == 0.002  # both answers paid for, the crashed one included
+        a_trades = s.exec(select(Trade).where(Trade.decision_id == model_a.id)).all()
+        assert len(a_trades) == 2
+    assert_no_duplicates(engine)
+    assert_books_balance(engine)
+
+
+def test_killed_in_the_middle_of_a_settlement(engine: Engine, db_url: str) -> None:
+    raw = fixture_markets()
+    with session_scope(engine) as s:
+        upsert_markets(s, [parse_market({**reopened(raw["842093"]), "closed": True})], WEEK1)
+    a, b = new_cohort_agents(engine, ("gpt-5.1", "baseline-cash"))
+    trade_into(engine, a, "842093", "YES", "500", "0.4", WEEK1)
+    trade_into(engine, b, "842093", "NO", "1000", "0.6", WEEK1)
+    at = (WEEK1 + timedelta(days=20)).isoformat()
+    with serve() as gamma:
+        gamma.script("/markets/842093", Reply(body=raw["842093"]))
+        env = {"ARENA_DATABASE_URL": db_url, "ARENA_GAMMA_URL": gamma.url}
+        crashed = arena(env, "resolve", "--at", at, kill_at="mid_settlement")
+        assert crashed.returncode == -signal.SIGKILL
+        with session_scope(engine) as s:
+            assert {p.status for p in s.exec(select(Position))} == {"open"}
+            assert s.exec(select(Trade).where(Trade.trade_type == "SETTLE")).all() == []
+            market = s.get(Market, "842093")
+            assert market is not None and market.status == "closed"
+        again = arena(env, "resolve", "--at", at)
+        assert again.returncode == 0, again.stderr
+        twice = arena(env, "resolve", "--at", at)
+        assert twice.returncode == 0 and "0 resolved" in twice.stdout
+    with session_scope(engine) as s:
+        assert sorted(p.status for p in s.exec(select(Position))) == ["lost", "won"]
+    assert_no_duplicates(engine)
+    assert_books_balance(engine)
