@@ -265,6 +265,40 @@ def export(
         )
 
 
+@app.command("backup")
+def backup(
+    directory: Annotated[Path, typer.Option("--dir", help="Where backups go.")] = Path("backups"),
+    keep: Annotated[int, typer.Option(min=1, help="How many backups to keep.")] = 7,
+    at: AtOption = None,
+) -> None:
+    """Write a consistent backup of the database (SQLite backup API / pg_dump), with retention."""
+    from arena.backup import backup as run_backup
+    from arena.config import get_settings
+
+    result = run_backup(get_settings().database_url, directory, _at(at), keep)
+    typer.echo(
+        f"backup written: {result.path} ({result.size_bytes:,} bytes); "
+        f"{len(result.removed)} old backup(s) removed"
+    )
+
+
+@app.command("restore")
+def restore(
+    source: Annotated[Path, typer.Argument(help="A file written by `arena backup`.")],
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm replacing the database.")] = False,
+) -> None:
+    """Replace the database's contents with a backup (stop the scheduler first)."""
+    from arena.backup import restore as run_restore
+    from arena.config import get_settings
+
+    if not yes:
+        raise InputError(
+            "restore replaces the whole database", "stop the scheduler, then add --yes"
+        )
+    run_restore(get_settings().database_url, source)
+    typer.echo(f"database restored from {source}")
+
+
 @app.command("serve")
 def serve(
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8501,
