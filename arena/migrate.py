@@ -48,6 +48,14 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
         command.upgrade(config, revision)
 
 
+def downgrade(engine: Engine, revision: str) -> None:
+    """Step the schema back to `revision` ("base" = empty); used to test upgrades from old DBs."""
+    config = alembic_config(engine)
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.downgrade(config, revision)
+
+
 def init_db(engine: Engine) -> str:
     """Migrate to head and ensure the methodology rows; returns the schema revision."""
     from arena.seed import ensure_methodology_versions

@@ -1,6 +1,9 @@
 """Shared fixtures: real databases (a SQLite file and a throw-away PostgreSQL server)."""
 
+import shutil
+import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -25,16 +28,44 @@ def pg_cluster() -> Iterator[PostgresCluster]:
         cluster.stop()
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One migrated SQLite file per session; each test gets a copy (no migration per test)."""
+    path = tmp_path_factory.mktemp("template") / "template.db"
+    eng = create_db_engine(f"sqlite:///{path}")
+    init_db(eng)
+    eng.dispose()
+    with sqlite3.connect(path) as conn:  # fold the WAL into the file so a plain copy is whole
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def pg_template(pg_cluster: PostgresCluster) -> str:
+    """One migrated PostgreSQL database per session, the template of every test database."""
+    url = pg_cluster.new_database()
+    eng = create_db_engine(url)
+    init_db(eng)
+    eng.dispose()
+    return url.rsplit("/", 1)[1]
+
+
 @pytest.fixture(params=BACKENDS)
 def db_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    """An empty database URL on each backend: a fresh SQLite file, a fresh PG database."""
+    """A fresh migrated database on each backend: a SQLite file, a PostgreSQL database.
+
+    Both are copies of a template migrated once per session; `test_migrations` still
+    migrates from an empty database (it downgrades to base first).
+    """
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'arena.db'}"
+        path = tmp_path_factory.mktemp("db") / "arena.db"
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+        yield f"sqlite:///{path}"
         return
     cluster: PostgresCluster = request.getfixturevalue("pg_cluster")
-    url = cluster.new_database()
+    url = cluster.new_database(template=request.getfixturevalue("pg_template"))
     try:
         yield url
     finally:

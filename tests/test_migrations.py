@@ -7,7 +7,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel, select
 
 from arena.db import create_db_engine, session_scope
-from arena.migrate import current_revision, head_revision, init_db, upgrade
+from arena.migrate import current_revision, downgrade, head_revision, init_db
 from arena.models import MethodologyVersion
 
 EXPECTED_TABLES = {
@@ -58,8 +58,9 @@ def test_init_db_is_idempotent(engine: Engine) -> None:
 def test_an_older_database_is_brought_up_to_date(db_url: str) -> None:
     """A database at an older revision (here: empty, revision 'base') upgrades to head."""
     eng = create_db_engine(db_url)
-    upgrade(eng, "base")
+    downgrade(eng, "base")
     assert current_revision(eng) is None
+    assert not EXPECTED_TABLES & set(inspect(eng).get_table_names())
     init_db(eng)
     assert current_revision(eng) == head_revision()
     assert set(inspect(eng).get_table_names()) >= EXPECTED_TABLES
