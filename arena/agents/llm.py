@@ -41,8 +41,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import httpx
 
+from arena.backoff import backoff_delay, retry_after_seconds
 from arena.errors import ArenaError
-from arena.markets.gamma import USER_AGENT, retry_after_seconds
+from arena.markets.gamma import USER_AGENT
 
 if TYPE_CHECKING:
     from arena.config import Settings
@@ -423,11 +424,9 @@ class ChatClient:
         )
 
     def _delay(self, attempt_no: int, retry_after: float | None) -> float:
-        """Retry-After when the server gave one, else full-jitter exponential backoff; capped."""
-        if retry_after is not None:
-            return min(retry_after, self.max_backoff)
-        ceiling = min(self.max_backoff, self.backoff_base * 2 ** (attempt_no - 1))
-        return self._rng.uniform(0, ceiling)
+        return backoff_delay(
+            attempt_no, retry_after, self.backoff_base, self.max_backoff, self._rng
+        )
 
     def _error_text(self, payload: Any, raw: str) -> str:
         """The server's own error message (OpenAI, OpenRouter, vLLM, Ollama shapes), cleaned."""

@@ -37,7 +37,6 @@ Notes for the README (what this module assumes about Gamma, and why):
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
 import math
@@ -53,6 +52,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import ValidationError
 
+from arena.backoff import backoff_delay, retry_after_seconds
 from arena.errors import ArenaError
 from arena.markets.types import ParsedMarket, classify_outcomes
 from arena.money import ONE, ZERO, to_decimal
@@ -294,26 +294,6 @@ def _flag(value: object, *, default: bool) -> bool:
 # --------------------------------------------------------------------------------------------
 # HTTP
 # --------------------------------------------------------------------------------------------
-
-
-def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date); None if unusable."""
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - (now or datetime.now(UTC))).total_seconds()
-    if seconds != seconds:  # NaN
-        return None
-    return max(0.0, seconds)
 
 
 def _page_ids(items: list[Any]) -> set[str]:
@@ -565,11 +545,7 @@ class GammaClient:
             ) from None
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
-        """Retry-After when the server gave one, else full-jitter exponential backoff; capped."""
-        if retry_after is not None:
-            return min(retry_after, self.max_backoff)
-        ceiling = min(self.max_backoff, self.backoff_base * 2 ** (attempt - 1))
-        return self._rng.uniform(0, ceiling)
+        return backoff_delay(attempt, retry_after, self.backoff_base, self.max_backoff, self._rng)
 
     def _pace(self) -> None:
         """Keep at least `min_interval` seconds between requests (be polite to a public API)."""

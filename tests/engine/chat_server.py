@@ -1,7 +1,6 @@
 """An OpenAI-compatible loopback server that answers per requested model, in script order."""
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,10 +22,9 @@ class PerModelServer(LLMServer):
         super().__init__()
         self.per_model: dict[str, list[Reply]] = {}
         self.served: dict[str, int] = {}
-        self._model_lock = threading.Lock()
 
     def script_model(self, model: str, *replies: Reply) -> None:
-        with self._model_lock:
+        with self._lock:
             self.per_model[model] = list(replies)
             self.served[model] = 0
 
@@ -37,7 +35,7 @@ class PerModelServer(LLMServer):
 
     def _dispatch(self, recorded: Recorded) -> Reply:
         model = recorded.json.get("model") if isinstance(recorded.json, dict) else None
-        with self._model_lock:
+        with self._lock:
             self.requests.append(recorded)
             replies = self.per_model.get(str(model))
             if not replies:

@@ -11,33 +11,14 @@ requests get a 404 with a small JSON body, like Gamma's own unknown paths.
 
 from __future__ import annotations
 
-import json
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
+from tests.loopback import LoopbackServer, Reply
 
-@dataclass(frozen=True)
-class Reply:
-    """One scripted response; a non-bytes, non-str body is sent as JSON."""
-
-    status: int = 200
-    body: Any = b""
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
-
-    def payload(self) -> bytes:
-        """The body as bytes (JSON-encoded unless it is already text or bytes)."""
-        if isinstance(self.body, bytes):
-            return self.body
-        if isinstance(self.body, str):
-            return self.body.encode()
-        return json.dumps(self.body).encode()
+__all__ = ["GammaServer", "Recorded", "Reply", "serve"]
 
 
 @dataclass(frozen=True)
@@ -68,24 +49,18 @@ class _Route:
         return reply
 
 
-class GammaServer:
+class GammaServer(LoopbackServer):
     """Scripted responses per path/query on 127.0.0.1 (port chosen by the OS)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._routes: list[_Route] = []
-        self._lock = threading.Lock()
         self.requests: list[Recorded] = []
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
 
     @property
     def url(self) -> str:
         """Base URL to hand to the client."""
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return self.origin
 
     def script(
         self, path: str, *replies: Reply, query: dict[str, str | None] | None = None
@@ -101,15 +76,7 @@ class GammaServer:
         with self._lock:
             return [request for request in self.requests if request.path == path]
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
-
-    def _dispatch(self, method: str, target: str, headers: dict[str, str]) -> Reply:
+    def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Reply:
         parts = urlsplit(target)
         query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
         with self._lock:
@@ -118,35 +85,6 @@ class GammaServer:
                 if route.matches(parts.path, query):
                     return route.next_reply()
         return Reply(404, {"error": "not found"})
-
-
-def _handler_for(server: GammaServer) -> type[BaseHTTPRequestHandler]:
-    """A request handler class bound to one GammaServer."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # one small response must not wait 40 ms for an ACK
-
-        def do_GET(self) -> None:
-            reply = server._dispatch("GET", self.path, dict(self.headers.items()))
-            if reply.delay:
-                time.sleep(reply.delay)
-            payload = reply.payload()
-            try:
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (a timeout test); nothing to tell it
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Keep test output quiet."""
-
-    return Handler
 
 
 @contextmanager
