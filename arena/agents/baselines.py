@@ -15,7 +15,7 @@ from decimal import ROUND_DOWN, Decimal
 
 from arena.agents.prompts import PortfolioView, PromptMarket
 
-HiddenProbability = Callable[[str, str], float]
+HiddenProbability = Callable[[str, str, datetime], float]
 
 FAVORITE_MARKETS = 5
 FAVORITE_AMOUNT = Decimal("100")
@@ -126,7 +126,7 @@ def oracle_strategy(inp: BaselineInput, probability: HiddenProbability) -> str:
                 if market.market_type == "binary"
                 else side
             )
-            edge = probability(market.market_id, outcome) - float(price)
+            edge = probability(market.market_id, outcome, inp.at) - float(price)
             if edge > ORACLE_MIN_EDGE:
                 edges.append((edge, market.market_id, side))
     cash, bets = inp.portfolio.cash, []

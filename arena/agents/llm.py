@@ -35,7 +35,7 @@ import random
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -44,6 +44,7 @@ import httpx
 from arena.backoff import backoff_delay, retry_after_seconds
 from arena.errors import ArenaError
 from arena.markets.gamma import USER_AGENT
+from arena.text import storable
 
 if TYPE_CHECKING:
     from arena.config import Settings
@@ -377,7 +378,7 @@ class ChatClient:
             return _Outcome(None, _Usage(), failure=_transport(f"connection failed ({_name(exc)})"))
         status = response.status_code
         payload = _json_or_none(response.content)
-        usage = _usage(payload)
+        usage = self._safe_usage(_usage(payload))
         if not 200 <= status < 300:
             retryable = status in (408, 429) or (status >= 500 and status not in NON_RETRYABLE_5XX)
             wait = retry_after_seconds(response.headers.get("Retry-After")) if retryable else None
@@ -399,7 +400,23 @@ class ChatClient:
         if any(isinstance(c, Mapping) and c.get("finish_reason") == "error" for c in choices):
             detail = self._error_text(choices[0], "") or "no detail"
             return _Outcome(status, usage, failure=_provider(f"finish_reason 'error': {detail}"))
-        return _Outcome(status, usage, answer=_answer(choices[0]))
+        return _Outcome(
+            status, self._safe_usage(usage), answer=self._safe_answer(_answer(choices[0]))
+        )
+
+    def _safe(self, text: str | None) -> str | None:
+        """Server-controlled text as stored: storable, and never holding the key."""
+        return None if text is None else redact(storable(text), self._secrets)
+
+    def _safe_answer(self, answer: _Answer) -> _Answer:
+        return replace(
+            answer, content=self._safe(answer.content) or "", reasoning=self._safe(answer.reasoning)
+        )
+
+    def _safe_usage(self, usage: _Usage) -> _Usage:
+        return replace(
+            usage, served_model=self._safe(usage.served_model), provider=self._safe(usage.provider)
+        )
 
     def _error(
         self,

@@ -56,6 +56,7 @@ from arena.backoff import backoff_delay, retry_after_seconds
 from arena.errors import ArenaError
 from arena.markets.types import ParsedMarket, classify_outcomes
 from arena.money import ONE, ZERO, to_decimal
+from arena.text import storable
 
 logger = logging.getLogger("arena.markets.gamma")
 
@@ -212,7 +213,7 @@ def _identifier(value: object) -> str | None:
 def _text(value: object) -> str | None:
     """A stripped non-empty string, else None (Gamma sends "" where it means absent)."""
     if isinstance(value, str) and value.strip():
-        return value.strip()
+        return storable(value.strip())
     return None
 
 
@@ -223,7 +224,7 @@ def _outcomes(market_id: str, value: object) -> list[str]:
         raise MarketParseError(market_id, "outcomes are not a list")
     if not all(isinstance(name, str) and name.strip() for name in outcomes):
         raise MarketParseError(market_id, "outcomes are not all non-empty strings")
-    names = [name.strip() for name in outcomes]
+    names = [storable(name.strip()) for name in outcomes]
     if len(names) < 2:
         raise MarketParseError(market_id, f"{len(names)} outcome(s); at least 2 are needed")
     if len(set(names)) != len(names):

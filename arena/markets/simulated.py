@@ -640,8 +640,12 @@ def _to_mills(logits: np.ndarray) -> np.ndarray:
 
 def _belief_path(
     rng: random.Random, hidden: Sequence[float], winner: int, hours: int
-) -> np.ndarray:
-    """Hourly per-mille prices, shape (hours, alternatives) (see the module docstring).
+) -> tuple[np.ndarray, np.ndarray]:
+    """Hourly per-mille prices and posteriors, shape (hours, alternatives) each.
+
+    The posterior (prior + evidence, without the crowd's bias and quoting noise) is what a
+    perfectly informed forecaster would say at that hour: the oracle baseline bets on it, so it
+    beats the market by exactly the market's bias and noise.
 
     Log-weight of alternative j at hour h: log p_j + bias_j·(1−g) + X_j + e_j, where X_j is a
     Brownian signal with drift +½ for the winner and −½ otherwise over evidence time τ = K·g(u),
@@ -658,7 +662,8 @@ def _belief_path(
     signal = np.cumsum(step[:, None] * drift + np.sqrt(step)[:, None] * draws[0], axis=0)
     noise = _ar1(_NOISE_SD * first[1], _NOISE_INNOV * draws[1])
     bias = np.outer(1.0 - seen, _BIAS_SD * first[0])
-    return _to_mills(np.log(np.asarray(hidden)) + bias + signal + noise)
+    prior = np.log(np.asarray(hidden))
+    return _to_mills(prior + bias + signal + noise), _to_mills(prior + signal)
 
 
 # --------------------------------------------------------------------------------------------
@@ -699,6 +704,7 @@ class _Market:
     hidden: tuple[float, ...]  # aligned to outcomes
     winner: int  # index into outcomes
     path: np.ndarray  # the listing's hourly per-mille prices, shape (hours, alternatives)
+    posterior: np.ndarray  # the unbiased, noise-free belief behind those prices, same shape
     yes_column: int | None  # binary: the path column pricing Yes; named: None (all columns)
     no_first: bool  # binary listed as ["No", "Yes"]
     created_us: int
@@ -711,9 +717,10 @@ class _Market:
     volume_shape: float
     liquidity: float
 
-    def mills_at(self, hour: int) -> list[int]:
-        """Per-mille prices aligned to outcomes at an hour of its life (clamped to its path)."""
-        row = self.path[min(max(hour, 0), len(self.path) - 1)]
+    def mills_at(self, hour: int, table: np.ndarray | None = None) -> list[int]:
+        """Per-mille prices (or posteriors) aligned to outcomes at an hour of its life."""
+        rows = self.path if table is None else table
+        row = rows[min(max(hour, 0), len(rows) - 1)]
         if self.yes_column is None:
             return row.tolist()
         yes = int(row[self.yes_column])
@@ -819,10 +826,15 @@ class SimulatedWorld:
         """Every market of the world (past, present and future), in id order."""
         return [market.id for market in self._markets]
 
-    def hidden_probability(self, market_id: str, outcome: str) -> float:
-        """The true probability the outcome wins (what the oracle baseline bets on)."""
+    def hidden_probability(self, market_id: str, outcome: str, at: datetime | None = None) -> float:
+        """The probability the outcome wins: the prior at creation, or, given `at`, the
+        unbiased posterior at that instant (what the oracle baseline bets on)."""
         market = self._market(market_id)
-        return market.hidden[_outcome_index(market, outcome)]
+        index = _outcome_index(market, outcome)
+        if at is None:
+            return market.hidden[index]
+        hour = (_micros(at) - market.created_us) // _HOUR_US
+        return market.mills_at(hour, market.posterior)[index] / _MILLS
 
     def true_outcome(self, market_id: str) -> str:
         """The outcome drawn at creation (a voided market still has one; it pays 0.5 anyway)."""
@@ -946,12 +958,11 @@ def _place_listings(options: _Options, drafts: list[_Draft]) -> list[_Market]:
     markets: list[_Market] = []
     ordered = sorted(drafts, key=lambda draft: (draft.created_us, draft.index))
     for event_number, draft in enumerate(ordered):
-        path = _belief_path(
+        path, posterior = _belief_path(
             _listing_rng(options.seed, draft.index, "path"), draft.hidden, draft.winner, draft.hours
         )
-        markets.extend(
-            _listing_markets(draft, str(FIRST_EVENT_ID + event_number), len(markets), path)
-        )
+        event_id = str(FIRST_EVENT_ID + event_number)
+        markets.extend(_listing_markets(draft, event_id, len(markets), path, posterior))
     return markets
 
 
@@ -973,7 +984,7 @@ def _outcome_view(
 
 
 def _listing_markets(
-    draft: _Draft, event_id: str, first_number: int, path: np.ndarray
+    draft: _Draft, event_id: str, first_number: int, path: np.ndarray, posterior: np.ndarray
 ) -> list[_Market]:
     """The market(s) of one listing: one for binary or named, one per member for a group."""
     text, kind = draft.text, draft.template.kind
@@ -1009,6 +1020,7 @@ def _listing_markets(
                 hidden=tuple(hidden),
                 winner=winner,
                 path=path,
+                posterior=posterior,
                 yes_column=yes_column,
                 no_first=draft.no_first,
                 created_us=draft.created_us,

@@ -101,7 +101,7 @@ def test_oracle_bets_where_the_hidden_probability_beats_the_price() -> None:
         ("3", "C"): 0.1,
     }
 
-    def probability(market_id: str, outcome: str) -> float:
+    def probability(market_id: str, outcome: str, at: object) -> float:
         return truth.get((market_id, outcome), 0.5)
 
     chosen = legs(oracle_strategy(inputs(), probability))

@@ -392,3 +392,26 @@ def test_naive_instants_are_rejected(world: SimulatedWorld) -> None:
 def test_an_empty_world_is_allowed() -> None:
     empty = SimulatedWorld(1, START, n_initial=0, new_per_day=0)
     assert empty.market_ids() == [] and empty.top_markets(START) == []
+
+
+def test_the_posterior_forecasts_better_than_the_market_price(big_world: SimulatedWorld) -> None:
+    """The oracle's `at`-aware probability is the market's belief without bias and noise."""
+    posterior_brier = price_brier = 0.0
+    n = 0
+    for market_id in big_world.market_ids():
+        schedule = big_world.schedule(market_id)
+        if schedule.voided:
+            continue
+        at = schedule.created_at + (schedule.end_date - schedule.created_at) * 0.7
+        market = big_world.get_market(market_id, at)
+        if market is None or market.market_type != "binary" or market.prices is None:
+            continue
+        won = big_world.true_outcome(market_id) == "Yes"
+        yes_price = float(market.prices[market.outcomes.index("Yes")])
+        posterior = big_world.hidden_probability(market_id, "Yes", at)
+        assert 0.0 < posterior < 1.0
+        posterior_brier += (posterior - won) ** 2
+        price_brier += (yes_price - won) ** 2
+        n += 1
+    assert n > 500
+    assert posterior_brier / n < price_brier / n

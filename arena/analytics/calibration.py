@@ -1,0 +1,253 @@
+"""Read models of the Calibration page: is a family's v1 implied confidence a probability?
+
+Why: the v1 Brier score takes bet size as confidence (amount / 25% of cash). Whether that
+"forecast" means anything shows in its reliability (do 70% bets win 70% of the time?), in the
+Murphy decomposition of its Brier, and against the market's own price for the side bought,
+scored on the very same bets. Brier intervals come from the leaderboard's bootstrap draw
+(`family_bootstrap`), so both pages show identical numbers for the same seed.
+"""
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+
+from arena import stats
+from arena.analytics.leaderboard import (
+    AGENTS,
+    BRIERS,
+    as_date,
+    cohort_id_of,
+    family_bootstrap,
+    in_scope,
+    utc_date,
+)
+
+FORECASTERS = ("implied", "market")
+
+RELIABILITY_COLUMNS: tuple[str, ...] = (
+    "family_id",
+    "bin",
+    "bin_low",
+    "bin_high",
+    "count",
+    "mean_forecast",
+    "observed_rate",
+)
+CALIBRATION_COLUMNS: tuple[str, ...] = (
+    "family_id",
+    "kind",
+    "resolved_bets",
+    "brier",
+    "brier_ci_low",
+    "brier_ci_high",
+    "ece",
+    "reliability",
+    "resolution",
+    "uncertainty",
+    "residual",
+    "market_bets",
+    "market_brier",
+    "market_brier_ci_low",
+    "market_brier_ci_high",
+    "skill_vs_market",
+    "skill_vs_market_ci_low",
+    "skill_vs_market_ci_high",
+    "market_ece",
+)
+BRIER_OVER_TIME_COLUMNS: tuple[str, ...] = (
+    "family_id",
+    "date",
+    "cumulative_brier",
+    "resolved_bets",
+    "cumulative_market_brier",
+)
+
+
+def brier_rows(engine: Engine, cohort: int | None = None) -> pd.DataFrame:
+    """Every Brier row in scope: ``family_id``, ``forecast_probability`` (v1 implied
+    confidence), ``actual_outcome`` (1 = the side bought won), ``brier_score``,
+    ``market_price`` (the BUY's price for that side; NaN if not recorded)."""
+    query = (
+        select(
+            AGENTS.c.family_id,
+            BRIERS.c.forecast_probability,
+            BRIERS.c.actual_outcome,
+            BRIERS.c.brier_score,
+            BRIERS.c.market_price,
+        )
+        .join(AGENTS, AGENTS.c.id == BRIERS.c.agent_id)
+        .order_by(BRIERS.c.id)
+    )
+    with engine.connect() as conn:
+        result = conn.execute(in_scope(query, cohort_id_of(conn, cohort)))
+        frame = pd.DataFrame(result.all(), columns=list(result.keys()))
+    return frame.astype(
+        {
+            "forecast_probability": "float64",
+            "actual_outcome": "int64",
+            "brier_score": "float64",
+            "market_price": "float64",
+        }
+    )
+
+
+def _forecasts(rows: pd.DataFrame, forecaster: str) -> tuple[np.ndarray, np.ndarray]:
+    if forecaster not in FORECASTERS:
+        raise ValueError(f"forecaster must be one of {FORECASTERS}, not {forecaster!r}")
+    if forecaster == "market":
+        rows = rows[rows["market_price"].notna()]
+        return rows["market_price"].to_numpy(), rows["actual_outcome"].to_numpy()
+    return rows["forecast_probability"].to_numpy(), rows["actual_outcome"].to_numpy()
+
+
+def reliability(
+    engine: Engine,
+    *,
+    cohort: int | None = None,
+    bins: int = stats.DEFAULT_BINS,
+    forecaster: str = "implied",
+) -> pd.DataFrame:
+    """The reliability diagram's table: one row per family × equal-width bin (all `bins`).
+
+    `forecaster` = ``implied`` (v1 implied confidence) or ``market`` (the market's price for
+    the side bought, on the same bets: the reference forecaster). Columns: ``family_id``,
+    ``bin`` (0 … bins−1), ``bin_low`` / ``bin_high`` (bin k holds forecasts f with
+    ⌊f·bins⌋ = k; f = 1 in the last), ``count`` (forecasts in the bin; show it), ``mean_forecast``
+    and ``observed_rate`` (share of those bets that won; both NaN for an empty bin).
+    """
+    rows = brier_rows(engine, cohort)
+    frames = []
+    for family_id, group in rows.groupby("family_id", sort=True):
+        f, o = _forecasts(group, forecaster)
+        table = stats.reliability_bins(f, o, bins)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "family_id": family_id,
+                    "bin": table.bin,
+                    "bin_low": table.low,
+                    "bin_high": table.high,
+                    "count": table.count.astype("int64"),
+                    "mean_forecast": table.mean_forecast,
+                    "observed_rate": table.observed_rate,
+                }
+            )
+        )
+    if not frames:
+        return pd.DataFrame(columns=list(RELIABILITY_COLUMNS))
+    return pd.concat(frames, ignore_index=True)[list(RELIABILITY_COLUMNS)]
+
+
+def calibration_summary(
+    engine: Engine,
+    *,
+    cohort: int | None = None,
+    bins: int = stats.DEFAULT_BINS,
+    replicates: int = stats.DEFAULT_REPLICATES,
+    seed: int = 0,
+    level: float = stats.CONFIDENCE,
+) -> pd.DataFrame:
+    """Per family with resolved bets: Brier with its interval, calibration and the market.
+
+    Columns: ``family_id``, ``kind``, ``resolved_bets``, ``brier`` (v1: mean Brier of implied
+    confidence) with ``brier_ci_low`` / ``brier_ci_high`` (the leaderboard's bootstrap),
+    ``ece``, and the Murphy decomposition over the same bins — ``reliability``,
+    ``resolution``, ``uncertainty``, ``residual`` with brier = reliability − resolution +
+    uncertainty + residual exactly (`arena.stats.Murphy`); ``market_bets`` (bets with a
+    recorded market price), ``market_brier`` (+ CI): the market price's Brier on those bets,
+    ``skill_vs_market`` (+ CI): family Brier − market Brier on those bets (negative = better
+    than the market), ``market_ece``: the market price's ECE on those bets.
+    """
+    rows = brier_rows(engine, cohort)
+    if rows.empty:
+        return pd.DataFrame(columns=list(CALIBRATION_COLUMNS))
+    fb = family_bootstrap(engine, cohort=cohort, replicates=replicates, seed=seed)
+    column = {fid: i for i, fid in enumerate(fb.families)}
+    s = fb.sums
+    intervals = {
+        "brier": stats.percentile_interval(fb.boot.ratio(s["brier_sum"], s["brier_n"]), level),
+        "market_brier": stats.percentile_interval(
+            fb.boot.ratio(s["skill_market_sum"], s["skill_n"]), level
+        ),
+        "skill_vs_market": stats.percentile_interval(
+            fb.boot.ratio(s["skill_family_sum"] - s["skill_market_sum"], s["skill_n"]), level
+        ),
+    }
+    records = []
+    for family_id, group in rows.groupby("family_id", sort=True):
+        murphy = stats.murphy_decomposition(*_forecasts(group, "implied"), bins)
+        priced = group[group["market_price"].notna()]
+        market = stats.murphy_decomposition(*_forecasts(priced, "market"), bins)
+        same_bets_family = float(priced["brier_score"].mean()) if len(priced) else np.nan
+        j = column[family_id]
+        record = {
+            "family_id": family_id,
+            "kind": fb.names.get(family_id, (family_id, "llm"))[1],
+            "resolved_bets": murphy.n,
+            "brier": murphy.brier,
+            "ece": murphy.ece,
+            "reliability": murphy.reliability,
+            "resolution": murphy.resolution,
+            "uncertainty": murphy.uncertainty,
+            "residual": murphy.residual,
+            "market_bets": market.n,
+            "market_brier": market.brier,
+            "skill_vs_market": same_bets_family - market.brier if market.n else np.nan,
+            "market_ece": market.ece,
+        }
+        for name, (low, high) in intervals.items():
+            record[f"{name}_ci_low"], record[f"{name}_ci_high"] = float(low[j]), float(high[j])
+        records.append(record)
+    return pd.DataFrame(records)[list(CALIBRATION_COLUMNS)]
+
+
+def brier_over_time(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
+    """The cumulative v1 Brier per family at the end of each UTC date with new resolutions.
+
+    Aggregated in SQL (sum and count per family × date of the Brier row), accumulated here.
+    Columns: ``family_id``, ``date`` (datetime.date), ``cumulative_brier`` (mean of all the
+    family's Brier rows up to that date), ``resolved_bets`` (their count),
+    ``cumulative_market_brier`` (the market price's Brier on the same bets, same dates).
+    """
+    with engine.connect() as conn:
+        day = utc_date(BRIERS.c.created_at, engine.dialect.name)
+        error = BRIERS.c.market_price - BRIERS.c.actual_outcome
+        query = (
+            select(
+                AGENTS.c.family_id,
+                day.label("date"),
+                func.sum(BRIERS.c.brier_score).label("brier_sum"),
+                func.count(BRIERS.c.id).label("n"),
+                func.sum(error * error).label("market_sum"),
+                func.count(BRIERS.c.market_price).label("market_n"),
+            )
+            .join(AGENTS, AGENTS.c.id == BRIERS.c.agent_id)
+            .group_by(AGENTS.c.family_id, day)
+        )
+        result = conn.execute(in_scope(query, cohort_id_of(conn, cohort)))
+        frame = pd.DataFrame(result.all(), columns=list(result.keys()))
+    if frame.empty:
+        return pd.DataFrame(columns=list(BRIER_OVER_TIME_COLUMNS))
+    frame["date"] = [as_date(d) for d in frame["date"]]
+    frame = frame.sort_values(["family_id", "date"]).reset_index(drop=True)
+    for name in ("brier_sum", "n", "market_sum", "market_n"):
+        frame[name] = frame[name].fillna(0).astype("float64")
+    grouped = frame.groupby("family_id", sort=False)
+    sums, counts = grouped["brier_sum"].cumsum(), grouped["n"].cumsum()
+    market_sums, market_counts = grouped["market_sum"].cumsum(), grouped["market_n"].cumsum()
+    frame["cumulative_brier"] = sums / counts
+    frame["resolved_bets"] = counts.astype("int64")
+    frame["cumulative_market_brier"] = (market_sums / market_counts).where(market_counts > 0)
+    return frame[list(BRIER_OVER_TIME_COLUMNS)]
+
+
+__all__ = [
+    "BRIER_OVER_TIME_COLUMNS",
+    "CALIBRATION_COLUMNS",
+    "RELIABILITY_COLUMNS",
+    "brier_over_time",
+    "brier_rows",
+    "calibration_summary",
+    "reliability",
+]

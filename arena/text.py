@@ -1,0 +1,15 @@
+"""Text from outside (model answers, market payloads) made storable in any database."""
+
+REPLACEMENT = "\ufffd"
+
+
+def storable(text: str) -> str:
+    """`text` without what a database refuses: NUL characters (PostgreSQL) and lone UTF-16
+    surrogates (not encodable as UTF-8). Each becomes U+FFFD, so nothing silently vanishes."""
+    if "\x00" in text:
+        text = text.replace("\x00", REPLACEMENT)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
