@@ -165,8 +165,23 @@ def decide(at: AtOption = None) -> None:
 @app.command("snapshot")
 def snapshot(at: AtOption = None) -> None:
     """Value every open portfolio: one row per agent per 10-minute slot."""
-    _at(at)
-    _not_built("snapshot", "decision run issue")
+    from arena.config import get_settings
+    from arena.engine.snapshots import take_snapshots
+
+    when = _at(at)
+    methodology = get_settings().methodology
+    result = take_snapshots(
+        _engine(),
+        when,
+        interval_minutes=methodology.snapshot_interval_minutes,
+        decision_window_weeks=methodology.decision_window_weeks,
+    )
+    slot = f"{result.slot:%Y-%m-%d %H:%M}" if result.slot else "?"
+    typer.echo(
+        f"snapshot {slot} UTC: {result.rows_written} agent(s) valued, "
+        f"{result.positions_marked} position(s) marked at live prices, "
+        f"{result.cohorts_tracking} cohort(s) now tracking, {result.cohorts_completed} completed"
+    )
 
 
 @app.command("resolve")
@@ -191,7 +206,24 @@ def demo(
     seed: Annotated[int, typer.Option(help="Seed of the simulated world.")] = 7,
 ) -> None:
     """Run an offline simulated season into the configured database."""
-    _not_built("demo", "scheduler and demo issue")
+    from arena.config import get_settings
+    from arena.db import dispose_engines
+    from arena.demo import ensure_empty, format_summary, progress_bar, run_demo
+    from arena.lineup import load_lineup
+    from arena.migrate import init_db as run_init
+
+    settings = get_settings()
+    engine = _engine()
+    try:
+        run_init(engine)
+        ensure_empty(engine)
+        lineup = load_lineup(settings.lineup)
+        with progress_bar(weeks) as on_tick:
+            summary = run_demo(engine, settings, lineup, weeks=weeks, seed=seed, on_tick=on_tick)
+    finally:
+        dispose_engines()  # close every connection: the SQLite file is complete on exit
+    for line in format_summary(summary):
+        typer.echo(line)
 
 
 @app.command("leaderboard")
@@ -202,7 +234,20 @@ def leaderboard(
     """Print the leaderboard with its intervals."""
     if format not in ("table", "csv"):
         raise InputError(f"--format {format!r} is not supported", "use --format table or csv")
-    _not_built("leaderboard", "statistics issue")
+    from arena.analytics import leaderboard as board
+
+    frame = board.leaderboard(_engine(), cohort=cohort)
+    if format == "csv":
+        board.write_leaderboard_csv(frame, sys.stdout)
+        return
+    if frame.empty:
+        typer.echo("no cohort yet: run `arena start-cohort` (or `arena demo`) first")
+        return
+    from rich.console import Console
+
+    title = f"Leaderboard, cohort {cohort}" if cohort else "Leaderboard, all cohorts"
+    console = Console(width=None if sys.stdout.isatty() else 240)
+    console.print(board.leaderboard_table(frame, title))
 
 
 @app.command("export")

@@ -17,7 +17,7 @@ POINTS = {
     # the model has answered; its trades and final status are about to be written
     "before_trades": ("arena.engine.decisions", "_finish"),
     # inside the snapshot transaction, after the agents were read and values computed
-    "mid_snapshot": ("arena.engine.snapshots", "_upsert_rows"),
+    "mid_snapshot": ("arena.engine.snapshots", "_upsert_snapshots"),
     # inside the settlement transaction, after the first position settled
     "mid_settlement": ("arena.engine.settlement", "_score_buys"),
 }

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 from datetime import timedelta
+from decimal import Decimal as D
 from pathlib import Path
 
 from sqlalchemy.engine import Engine
@@ -20,7 +21,7 @@ from arena.engine.cohorts import start_cohort
 from arena.engine.market_sync import upsert_markets
 from arena.lineup import parse_lineup
 from arena.markets.gamma import parse_market
-from arena.models import Decision, DecisionAttempt, Market, Position, Trade
+from arena.models import Decision, DecisionAttempt, Market, PortfolioSnapshot, Position, Trade
 from tests.engine.chat_server import answer, serve_models
 from tests.engine.sources import fixture_markets, reopened
 from tests.engine.test_decisions import MARKETS
@@ -132,5 +133,29 @@ def test_killed_in_the_middle_of_a_settlement(engine: Engine, db_url: str) -> No
         assert twice.returncode == 0 and "0 resolved" in twice.stdout
     with session_scope(engine) as s:
         assert sorted(p.status for p in s.exec(select(Position))) == ["lost", "won"]
+    assert_no_duplicates(engine)
+    assert_books_balance(engine)
+
+
+def test_killed_in_the_middle_of_a_snapshot(engine: Engine, db_url: str) -> None:
+    """Marks were already updated in the transaction when the process died: all rolled back."""
+    with session_scope(engine) as s:
+        upsert_markets(s, MARKETS, WEEK1)
+    (agent,) = new_cohort_agents(engine, ("gpt-5.1",))
+    trade_into(engine, agent, "100", "YES", "500", "0.5", WEEK1)  # market price is 0.40 now
+    at = (WEEK1 + timedelta(minutes=20)).isoformat()
+    env = {"ARENA_DATABASE_URL": db_url}
+    crashed = arena(env, "snapshot", "--at", at, kill_at="mid_snapshot")
+    assert crashed.returncode == -signal.SIGKILL
+    with session_scope(engine) as s:
+        assert s.exec(select(PortfolioSnapshot)).all() == []
+        (position,) = s.exec(select(Position)).all()
+        assert position.mark_price is None  # the mark update died with the transaction
+    for _ in range(2):
+        done = arena(env, "snapshot", "--at", at)
+        assert done.returncode == 0, done.stderr
+    with session_scope(engine) as s:
+        (row,) = s.exec(select(PortfolioSnapshot)).all()
+        assert row.total_value == D("9900")  # 9500 cash + 1000 shares × 0.40
     assert_no_duplicates(engine)
     assert_books_balance(engine)
