@@ -71,6 +71,11 @@ class GammaServer(LoopbackServer):
         with self._lock:
             self._routes.append(_Route(path, dict(query or {}), list(replies)))
 
+    def reset(self) -> None:
+        """Forget every scripted route (the service "changes" mid-test)."""
+        with self._lock:
+            self._routes.clear()
+
     def requests_to(self, path: str) -> list[Recorded]:
         """The recorded requests for one path, in arrival order."""
         with self._lock:
