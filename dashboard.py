@@ -2,20 +2,41 @@
 
 It opens the configured database READ-ONLY and checks it has a schema before any page runs,
 so every page can assume a migrated database and a fresh checkout shows a clear next step
-instead of a traceback. Pages live in pages/ and read through `arena.analytics`.
+instead of a traceback. Pages live in pages/ and read through `arena.analytics` (cached a few
+seconds by `arena.ui.read`); deep-link query parameters are restored before each page runs.
 """
 
 import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from arena import analytics
+from arena import analytics, ui
 from arena.config import METHODOLOGY_VERSION, get_settings
 from arena.db import get_engine
 from arena.errors import ArenaError
 
 TITLE = "Forecaster Arena"
 NO_DATABASE = "No database yet: run `arena init-db` or `make demo`."
+
+PAGES = {
+    "Results": [
+        st.Page(
+            "pages/leaderboard.py", title="Leaderboard", icon=":material/leaderboard:", default=True
+        ),
+        st.Page("pages/cohorts.py", title="Cohorts", icon=":material/date_range:"),
+        st.Page("pages/agent.py", title="Agent", icon=":material/smart_toy:"),
+        st.Page("pages/calibration.py", title="Calibration", icon=":material/target:"),
+    ],
+    "Evidence": [
+        st.Page("pages/decisions.py", title="Decisions", icon=":material/receipt_long:"),
+        st.Page("pages/markets.py", title="Markets", icon=":material/show_chart:"),
+    ],
+    "Data": [
+        st.Page("pages/exports.py", title="Exports", icon=":material/download:"),
+        st.Page("pages/overview.py", title="Overview", icon=":material/storage:"),
+        st.Page("pages/operations.py", title="Operations", icon=":material/lock:"),
+    ],
+}
 
 
 @st.cache_resource(show_spinner=False)
@@ -40,7 +61,7 @@ def _first_line(exc: SQLAlchemyError) -> str:
 def main() -> None:
     """Configure the page, gate on a usable database, then run the selected page."""
     st.set_page_config(page_title=TITLE, layout="wide")
-    page = st.navigation([st.Page("pages/overview.py", title="Overview", default=True)])
+    page = st.navigation(PAGES)
 
     try:
         settings = get_settings()
@@ -49,6 +70,7 @@ def main() -> None:
         return
     url = settings.database_url
 
+    st.sidebar.markdown(f"**{TITLE}**")
     # The backend only: the URL itself may carry a password.
     st.sidebar.caption(f"Database: {analytics.backend_name(url)}")
     st.sidebar.caption(f"Methodology {settings.methodology.version or METHODOLOGY_VERSION}")
@@ -72,8 +94,19 @@ def main() -> None:
         _stop_with(NO_DATABASE)
         return
     st.sidebar.caption(f"Schema revision {revision}")
+    st.sidebar.caption(
+        f"Read-only view, refreshed every {ui.CACHE_TTL_S} s. The address bar holds the "
+        "current selection: copy it to share this view."
+    )
 
-    page.run()
+    ui.restore_links()
+    try:
+        page.run()
+    except SQLAlchemyError as exc:
+        st.error(
+            f"Cannot read the database ({_first_line(exc)}) — it may be migrating; retry in a "
+            "moment, or run `arena init-db`."
+        )
 
 
 main()

@@ -202,7 +202,8 @@ def sqlite_season(base: Path) -> Season:
     url = f"sqlite:///{folder / 'arena.db'}"
     if not done.exists():
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "arena.db").unlink(missing_ok=True)
+        for leftover in ("arena.db", "arena.db-wal", "arena.db-shm"):  # a crashed build
+            (folder / leftover).unlink(missing_ok=True)
         built = build_season(url)
         done.write_text(built.end.isoformat())
     end = datetime.fromisoformat(done.read_text())

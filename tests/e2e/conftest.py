@@ -1,8 +1,10 @@
 """End-to-end fixtures: a real `streamlit run dashboard.py` server and Debian's chromium.
 
-The server reads a migrated SQLite database with a few rows (the lineup's families and one
-cohort with its agents), so the pages show real, non-trivial tables. Browser tests never skip:
-a missing chromium fails loudly, because CI installs it.
+The server reads a season built through the real jobs (`tests.analytics.season`: two cohorts,
+baselines, the oracle and two loopback LLM families with retries, rejected legs and a fallback
+HOLD, settlements, job runs with one failure), so every page shows real data. `arena demo` is
+not used: a season of it takes minutes, this one seconds. Browser tests never skip: a missing
+chromium fails loudly, because CI installs it.
 """
 
 import os
@@ -14,18 +16,12 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
-from arena.db import create_db_engine, session_scope
-from arena.lineup import load_lineup
-from arena.migrate import init_db
-from arena.models import Agent, Cohort, Market
-from arena.seed import sync_families
+from tests.analytics.season import Season, sqlite_season
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
@@ -42,6 +38,7 @@ CHROMIUM_ARGS = [
 SERVER_START_TIMEOUT_S = 60.0
 # Environment keys the server must not inherit: it gets exactly the test database, no secrets.
 SCRUBBED_ENV = ("OPENROUTER_API_KEY", "ARENA_LLM_API_KEY", "ARENA_LINEUP", "ARENA_ADMIN_PASSWORD")
+ADMIN_PASSWORD = "e2e-admin-password"  # the server's ARENA_ADMIN_PASSWORD, for Operations
 
 
 def free_port() -> int:
@@ -49,45 +46,6 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def seed_demo_rows(url: str) -> None:
-    """Migrate `url` and add the lineup's families, one cohort with agents and one market."""
-    engine = create_db_engine(url)
-    try:
-        init_db(engine)
-        lineup = load_lineup(None)
-        sync_families(engine, lineup)
-        with session_scope(engine) as session:
-            cohort = Cohort(
-                number=1, week_start=datetime(2025, 1, 5, tzinfo=UTC), methodology_version="v1"
-            )
-            session.add(cohort)
-            session.flush()
-            assert cohort.id is not None
-            for spec in lineup.families[:3]:
-                session.add(
-                    Agent(
-                        cohort_id=cohort.id,
-                        family_id=spec.id,
-                        model_id=spec.model,
-                        display_name=spec.display_name,
-                        starting_balance=Decimal("10000"),
-                        cash_balance=Decimal("10000"),
-                    )
-                )
-            session.add(
-                Market(
-                    id="516710",
-                    question="Will it rain in London on 2025-01-12?",
-                    market_type="binary",
-                    outcomes=["Yes", "No"],
-                    prices=["0.6", "0.4"],
-                    volume=125000.0,
-                )
-            )
-    finally:
-        engine.dispose()
 
 
 def _health(base_url: str) -> str | None:
@@ -114,16 +72,22 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.fixture(scope="session")
-def streamlit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL of a dashboard server over a seeded SQLite database, stopped after the session."""
+def season(tmp_path_factory: pytest.TempPathFactory) -> Season:
+    """The session's simulated season (shared read-only with the AppTest and model tests)."""
+    return sqlite_season(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(season: Season, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of a dashboard server over the season's database, stopped after the session."""
     workdir = tmp_path_factory.mktemp("e2e-server")
-    database_url = f"sqlite:///{workdir / 'arena.db'}"
-    seed_demo_rows(database_url)
+    database_url = season.url
 
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     env = {key: value for key, value in os.environ.items() if key not in SCRUBBED_ENV}
     env["ARENA_DATABASE_URL"] = database_url
+    env["ARENA_ADMIN_PASSWORD"] = ADMIN_PASSWORD
     command = [
         sys.executable,
         "-m",
@@ -202,6 +166,18 @@ def page(browser: Browser) -> Iterator[Page]:
         yield context.new_page()
     finally:
         context.close()
+
+
+def settle(page: Page, timeout_ms: float = 30_000) -> None:
+    """Wait until the app has finished its script run and painted (no loading skeletons)."""
+    page.wait_for_function(
+        """() => {
+            const app = document.querySelector('[data-testid=stApp]');
+            return app && app.getAttribute('data-test-script-state') === 'notRunning'
+                && !document.querySelector('[data-testid=stSkeleton]');
+        }""",
+        timeout=timeout_ms,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -1,15 +1,75 @@
-"""The dashboard in a real browser: it renders, shows the table and downloads it as CSV."""
+"""The dashboard in a real browser over a simulated season: every page renders (and is
+screenshotted for a human to look at), ranges switch, a decision can be selected and audited,
+deep links work and survive navigation, and downloads carry the right headers."""
 
+import io
+import re
 import urllib.request
+import zipfile
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from arena.analytics import OVERVIEW_TABLES
+from arena.export import EXPORTS
+from tests.e2e.conftest import ADMIN_PASSWORD, settle
 
 pytestmark = pytest.mark.browser
-TABLES = len(OVERVIEW_TABLES)
+
+# url path → heading, in the order the screenshots are taken (the default page is the root).
+PAGES = {
+    "": "Leaderboard",
+    "cohorts": "Cohorts",
+    "agent": "Agent",
+    "decisions": "Decisions",
+    "calibration": "Calibration",
+    "markets": "Markets",
+    "exports": "Exports",
+    "overview": "Overview",
+    "operations": "Operations",
+}
+# Deep links that make each screenshot show the page's detail view, not just its list.
+SHOWCASE = {
+    "cohorts": "?cohort=1",
+    "agent": "?cohort=1&family=llm-a",
+    "decisions": "?cohort=1&family=llm-a&week=1&decision=1",
+    "calibration": "?family=oracle",
+    "markets": "?held=yes&market=900020",
+}
+LEADERBOARD_HEADER = (
+    "rank,display_name,family_id,kind,cohorts,total_pnl,return_pct,return_ci_low,"
+    "return_ci_high,p_rank_1,rank_low,rank_high,brier,brier_ci_low,brier_ci_high,"
+    "resolved_bets,win_rate,decisions,fallback_holds,api_cost_usd,too_early"
+)
+ROW_HEIGHT = 35  # Streamlit's dataframe rows (and header) in pixels
+
+
+def _open(page: Page, base: str, path: str, heading: str) -> None:
+    page.goto(f"{base}/{path}")
+    expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible()
+    settle(page)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def _shoot(page: Page, folder: Path, name: str) -> None:
+    """A screenshot of the whole page (the app scrolls inside its main area, so the viewport
+    is grown to the content's height first)."""
+    height = page.evaluate(
+        "() => document.querySelector('[data-testid=stMain]')?.scrollHeight ?? 900"
+    )
+    page.set_viewport_size({"width": 1280, "height": max(900, min(int(height) + 40, 6000))})
+    page.wait_for_timeout(300)  # re-layout only: no script run
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def _select_row(page: Page, table_index: int, row: int) -> None:
+    """Tick a row of a selectable dataframe (its row marker sits in the first column)."""
+    grid = page.get_by_test_id("stDataFrame").nth(table_index)
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + 16, box["y"] + ROW_HEIGHT * (row + 1) + ROW_HEIGHT / 2)
 
 
 def test_server_answers_health(streamlit_server: str) -> None:
@@ -18,35 +78,105 @@ def test_server_answers_health(streamlit_server: str) -> None:
         assert response.read().decode().strip() == "ok"
 
 
-def test_overview_shows_counts_and_downloads_them_as_csv(
+def test_every_page_renders_and_is_screenshotted(
     streamlit_server: str, page: Page, screenshots_dir: Path
 ) -> None:
-    page.goto(streamlit_server)
+    for path, heading in PAGES.items():
+        _open(page, streamlit_server, path + SHOWCASE.get(path, ""), heading)
+        expect(page.get_by_text("Page not found")).to_have_count(0)
+        expect(page.get_by_test_id("stSidebar")).to_contain_text("Database: sqlite")
+        if path == "operations":
+            box = page.get_by_label("Admin password (press Enter)")
+            box.fill(ADMIN_PASSWORD)
+            box.press("Enter")
+            expect(page.get_by_role("heading", name="Jobs")).to_be_visible()
+            settle(page)
+            expect(page.get_by_text("Wrong password.")).to_have_count(0)
+        _shoot(page, screenshots_dir, path or "leaderboard")
+        body = page.locator("body").inner_text()
+        assert "sqlite:///" not in body and ADMIN_PASSWORD not in body
 
-    expect(page.get_by_role("heading", name="Forecaster Arena")).to_be_visible()
-    table = page.get_by_test_id("stDataFrame")
-    expect(table).to_be_visible()
-    # The grid paints on a canvas; its accessible twin holds the cells as text.
-    cells = table.locator("[role=gridcell]")
-    expect(cells).to_have_count(2 * TABLES)
-    texts = [text.strip() for text in cells.all_text_contents()]
-    shown = dict(zip(texts[0::2], texts[1::2], strict=True))
-    assert shown["families"] == "10"
-    assert shown["cohorts"] == "1"
-    assert shown["portfolio_snapshots"] == "0"
-    expect(page.get_by_test_id("stException")).to_have_count(0)
-    # The seeded database has a cohort, so the "no cohort" empty state must not show.
-    expect(page.get_by_text("No cohort yet")).to_have_count(0)
-    expect(page.get_by_test_id("stSidebar")).to_contain_text("Database: sqlite")
 
-    with page.expect_download() as download_info:
-        page.get_by_role("button", name="Download CSV").click()
-    download = download_info.value
-    assert download.suggested_filename == "forecaster-arena-overview.csv"
+def test_leaderboard_range_switch_and_csv_of_the_table(streamlit_server: str, page: Page) -> None:
+    _open(page, streamlit_server, "", "Leaderboard")
+    expect(page.get_by_text(re.compile(r"^ALL: .* one point per 4 hours"))).to_be_visible()
+    expect(page.get_by_test_id("stVegaLiteChart")).to_have_count(1)
+
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download CSV", exact=True).click()
+    download = info.value
+    assert download.suggested_filename == "forecaster-arena-leaderboard-all.csv"
     lines = Path(download.path()).read_text(encoding="utf-8").splitlines()
-    assert lines[0] == "table,rows"
-    assert "cohorts,1" in lines
-    assert "agents,3" in lines
-    assert "markets,1" in lines
+    assert lines[0] == LEADERBOARD_HEADER
+    assert len(lines) == 1 + 6  # one row per family, baselines included
+    assert any(line.split(",")[2] == "oracle" for line in lines[1:])
 
-    page.screenshot(path=str(screenshots_dir / "overview.png"), full_page=True)
+    page.get_by_role("radio", name="1D", exact=True).click()
+
+    expect(page).to_have_url(re.compile(r"range=1D"))
+    expect(page.get_by_text(re.compile(r"^1D: .* one point per 10 minutes"))).to_be_visible()
+    page.get_by_role("radio", name="%", exact=True).click()
+    expect(page).to_have_url(re.compile(r"unit=%25"))
+    settle(page)
+    expect(page.get_by_test_id("stVegaLiteChart")).to_have_count(1)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def test_selecting_a_decision_shows_its_raw_responses(streamlit_server: str, page: Page) -> None:
+    # Cohort 1's Model A decisions, newest first: week 2 (decision 7), then week 1 (decision 1).
+    _open(page, streamlit_server, "decisions?cohort=1&family=llm-a", "Decisions")
+    expect(page.get_by_role("heading", name=re.compile(r"^Decision \d+$"))).to_have_count(0)
+
+    _select_row(page, 0, 1)
+
+    expect(page.get_by_role("heading", name="Decision 1", exact=True)).to_be_visible()
+    expect(page).to_have_url(re.compile(r"decision=1(&|$)"))
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_text("Attempt 2 — malformed")).to_be_visible()
+    expect(main.get_by_text("I would buy YES on the first market, it looks cheap.")).to_be_visible()
+    # The valid answer carries markup in its reasoning: shown as text, never rendered.
+    expect(main.get_by_text("<b>second</b>").first).to_be_visible()
+    expect(main.locator("b", has_text="second")).to_have_count(0)
+    expect(main.get_by_text("(no response body)")).to_be_visible()  # the HTTP 500
+
+    page.get_by_role("tab", name="Legs").click()
+    expect(main.get_by_text("Legs executed")).to_be_visible()
+    page.get_by_role("link", name=re.compile(r"Market snapshot #1 it saw")).click()
+    expect(page.get_by_role("heading", name="Market snapshot #1")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"/markets\?.*snapshot=1"))
+
+
+def test_deep_link_opens_the_view_and_survives_navigation(
+    streamlit_server: str, page: Page
+) -> None:
+    _open(page, streamlit_server, "agent?cohort=1&family=llm-a", "Agent")
+    expect(page.get_by_text("Model A — cohort 1 — model test/llm-a (llm)")).to_be_visible()
+
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Decisions").click()
+
+    expect(page.get_by_role("heading", name="Decisions", exact=True)).to_be_visible()
+    expect(page).to_have_url(re.compile(r"/decisions\?.*cohort=1"))
+    expect(page).to_have_url(re.compile(r"family=llm-a"))
+    settle(page)
+    expect(page.get_by_role("combobox", name="Family")).to_have_value("llm-a")
+
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Agent").click()
+    expect(page.get_by_text("Model A — cohort 1 — model test/llm-a (llm)")).to_be_visible()
+
+
+def test_exports_zip_holds_contract_csvs_and_readme(streamlit_server: str, page: Page) -> None:
+    _open(page, streamlit_server, "exports?cohort=1", "Exports")
+
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download zip").click()
+
+    download = info.value
+    assert download.suggested_filename == "forecaster-arena-export-cohort1.zip"
+    with zipfile.ZipFile(io.BytesIO(Path(download.path()).read_bytes())) as archive:
+        names = archive.namelist()
+        assert names == [f"{table}.csv" for table in EXPORTS] + ["README.txt"]
+        for table, spec in EXPORTS.items():
+            header = archive.read(f"{table}.csv").decode().splitlines()[0]
+            assert header == ",".join(spec.columns)
+        readme = archive.read("README.txt").decode()
+    assert "Methodology version: v1" in readme and "Filters: cohort=1" in readme

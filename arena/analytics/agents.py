@@ -1,0 +1,261 @@
+"""Read models of one agent (a family in one cohort): its book, its trades, its numbers.
+
+Positions and trades come from the same queries as `arena export positions` / `trades`
+(`arena.export.EXPORTS`), so the open positions' values here are the export's, marked by the
+snapshot rule (§12.4), and a researcher's CSV matches the page exactly.
+"""
+
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+
+from arena.analytics.cohorts import (
+    AGENTS,
+    COHORTS,
+    FAMILIES,
+    FLOAT,
+    INT,
+    MONEY,
+    TEXT,
+    TIME,
+    agent_stats,
+    fetch,
+    latest_snapshots,
+    typed_frame,
+)
+from arena.export import EXPORTS, ExportFilters
+from arena.models import Market, Position, Trade
+
+MARKETS = Market.__table__  # type: ignore[attr-defined]
+POSITIONS = Position.__table__  # type: ignore[attr-defined]
+TRADES = Trade.__table__  # type: ignore[attr-defined]
+ROW_CAP = 100_000  # one agent never holds this many; a bound against a runaway read
+
+# Position status → the outcome a reader asks about.
+OUTCOMES = {
+    "open": "pending",
+    "won": "won",
+    "lost": "lost",
+    "sold": "sold",
+    "cancelled": "cancelled",
+}
+
+AGENT_INDEX_COLUMNS: dict[str, str] = {
+    "cohort_number": INT,
+    "family_id": TEXT,
+    "display_name": TEXT,
+    "kind": TEXT,
+}
+
+
+def agent_index(engine: Engine) -> pd.DataFrame:
+    """Every agent as (cohort, family), for selectors: newest cohort first, then family id.
+
+    Columns: ``cohort_number``, ``family_id``, ``display_name``, ``kind``.
+    """
+    query = (
+        select(
+            COHORTS.c.number.label("cohort_number"),
+            AGENTS.c.family_id,
+            func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
+            func.coalesce(FAMILIES.c.kind, "llm").label("kind"),
+        )
+        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+        .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
+        .order_by(COHORTS.c.number.desc(), AGENTS.c.family_id)
+    )
+    with engine.connect() as conn:
+        return typed_frame(fetch(conn, query), AGENT_INDEX_COLUMNS)
+
+
+SUMMARY_COLUMNS: dict[str, str] = {
+    "cohort_number": INT,
+    "family_id": TEXT,
+    "display_name": TEXT,
+    "kind": TEXT,
+    "model_id": TEXT,
+    "starting_balance": MONEY,
+    "cash_balance": MONEY,
+    "positions_value": MONEY,
+    "total_value": MONEY,
+    "total_pnl": MONEY,
+    "return_pct": FLOAT,
+    "brier": FLOAT,
+    "resolved_bets": INT,
+    "open_positions": INT,
+    "positions": INT,
+    "decisions": INT,
+    "fallback_holds": INT,
+    "api_cost_usd": FLOAT,
+    "last_snapshot": TIME,
+}
+
+
+def agent_summary(engine: Engine, cohort: int, family: str) -> pd.DataFrame:
+    """One row for the agent of `family` in cohort `cohort` (no row: no such agent).
+
+    Columns: ``cohort_number``, ``family_id``, ``display_name``, ``kind``, ``model_id``;
+    ``starting_balance``; ``cash_balance`` (the agent's cash now); from the latest snapshot
+    ``positions_value``, ``total_value``, ``total_pnl`` ($) and ``return_pct`` (NaN before
+    the first snapshot); ``brier``, ``resolved_bets``; ``open_positions`` and ``positions``
+    (ever held); ``decisions``, ``fallback_holds``, ``api_cost_usd``; ``last_snapshot``.
+    """
+    latest = latest_snapshots()
+    decisions, positions, briers = agent_stats()
+    query = (
+        select(
+            COHORTS.c.number.label("cohort_number"),
+            AGENTS.c.family_id,
+            func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
+            func.coalesce(FAMILIES.c.kind, "llm").label("kind"),
+            AGENTS.c.model_id,
+            AGENTS.c.starting_balance,
+            AGENTS.c.cash_balance,
+            latest.c.positions_value,
+            latest.c.total_value,
+            latest.c.total_pnl,
+            latest.c.total_pnl_percent.label("return_pct"),
+            latest.c.slot.label("last_snapshot"),
+            briers.c.brier,
+            briers.c.resolved_bets,
+            positions.c.open_positions,
+            positions.c.positions,
+            decisions.c.decisions,
+            decisions.c.fallback_holds,
+            decisions.c.api_cost_usd,
+        )
+        .select_from(AGENTS)
+        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+        .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
+        .outerjoin(latest, latest.c.agent_id == AGENTS.c.id)
+        .outerjoin(briers, briers.c.agent_id == AGENTS.c.id)
+        .outerjoin(positions, positions.c.agent_id == AGENTS.c.id)
+        .outerjoin(decisions, decisions.c.agent_id == AGENTS.c.id)
+        .where(COHORTS.c.number == cohort, AGENTS.c.family_id == family)
+    )
+    with engine.connect() as conn:
+        return typed_frame(fetch(conn, query), SUMMARY_COLUMNS)
+
+
+def export_rows(
+    engine: Engine, table: str, filters: ExportFilters, market_id: str | None = None
+) -> list[dict[str, Any]]:
+    """Rows of `arena export TABLE` (its query and enrichment), optionally for one market."""
+    spec = EXPORTS[table]
+    query = spec.query(filters).limit(ROW_CAP)
+    if market_id is not None:
+        column = POSITIONS.c.market_id if table == "positions" else TRADES.c.market_id
+        query = query.where(column == market_id)
+    with engine.connect() as conn:
+        rows = []
+        for row in conn.execute(query).mappings():
+            record = dict(row)
+            if spec.enrich is not None:
+                record.update(spec.enrich(row))
+            rows.append(record)
+    return rows
+
+
+def _questions(engine: Engine, market_ids: set[str]) -> dict[str, str]:
+    if not market_ids:
+        return {}
+    query = select(MARKETS.c.id, MARKETS.c.question).where(MARKETS.c.id.in_(sorted(market_ids)))
+    with engine.connect() as conn:
+        return {str(mid): str(question) for mid, question in conn.execute(query)}
+
+
+POSITION_COLUMNS: dict[str, str] = {
+    "position_id": INT,
+    "cohort_number": INT,
+    "family_id": TEXT,
+    "market_id": TEXT,
+    "question": TEXT,
+    "side": TEXT,
+    "outcome": TEXT,
+    "status": TEXT,
+    "shares": FLOAT,
+    "avg_entry_price": FLOAT,
+    "cost_basis": MONEY,
+    "mark_price": FLOAT,
+    "current_value": MONEY,
+    "unrealized_pnl": MONEY,
+    "realized_pnl": MONEY,
+    "opened_at": TIME,
+    "closed_at": TIME,
+}
+
+
+def positions(
+    engine: Engine,
+    *,
+    cohort: int | None = None,
+    family: str | None = None,
+    market_id: str | None = None,
+) -> pd.DataFrame:
+    """Positions (open first, then closed, newest first) with the outcome a reader asks about.
+
+    Scope: any combination of cohort number, family id and market id (None: all).
+
+    Columns: ``position_id``, ``cohort_number``, ``family_id``, ``market_id``, ``question``,
+    ``side``; ``outcome`` (pending | won | lost | sold | cancelled) and the raw ``status``;
+    ``shares``, ``avg_entry_price``, ``cost_basis``; for open positions ``mark_price``,
+    ``current_value`` and ``unrealized_pnl`` (the export's §12.4 marks; 0 once closed);
+    ``realized_pnl`` (sells, settlement, refund); ``opened_at``, ``closed_at``.
+    """
+    rows = export_rows(engine, "positions", ExportFilters(cohort, family), market_id)
+    questions = _questions(engine, {str(r["market_id"]) for r in rows})
+    for row in rows:
+        row["question"] = questions.get(str(row["market_id"]), "")
+        row["outcome"] = OUTCOMES.get(str(row["status"]), str(row["status"]))
+        if row["status"] != "open":
+            row["mark_price"] = None
+    frame = typed_frame(rows, POSITION_COLUMNS)
+    frame["_open"] = frame["status"] == "open"
+    frame = frame.sort_values(["_open", "opened_at", "position_id"], ascending=False)
+    return frame.drop(columns="_open").reset_index(drop=True)
+
+
+TRADE_COLUMNS: dict[str, str] = {
+    "trade_id": INT,
+    "created_at": TIME,
+    "cohort_number": INT,
+    "family_id": TEXT,
+    "trade_type": TEXT,
+    "market_id": TEXT,
+    "question": TEXT,
+    "side": TEXT,
+    "amount": MONEY,
+    "price": FLOAT,
+    "shares": FLOAT,
+    "implied_confidence": FLOAT,
+    "realized_pnl": MONEY,
+    "cash_before": MONEY,
+    "decision_id": INT,
+    "position_id": INT,
+}
+
+
+def trades(
+    engine: Engine,
+    *,
+    cohort: int | None = None,
+    family: str | None = None,
+    market_id: str | None = None,
+) -> pd.DataFrame:
+    """Cash movements, newest first: BUY and SELL from decisions, SETTLE and REFUND.
+
+    Scope: any combination of cohort number, family id and market id (None: all).
+
+    Columns: ``trade_id``, ``created_at``, ``cohort_number``, ``family_id``, ``trade_type``,
+    ``market_id``, ``question``, ``side``, ``amount`` ($ paid or received), ``price``,
+    ``shares``, ``implied_confidence`` (BUY only), ``realized_pnl``, ``cash_before``,
+    ``decision_id`` (0 for settlements), ``position_id``.
+    """
+    rows = export_rows(engine, "trades", ExportFilters(cohort, family), market_id)
+    questions = _questions(engine, {str(r["market_id"]) for r in rows})
+    for row in rows:
+        row["question"] = questions.get(str(row["market_id"]), "")
+    frame = typed_frame(rows, TRADE_COLUMNS)
+    return frame.sort_values(["created_at", "trade_id"], ascending=False).reset_index(drop=True)

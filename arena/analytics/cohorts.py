@@ -1,0 +1,417 @@
+"""Read models of the weekly competitions: the cohort list, one cohort's standings, its weeks.
+
+Also home of the small helpers the dashboard's other read models share (table handles, running
+a select into a typed DataFrame), so every module converts money and time the same way: money
+columns are float64 dollars (exact to the micro-dollar the database stores), timestamps are
+pandas ``datetime64[ns, UTC]``, counts are int64, text is pandas ``string``.
+"""
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Select, and_, case, func, select
+from sqlalchemy.engine import Connection, Engine
+
+from arena.models import (
+    Agent,
+    BrierScore,
+    Cohort,
+    Decision,
+    Family,
+    PortfolioSnapshot,
+    Position,
+)
+
+AGENTS = Agent.__table__  # type: ignore[attr-defined]
+COHORTS = Cohort.__table__  # type: ignore[attr-defined]
+FAMILIES = Family.__table__  # type: ignore[attr-defined]
+DECISIONS = Decision.__table__  # type: ignore[attr-defined]
+POSITIONS = Position.__table__  # type: ignore[attr-defined]
+SNAPSHOTS = PortfolioSnapshot.__table__  # type: ignore[attr-defined]
+BRIERS = BrierScore.__table__  # type: ignore[attr-defined]
+
+# Column kinds for `typed_frame`: how each documented column is converted.
+MONEY, FLOAT, INT, NULLABLE_INT, TIME, TEXT, BOOL, OBJECT = (
+    "money",
+    "float",
+    "int",
+    "nullable_int",
+    "time",
+    "text",
+    "bool",
+    "object",
+)
+Kinds = Mapping[str, str]
+
+
+# --------------------------------------------------------------------------------------------
+# Shared helpers
+
+
+def _to_float(value: Any) -> float:
+    if value is None:
+        return np.nan
+    if isinstance(value, Decimal):
+        return float(value)
+    return float(value)
+
+
+def typed_frame(rows: Sequence[Mapping[str, Any]], kinds: Kinds) -> pd.DataFrame:
+    """Rows → a DataFrame with exactly the columns of `kinds`, in that order, typed.
+
+    One conversion for every read model, so a page or a test never meets a Decimal, a naive
+    timestamp or an object column where a number was documented. Missing counts become 0
+    (``NULLABLE_INT`` keeps them missing); missing money, floats and times stay NaN / NaT.
+    """
+    data: dict[str, Any] = {}
+    for column, kind in kinds.items():
+        values = [row.get(column) for row in rows]
+        if kind in (MONEY, FLOAT):
+            data[column] = pd.Series([_to_float(v) for v in values], dtype="float64")
+        elif kind == INT:
+            data[column] = pd.Series([int(v or 0) for v in values], dtype="int64")
+        elif kind == NULLABLE_INT:
+            data[column] = pd.Series([None if v is None else int(v) for v in values], dtype="Int64")
+        elif kind == TIME:
+            data[column] = pd.to_datetime(pd.Series(values, dtype="object"), utc=True)
+        elif kind == TEXT:
+            data[column] = pd.Series(values, dtype="string")
+        elif kind == BOOL:
+            data[column] = pd.Series([bool(v) for v in values], dtype="bool")
+        else:
+            data[column] = pd.Series(values, dtype="object")
+    return pd.DataFrame(data, columns=list(kinds))
+
+
+def fetch(conn: Connection, query: Select[Any]) -> list[dict[str, Any]]:
+    """Every row of `query` as a plain dict (column label → value)."""
+    return [dict(row) for row in conn.execute(query).mappings()]
+
+
+def read_frame(engine: Engine, query: Select[Any], kinds: Kinds) -> pd.DataFrame:
+    """Run one select on a short-lived connection and type it (`typed_frame`)."""
+    with engine.connect() as conn:
+        return typed_frame(fetch(conn, query), kinds)
+
+
+def latest_snapshots() -> Any:
+    """Subquery: each agent's most recent portfolio snapshot (agent_id, slot, values)."""
+    last = (
+        select(SNAPSHOTS.c.agent_id, func.max(SNAPSHOTS.c.slot).label("slot"))
+        .group_by(SNAPSHOTS.c.agent_id)
+        .subquery("last_slot")
+    )
+    return (
+        select(
+            SNAPSHOTS.c.agent_id,
+            SNAPSHOTS.c.slot,
+            SNAPSHOTS.c.cash_balance,
+            SNAPSHOTS.c.positions_value,
+            SNAPSHOTS.c.total_value,
+            SNAPSHOTS.c.total_pnl,
+            SNAPSHOTS.c.total_pnl_percent,
+        )
+        .join(last, and_(last.c.agent_id == SNAPSHOTS.c.agent_id, last.c.slot == SNAPSHOTS.c.slot))
+        .subquery("latest")
+    )
+
+
+def agent_stats() -> Any:
+    """Subquery per agent: decisions made, fallback HOLDs, API cost, open positions, Brier."""
+    decisions = (
+        select(
+            DECISIONS.c.agent_id,
+            func.count(DECISIONS.c.id).label("decisions"),
+            func.sum(case((DECISIONS.c.status == "fallback_hold", 1), else_=0)).label(
+                "fallback_holds"
+            ),
+            func.sum(DECISIONS.c.cost_usd).label("api_cost_usd"),
+        )
+        .where(DECISIONS.c.status != "in_progress")
+        .group_by(DECISIONS.c.agent_id)
+        .subquery("agent_decisions")
+    )
+    positions = (
+        select(
+            POSITIONS.c.agent_id,
+            func.sum(case((POSITIONS.c.status == "open", 1), else_=0)).label("open_positions"),
+            func.count(POSITIONS.c.id).label("positions"),
+        )
+        .group_by(POSITIONS.c.agent_id)
+        .subquery("agent_positions")
+    )
+    briers = (
+        select(
+            BRIERS.c.agent_id,
+            func.avg(BRIERS.c.brier_score).label("brier"),
+            func.count(BRIERS.c.id).label("resolved_bets"),
+            func.sum(BRIERS.c.actual_outcome).label("wins"),
+        )
+        .group_by(BRIERS.c.agent_id)
+        .subquery("agent_briers")
+    )
+    return decisions, positions, briers
+
+
+# --------------------------------------------------------------------------------------------
+# The cohort list
+
+COHORT_COLUMNS: dict[str, str] = {
+    "cohort_number": INT,
+    "week_start": TIME,
+    "status": TEXT,
+    "methodology_version": TEXT,
+    "is_default": BOOL,
+    "agents": INT,
+    "decision_weeks": INT,
+    "decisions": INT,
+    "open_positions": INT,
+    "total_value": MONEY,
+    "total_pnl": MONEY,
+    "return_pct": FLOAT,
+    "last_snapshot": TIME,
+    "completed_at": TIME,
+}
+
+
+def cohorts(engine: Engine) -> pd.DataFrame:
+    """One row per cohort, newest first.
+
+    Columns: ``cohort_number``; ``week_start`` (Sunday 00:00 UTC); ``status`` (deciding |
+    tracking | completed); ``methodology_version`` and ``is_default`` (false when a constant
+    was overridden for a research run); ``agents``; ``decision_weeks`` (the highest decision
+    week any agent has decided); ``decisions`` (finished); ``open_positions``;
+    ``total_value`` / ``total_pnl`` (sum of the agents' latest snapshots, $) and
+    ``return_pct`` (total_pnl over the agents' starting balances); ``last_snapshot``;
+    ``completed_at``.
+    """
+    latest = latest_snapshots()
+    per_cohort = (
+        select(
+            AGENTS.c.cohort_id,
+            func.count(AGENTS.c.id).label("agents"),
+            func.sum(AGENTS.c.starting_balance).label("capital"),
+            func.sum(latest.c.total_value).label("total_value"),
+            func.sum(latest.c.total_pnl).label("total_pnl"),
+            func.max(latest.c.slot).label("last_snapshot"),
+        )
+        .select_from(AGENTS)
+        .outerjoin(latest, latest.c.agent_id == AGENTS.c.id)
+        .group_by(AGENTS.c.cohort_id)
+        .subquery("per_cohort")
+    )
+    weeks = (
+        select(
+            DECISIONS.c.cohort_id,
+            func.max(DECISIONS.c.decision_week).label("decision_weeks"),
+            func.count(DECISIONS.c.id).label("decisions"),
+        )
+        .where(DECISIONS.c.status != "in_progress")
+        .group_by(DECISIONS.c.cohort_id)
+        .subquery("weeks")
+    )
+    open_positions = (
+        select(AGENTS.c.cohort_id, func.count(POSITIONS.c.id).label("open_positions"))
+        .join(AGENTS, AGENTS.c.id == POSITIONS.c.agent_id)
+        .where(POSITIONS.c.status == "open")
+        .group_by(AGENTS.c.cohort_id)
+        .subquery("open_positions")
+    )
+    query = (
+        select(
+            COHORTS.c.number.label("cohort_number"),
+            COHORTS.c.week_start,
+            COHORTS.c.status,
+            COHORTS.c.methodology_version,
+            COHORTS.c.constants,
+            per_cohort.c.agents,
+            per_cohort.c.capital,
+            weeks.c.decision_weeks,
+            weeks.c.decisions,
+            open_positions.c.open_positions,
+            per_cohort.c.total_value,
+            per_cohort.c.total_pnl,
+            per_cohort.c.last_snapshot,
+            COHORTS.c.completed_at,
+        )
+        .select_from(COHORTS)
+        .outerjoin(per_cohort, per_cohort.c.cohort_id == COHORTS.c.id)
+        .outerjoin(weeks, weeks.c.cohort_id == COHORTS.c.id)
+        .outerjoin(open_positions, open_positions.c.cohort_id == COHORTS.c.id)
+        .order_by(COHORTS.c.number.desc())
+    )
+    with engine.connect() as conn:
+        rows = fetch(conn, query)
+    for row in rows:
+        constants = row.pop("constants") or {}
+        row["is_default"] = bool(constants.get("is_default", True))
+        row["return_pct"] = _pct(row["total_pnl"], row["capital"])
+    return typed_frame(rows, COHORT_COLUMNS)
+
+
+def _pct(pnl: Any, capital: Any) -> float:
+    if pnl is None or not capital:
+        return np.nan
+    return float(Decimal(pnl) / Decimal(capital) * 100)
+
+
+def cohort_numbers(engine: Engine) -> list[int]:
+    """Every cohort number, newest first (for selectors)."""
+    with engine.connect() as conn:
+        found = conn.execute(select(COHORTS.c.number).order_by(COHORTS.c.number.desc())).scalars()
+        return [int(n) for n in found]
+
+
+# --------------------------------------------------------------------------------------------
+# One cohort: standings and decisions by week
+
+STANDINGS_COLUMNS: dict[str, str] = {
+    "rank": INT,
+    "family_id": TEXT,
+    "display_name": TEXT,
+    "kind": TEXT,
+    "model_id": TEXT,
+    "total_value": MONEY,
+    "cash_balance": MONEY,
+    "positions_value": MONEY,
+    "total_pnl": MONEY,
+    "return_pct": FLOAT,
+    "brier": FLOAT,
+    "resolved_bets": INT,
+    "win_rate": FLOAT,
+    "open_positions": INT,
+    "decisions": INT,
+    "fallback_holds": INT,
+    "api_cost_usd": FLOAT,
+    "last_snapshot": TIME,
+}
+
+
+def cohort_standings(engine: Engine, cohort: int) -> pd.DataFrame:
+    """One cohort's agents ranked by return (its own leaderboard, v1 point numbers).
+
+    Columns: ``rank`` (1 = best return; ties share); ``family_id``, ``display_name``,
+    ``kind``, ``model_id`` (the model id the agent ran with: lineage); from the latest
+    snapshot ``total_value``, ``cash_balance``, ``positions_value``, ``total_pnl`` ($) and
+    ``return_pct``; before any snapshot the agent's cash and the cost of its open positions;
+    ``brier`` (mean of its Brier rows, NaN before a resolution), ``resolved_bets``,
+    ``win_rate`` (share of resolved bets won); ``open_positions``; ``decisions``,
+    ``fallback_holds``, ``api_cost_usd``; ``last_snapshot``.
+    """
+    latest = latest_snapshots()
+    decisions, positions, briers = agent_stats()
+    open_cost = (
+        select(POSITIONS.c.agent_id, func.sum(POSITIONS.c.cost_basis).label("open_cost"))
+        .where(POSITIONS.c.status == "open")
+        .group_by(POSITIONS.c.agent_id)
+        .subquery("open_cost")
+    )
+    query = (
+        select(
+            AGENTS.c.family_id,
+            func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
+            FAMILIES.c.kind,
+            AGENTS.c.model_id,
+            AGENTS.c.starting_balance,
+            AGENTS.c.cash_balance.label("agent_cash"),
+            open_cost.c.open_cost,
+            latest.c.total_value,
+            latest.c.cash_balance,
+            latest.c.positions_value,
+            latest.c.total_pnl,
+            latest.c.slot.label("last_snapshot"),
+            briers.c.brier,
+            briers.c.resolved_bets,
+            briers.c.wins,
+            positions.c.open_positions,
+            decisions.c.decisions,
+            decisions.c.fallback_holds,
+            decisions.c.api_cost_usd,
+        )
+        .select_from(AGENTS)
+        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+        .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
+        .outerjoin(latest, latest.c.agent_id == AGENTS.c.id)
+        .outerjoin(open_cost, open_cost.c.agent_id == AGENTS.c.id)
+        .outerjoin(briers, briers.c.agent_id == AGENTS.c.id)
+        .outerjoin(positions, positions.c.agent_id == AGENTS.c.id)
+        .outerjoin(decisions, decisions.c.agent_id == AGENTS.c.id)
+        .where(COHORTS.c.number == cohort)
+    )
+    with engine.connect() as conn:
+        rows = fetch(conn, query)
+    for row in rows:
+        if row["total_value"] is None:  # never valued yet: cash plus open positions at cost
+            cash = row["agent_cash"]
+            positions_value = row["open_cost"] or Decimal(0)
+            row["cash_balance"] = cash
+            row["positions_value"] = positions_value
+            row["total_value"] = cash + positions_value
+            row["total_pnl"] = row["total_value"] - row["starting_balance"]
+        row["return_pct"] = _pct(row["total_pnl"], row["starting_balance"])
+        bets = row["resolved_bets"] or 0
+        row["win_rate"] = (row["wins"] or 0) / bets if bets else np.nan
+    frame = typed_frame(rows, STANDINGS_COLUMNS)
+    frame["rank"] = frame["return_pct"].rank(method="min", ascending=False).fillna(0).astype(int)
+    return frame.sort_values(["rank", "family_id"], kind="stable").reset_index(drop=True)
+
+
+WEEK_COLUMNS: dict[str, str] = {
+    "decision_week": INT,
+    "family_id": TEXT,
+    "display_name": TEXT,
+    "decision_id": INT,
+    "action": TEXT,
+    "status": TEXT,
+    "bets": INT,
+    "sells": INT,
+    "rejected": INT,
+    "amount": MONEY,
+    "cost_usd": FLOAT,
+}
+
+
+def decisions_by_week(engine: Engine, cohort: int) -> pd.DataFrame:
+    """Every decision of one cohort, one row per agent × decision week.
+
+    Columns: ``decision_week``, ``family_id``, ``display_name``, ``decision_id``, ``action``
+    (BET | SELL | HOLD, empty while in progress), ``status``; from its legs ``bets`` and
+    ``sells`` (executed), ``rejected`` (legs refused with a reason) and ``amount`` (dollars
+    bet by the executed BET legs); ``cost_usd`` (API cost of all its attempts).
+    """
+    query = (
+        select(
+            DECISIONS.c.decision_week,
+            AGENTS.c.family_id,
+            func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
+            DECISIONS.c.id.label("decision_id"),
+            DECISIONS.c.action,
+            DECISIONS.c.status,
+            DECISIONS.c.legs,
+            DECISIONS.c.cost_usd,
+        )
+        .join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id)
+        .join(COHORTS, COHORTS.c.id == DECISIONS.c.cohort_id)
+        .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
+        .where(COHORTS.c.number == cohort)
+        .order_by(DECISIONS.c.decision_week, AGENTS.c.family_id)
+    )
+    with engine.connect() as conn:
+        rows = fetch(conn, query)
+    for row in rows:
+        row.update(leg_counts(row.pop("legs") or []))
+    return typed_frame(rows, WEEK_COLUMNS)
+
+
+def leg_counts(legs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Executed BET / SELL legs, rejected legs and dollars bet, from a decision's `legs` JSON."""
+    bets = [leg for leg in legs if leg.get("executed") and leg.get("kind") == "BET"]
+    return {
+        "bets": len(bets),
+        "sells": sum(1 for leg in legs if leg.get("executed") and leg.get("kind") == "SELL"),
+        "rejected": sum(1 for leg in legs if not leg.get("executed")),
+        "amount": sum((Decimal(str(leg.get("amount") or 0)) for leg in bets), Decimal(0)),
+    }

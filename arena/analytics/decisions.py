@@ -1,0 +1,343 @@
+"""Read models of decisions: the filterable list, and everything about one decision.
+
+Why a detail model: a researcher auditing a result must see exactly what the model was shown
+(system and user prompt, the frozen market snapshot), what it answered on every attempt
+(including malformed answers and transport failures), how the answer was parsed and validated,
+and which legs executed or were rejected and why — with tokens, cost, latency and the model
+that actually served it. Model output is untrusted text: the dashboard shows it as text.
+"""
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+
+from arena.analytics.cohorts import (
+    AGENTS,
+    BOOL,
+    COHORTS,
+    DECISIONS,
+    FAMILIES,
+    FLOAT,
+    INT,
+    MONEY,
+    NULLABLE_INT,
+    TEXT,
+    TIME,
+    fetch,
+    leg_counts,
+    typed_frame,
+)
+from arena.models import DecisionAttempt, MarketSnapshot, MarketSnapshotItem
+
+ATTEMPTS = DecisionAttempt.__table__  # type: ignore[attr-defined]
+UNIVERSES = MarketSnapshot.__table__  # type: ignore[attr-defined]
+UNIVERSE_ITEMS = MarketSnapshotItem.__table__  # type: ignore[attr-defined]
+DEFAULT_LIMIT = 5_000
+
+DECISION_COLUMNS: dict[str, str] = {
+    "decision_id": INT,
+    "cohort_number": INT,
+    "family_id": TEXT,
+    "display_name": TEXT,
+    "decision_week": INT,
+    "action": TEXT,
+    "status": TEXT,
+    "attempts": INT,
+    "bets": INT,
+    "sells": INT,
+    "rejected": INT,
+    "amount": MONEY,
+    "tokens_in": INT,
+    "tokens_out": INT,
+    "cost_usd": FLOAT,
+    "latency_ms": INT,
+    "served_model": TEXT,
+    "market_snapshot_id": INT,
+    "decided_at": TIME,
+}
+
+
+def decisions(
+    engine: Engine,
+    *,
+    cohort: int | None = None,
+    family: str | None = None,
+    week: int | None = None,
+    action: str | None = None,
+    status: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> pd.DataFrame:
+    """Decisions matching every given filter, newest first, at most `limit` rows.
+
+    Columns: ``decision_id``, ``cohort_number``, ``family_id``, ``display_name``,
+    ``decision_week``, ``action`` (BET | SELL | HOLD; empty while in progress), ``status``
+    (in_progress | ok | fallback_hold | error | zero_trade), ``attempts`` (model answers of
+    the final run); from the legs ``bets`` / ``sells`` executed, ``rejected`` and ``amount``
+    ($ bet); ``tokens_in``, ``tokens_out``, ``cost_usd``, ``latency_ms`` (sums over every
+    attempt); ``served_model``; ``market_snapshot_id`` (the frozen universe it saw, 0 if
+    none); ``decided_at``.
+    """
+    query = (
+        select(
+            DECISIONS.c.id.label("decision_id"),
+            COHORTS.c.number.label("cohort_number"),
+            AGENTS.c.family_id,
+            func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
+            DECISIONS.c.decision_week,
+            DECISIONS.c.action,
+            DECISIONS.c.status,
+            DECISIONS.c.attempts,
+            DECISIONS.c.legs,
+            DECISIONS.c.tokens_in,
+            DECISIONS.c.tokens_out,
+            DECISIONS.c.cost_usd,
+            DECISIONS.c.latency_ms,
+            DECISIONS.c.served_model,
+            DECISIONS.c.market_snapshot_id,
+            func.coalesce(DECISIONS.c.decided_at, DECISIONS.c.created_at).label("decided_at"),
+        )
+        .join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id)
+        .join(COHORTS, COHORTS.c.id == DECISIONS.c.cohort_id)
+        .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
+        .order_by(DECISIONS.c.id.desc())
+        .limit(limit)
+    )
+    if cohort is not None:
+        query = query.where(COHORTS.c.number == cohort)
+    if family is not None:
+        query = query.where(AGENTS.c.family_id == family)
+    if week is not None:
+        query = query.where(DECISIONS.c.decision_week == week)
+    if action is not None:
+        query = query.where(DECISIONS.c.action == action)
+    if status is not None:
+        query = query.where(DECISIONS.c.status == status)
+    with engine.connect() as conn:
+        rows = fetch(conn, query)
+    for row in rows:
+        row.update(leg_counts(row.pop("legs") or []))
+    return typed_frame(rows, DECISION_COLUMNS)
+
+
+def decision_weeks(engine: Engine) -> list[int]:
+    """The decision weeks that have at least one decision, ascending (for a filter)."""
+    query = select(DECISIONS.c.decision_week).distinct().order_by(DECISIONS.c.decision_week)
+    with engine.connect() as conn:
+        return [int(week) for week in conn.execute(query).scalars()]
+
+
+ATTEMPT_COLUMNS: dict[str, str] = {
+    "attempt_no": INT,
+    "outcome": TEXT,
+    "raw_response": TEXT,
+    "error": TEXT,
+    "tokens_in": INT,
+    "tokens_out": INT,
+    "cost_usd": FLOAT,
+    "latency_ms": INT,
+    "served_model": TEXT,
+    "provider": TEXT,
+    "created_at": TIME,
+}
+
+LEG_COLUMNS: dict[str, str] = {
+    "leg": INT,
+    "kind": TEXT,
+    "executed": BOOL,
+    "market_id": TEXT,
+    "side": TEXT,
+    "requested": TEXT,
+    "amount": MONEY,
+    "price": FLOAT,
+    "shares": FLOAT,
+    "implied_confidence": FLOAT,
+    "position_id": NULLABLE_INT,
+    "reason": TEXT,
+    "message": TEXT,
+}
+
+
+@dataclass(frozen=True)
+class DecisionDetail:
+    """Everything recorded about one decision (see the module docstring)."""
+
+    decision_id: int
+    cohort_number: int
+    family_id: str
+    display_name: str
+    model_id: str
+    decision_week: int
+    status: str
+    action: str | None
+    attempts: int
+    prompt_system: str | None
+    prompt_user: str | None
+    raw_response: str | None
+    parsed_response: Any
+    validation_errors: list[str]
+    error: str | None
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+    latency_ms: int
+    served_model: str | None
+    provider: str | None
+    decided_at: datetime | None
+    market_snapshot_id: int | None
+    snapshot_taken_at: datetime | None
+    snapshot_markets: int
+    legs: pd.DataFrame = field(repr=False)
+    attempt_log: pd.DataFrame = field(repr=False)
+
+    @property
+    def parsed_json(self) -> str:
+        """The parsed payload pretty-printed (empty when nothing parsed)."""
+        if self.parsed_response is None:
+            return ""
+        return json.dumps(self.parsed_response, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+def legs_frame(legs: list[dict[str, Any]]) -> pd.DataFrame:
+    """A decision's `legs` JSON as a table: one row per leg, executed or rejected.
+
+    Columns: ``leg`` (0-based index in the answer), ``kind`` (BET | SELL), ``executed``,
+    ``market_id``, ``side``, ``requested`` (the leg as the model wrote it, JSON text),
+    ``amount`` ($ moved), ``price``, ``shares``, ``implied_confidence``, ``position_id``,
+    ``reason`` (rejection code, e.g. below_min) and ``message``.
+    """
+    rows = []
+    for leg in legs:
+        request = leg.get("request") or {}
+        rows.append(
+            {
+                "leg": leg.get("index"),
+                "kind": leg.get("kind"),
+                "executed": bool(leg.get("executed")),
+                "market_id": leg.get("market_id") or request.get("market_id"),
+                "side": leg.get("side") or request.get("side"),
+                "requested": json.dumps(request, ensure_ascii=False),
+                "amount": leg.get("amount"),
+                "price": leg.get("price"),
+                "shares": leg.get("shares"),
+                "implied_confidence": leg.get("implied_confidence"),
+                "position_id": leg.get("position_id") or request.get("position_id"),
+                "reason": leg.get("reason"),
+                "message": leg.get("message"),
+            }
+        )
+    return typed_frame(rows, LEG_COLUMNS)
+
+
+def decision_detail(engine: Engine, decision_id: int) -> DecisionDetail | None:
+    """Everything about decision `decision_id`, or None when there is no such decision."""
+    query = (
+        select(
+            DECISIONS,
+            COHORTS.c.number.label("cohort_number"),
+            AGENTS.c.family_id,
+            AGENTS.c.model_id,
+            func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
+            UNIVERSES.c.taken_at.label("snapshot_taken_at"),
+            UNIVERSES.c.market_count.label("snapshot_markets"),
+        )
+        .join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id)
+        .join(COHORTS, COHORTS.c.id == DECISIONS.c.cohort_id)
+        .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
+        .outerjoin(UNIVERSES, UNIVERSES.c.id == DECISIONS.c.market_snapshot_id)
+        .where(DECISIONS.c.id == decision_id)
+    )
+    attempts = (
+        select(ATTEMPTS)
+        .where(ATTEMPTS.c.decision_id == decision_id)
+        .order_by(ATTEMPTS.c.created_at, ATTEMPTS.c.id)
+    )
+    with engine.connect() as conn:
+        row = conn.execute(query).mappings().first()
+        if row is None:
+            return None
+        attempt_rows = fetch(conn, attempts)
+    return DecisionDetail(
+        decision_id=int(row["id"]),
+        cohort_number=int(row["cohort_number"]),
+        family_id=str(row["family_id"]),
+        display_name=str(row["display_name"]),
+        model_id=str(row["model_id"]),
+        decision_week=int(row["decision_week"]),
+        status=str(row["status"]),
+        action=row["action"],
+        attempts=int(row["attempts"] or 0),
+        prompt_system=row["prompt_system"],
+        prompt_user=row["prompt_user"],
+        raw_response=row["raw_response"],
+        parsed_response=row["parsed_response"],
+        validation_errors=[str(e) for e in row["validation_errors"] or []],
+        error=row["error"],
+        tokens_in=int(row["tokens_in"] or 0),
+        tokens_out=int(row["tokens_out"] or 0),
+        cost_usd=float(row["cost_usd"] or 0.0),
+        latency_ms=int(row["latency_ms"] or 0),
+        served_model=row["served_model"],
+        provider=row["provider"],
+        decided_at=row["decided_at"] or row["created_at"],
+        market_snapshot_id=row["market_snapshot_id"],
+        snapshot_taken_at=row["snapshot_taken_at"],
+        snapshot_markets=int(row["snapshot_markets"] or 0),
+        legs=legs_frame(list(row["legs"] or [])),
+        attempt_log=typed_frame(attempt_rows, ATTEMPT_COLUMNS),
+    )
+
+
+SNAPSHOT_ITEM_COLUMNS: dict[str, str] = {
+    "rank": INT,
+    "market_id": TEXT,
+    "question": TEXT,
+    "market_type": TEXT,
+    "outcomes": TEXT,
+    "prices": TEXT,
+    "volume": FLOAT,
+    "end_date": TIME,
+}
+
+
+def snapshot_markets(engine: Engine, snapshot_id: int) -> pd.DataFrame:
+    """The frozen market universe `snapshot_id` exactly as the agents saw it, by rank.
+
+    Columns: ``rank`` (1… the universe; higher ranks are held markets outside it),
+    ``market_id``, ``question``, ``market_type``, ``outcomes`` and ``prices`` (JSON text, as
+    shown), ``volume``, ``end_date``.
+    """
+    query = (
+        select(
+            UNIVERSE_ITEMS.c.rank,
+            UNIVERSE_ITEMS.c.market_id,
+            UNIVERSE_ITEMS.c.question,
+            UNIVERSE_ITEMS.c.market_type,
+            UNIVERSE_ITEMS.c.outcomes,
+            UNIVERSE_ITEMS.c.prices,
+            UNIVERSE_ITEMS.c.volume,
+            UNIVERSE_ITEMS.c.end_date,
+        )
+        .where(UNIVERSE_ITEMS.c.snapshot_id == snapshot_id)
+        .order_by(UNIVERSE_ITEMS.c.rank)
+    )
+    with engine.connect() as conn:
+        rows = fetch(conn, query)
+    for row in rows:
+        row["outcomes"] = json.dumps(row["outcomes"] or [], ensure_ascii=False)
+        row["prices"] = json.dumps(row["prices"] or [])
+    return typed_frame(rows, SNAPSHOT_ITEM_COLUMNS)
+
+
+def snapshot_info(engine: Engine, snapshot_id: int) -> dict[str, Any] | None:
+    """When a frozen universe was taken and how many markets it holds (None: unknown id)."""
+    query = select(UNIVERSES.c.id, UNIVERSES.c.taken_at, UNIVERSES.c.market_count).where(
+        UNIVERSES.c.id == snapshot_id
+    )
+    with engine.connect() as conn:
+        row = conn.execute(query).mappings().first()
+    return dict(row) if row is not None else None

@@ -1,0 +1,314 @@
+"""Read models of markets: search and filters, one market's price path, who held it, its scores.
+
+The price path comes from our own records, not from Polymarket: every frozen universe a
+decision run showed (market_snapshot_items, the prices agents could trade at) plus the latest
+synced price. That is the evidence the benchmark used; finer history is not stored.
+"""
+
+import json
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import String, case, cast, distinct, func, or_, select
+from sqlalchemy.engine import Engine
+
+from arena.analytics.agents import positions as agent_positions
+from arena.analytics.agents import trades as agent_trades
+from arena.analytics.cohorts import (
+    AGENTS,
+    BRIERS,
+    COHORTS,
+    FLOAT,
+    INT,
+    POSITIONS,
+    TEXT,
+    TIME,
+    fetch,
+    typed_frame,
+)
+from arena.models import Market, MarketSnapshot, MarketSnapshotItem, Trade
+
+MARKETS = Market.__table__  # type: ignore[attr-defined]
+UNIVERSES = MarketSnapshot.__table__  # type: ignore[attr-defined]
+UNIVERSE_ITEMS = MarketSnapshotItem.__table__  # type: ignore[attr-defined]
+TRADES = Trade.__table__  # type: ignore[attr-defined]
+DEFAULT_LIMIT = 1_000
+SEARCH_MAX_CHARS = 200
+
+MARKET_COLUMNS: dict[str, str] = {
+    "market_id": TEXT,
+    "question": TEXT,
+    "event_title": TEXT,
+    "category": TEXT,
+    "market_type": TEXT,
+    "status": TEXT,
+    "outcomes": TEXT,
+    "prices": TEXT,
+    "volume": FLOAT,
+    "end_date": TIME,
+    "resolution_outcome": TEXT,
+    "positions": INT,
+    "open_positions": INT,
+    "agents": INT,
+    "updated_at": TIME,
+}
+
+
+def _like_pattern(text: str) -> str:
+    """A LIKE pattern matching `text` literally anywhere (%, _ and \\ escaped)."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped.lower()}%"
+
+
+def markets(
+    engine: Engine,
+    *,
+    search: str | None = None,
+    status: str | None = None,
+    category: str | None = None,
+    market_type: str | None = None,
+    held: bool | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> pd.DataFrame:
+    """Markets matching every given filter, held ones first, then by volume; ≤ `limit` rows.
+
+    `search` matches the question, event title or market id, case-insensitively (as a
+    literal: bound parameter, wildcards escaped). `held`: True → markets any agent has ever
+    held, False → never held. Columns: ``market_id``, ``question``, ``event_title``,
+    ``category``, ``market_type`` (binary | named), ``status`` (open | closed | resolved |
+    cancelled), ``outcomes`` and ``prices`` (JSON text, as last synced), ``volume``,
+    ``end_date``, ``resolution_outcome``; ``positions`` (ever opened), ``open_positions``,
+    ``agents`` (distinct agents that held it); ``updated_at`` (last sync).
+    """
+    held_counts = (
+        select(
+            POSITIONS.c.market_id,
+            func.count(POSITIONS.c.id).label("positions"),
+            func.sum(case((POSITIONS.c.status == "open", 1), else_=0)).label("open_positions"),
+            func.count(distinct(POSITIONS.c.agent_id)).label("agents"),
+        )
+        .group_by(POSITIONS.c.market_id)
+        .subquery("held")
+    )
+    query = (
+        select(
+            MARKETS.c.id.label("market_id"),
+            MARKETS.c.question,
+            MARKETS.c.event_title,
+            MARKETS.c.category,
+            MARKETS.c.market_type,
+            MARKETS.c.status,
+            MARKETS.c.outcomes,
+            MARKETS.c.prices,
+            MARKETS.c.volume,
+            MARKETS.c.end_date,
+            MARKETS.c.resolution_outcome,
+            held_counts.c.positions,
+            held_counts.c.open_positions,
+            held_counts.c.agents,
+            MARKETS.c.updated_at,
+        )
+        .select_from(MARKETS)
+        .outerjoin(held_counts, held_counts.c.market_id == MARKETS.c.id)
+        .order_by(
+            func.coalesce(held_counts.c.positions, 0).desc(),
+            MARKETS.c.volume.desc(),
+            MARKETS.c.id,
+        )
+        .limit(limit)
+    )
+    if search:
+        pattern = _like_pattern(search.strip()[:SEARCH_MAX_CHARS])
+        query = query.where(
+            or_(
+                func.lower(MARKETS.c.question).like(pattern, escape="\\"),
+                func.lower(func.coalesce(MARKETS.c.event_title, "")).like(pattern, escape="\\"),
+                func.lower(cast(MARKETS.c.id, String)).like(pattern, escape="\\"),
+            )
+        )
+    if status is not None:
+        query = query.where(MARKETS.c.status == status)
+    if category is not None:
+        query = query.where(MARKETS.c.category == category)
+    if market_type is not None:
+        query = query.where(MARKETS.c.market_type == market_type)
+    if held is True:
+        query = query.where(held_counts.c.positions.is_not(None))
+    elif held is False:
+        query = query.where(held_counts.c.positions.is_(None))
+    with engine.connect() as conn:
+        rows = fetch(conn, query)
+    for row in rows:
+        _json_text(row)
+    return typed_frame(rows, MARKET_COLUMNS)
+
+
+def _json_text(row: dict[str, Any]) -> None:
+    row["outcomes"] = json.dumps(row.get("outcomes") or [], ensure_ascii=False)
+    row["prices"] = json.dumps(row.get("prices") or [])
+
+
+def categories(engine: Engine) -> list[str]:
+    """The distinct market categories (for a filter), alphabetically."""
+    query = (
+        select(MARKETS.c.category)
+        .distinct()
+        .where(MARKETS.c.category.is_not(None))
+        .order_by(MARKETS.c.category)
+    )
+    with engine.connect() as conn:
+        return [str(value) for value in conn.execute(query).scalars()]
+
+
+DETAIL_COLUMNS: dict[str, str] = {
+    **{k: v for k, v in MARKET_COLUMNS.items() if k not in ("positions", "open_positions")},
+    "description": TEXT,
+    "event_id": TEXT,
+    "slug": TEXT,
+    "neg_risk": TEXT,
+    "uma_resolution_status": TEXT,
+    "resolved_at": TIME,
+    "source": TEXT,
+}
+
+
+def market_detail(engine: Engine, market_id: str) -> pd.DataFrame:
+    """One row for `market_id` (no row when unknown): everything `markets` shows plus
+    ``description``, ``event_id``, ``slug``, ``neg_risk``, ``uma_resolution_status``,
+    ``resolved_at`` and ``source`` (gamma | simulated)."""
+    agents = (
+        select(func.count(distinct(POSITIONS.c.agent_id)))
+        .where(POSITIONS.c.market_id == MARKETS.c.id)
+        .scalar_subquery()
+    )
+    query = select(
+        MARKETS.c.id.label("market_id"),
+        MARKETS.c.question,
+        MARKETS.c.event_title,
+        MARKETS.c.category,
+        MARKETS.c.market_type,
+        MARKETS.c.status,
+        MARKETS.c.outcomes,
+        MARKETS.c.prices,
+        MARKETS.c.volume,
+        MARKETS.c.end_date,
+        MARKETS.c.resolution_outcome,
+        agents.label("agents"),
+        MARKETS.c.updated_at,
+        MARKETS.c.description,
+        MARKETS.c.event_id,
+        MARKETS.c.slug,
+        MARKETS.c.neg_risk,
+        MARKETS.c.uma_resolution_status,
+        MARKETS.c.resolved_at,
+        MARKETS.c.source,
+    ).where(MARKETS.c.id == market_id)
+    with engine.connect() as conn:
+        rows = fetch(conn, query)
+    for row in rows:
+        _json_text(row)
+        row["neg_risk"] = "yes" if row["neg_risk"] else "no"
+    return typed_frame(rows, DETAIL_COLUMNS)
+
+
+PRICE_COLUMNS: dict[str, str] = {
+    "at": TIME,
+    "source": TEXT,
+    "snapshot_id": INT,
+    "outcome": TEXT,
+    "price": FLOAT,
+}
+
+
+def price_path(engine: Engine, market_id: str) -> pd.DataFrame:
+    """The market's prices as we recorded them, one row per instant × outcome, oldest first.
+
+    Columns: ``at``; ``source`` ("snapshot" — a frozen universe shown to agents, or "latest
+    sync" — the markets table now); ``snapshot_id`` (0 for the latest sync); ``outcome``
+    (the outcome's name); ``price`` (0-1).
+    """
+    shown = (
+        select(
+            UNIVERSES.c.taken_at.label("at"),
+            UNIVERSES.c.id.label("snapshot_id"),
+            UNIVERSE_ITEMS.c.outcomes,
+            UNIVERSE_ITEMS.c.prices,
+        )
+        .join(UNIVERSES, UNIVERSES.c.id == UNIVERSE_ITEMS.c.snapshot_id)
+        .where(UNIVERSE_ITEMS.c.market_id == market_id)
+        .order_by(UNIVERSES.c.taken_at)
+    )
+    now = select(MARKETS.c.updated_at.label("at"), MARKETS.c.outcomes, MARKETS.c.prices).where(
+        MARKETS.c.id == market_id
+    )
+    with engine.connect() as conn:
+        points = [{**row, "source": "snapshot"} for row in fetch(conn, shown)]
+        points += [{**row, "source": "latest sync", "snapshot_id": 0} for row in fetch(conn, now)]
+    rows = []
+    for point in points:
+        for outcome, price in zip(point["outcomes"] or [], point["prices"] or [], strict=False):
+            try:
+                value = float(price)
+            except (TypeError, ValueError):
+                continue
+            rows.append({**point, "outcome": outcome, "price": value})
+    return typed_frame(rows, PRICE_COLUMNS)
+
+
+def market_positions(engine: Engine, market_id: str) -> pd.DataFrame:
+    """Every agent's position in `market_id` (columns of `arena.analytics.agents.positions`)."""
+    return agent_positions(engine, market_id=market_id)
+
+
+def market_trades(engine: Engine, market_id: str) -> pd.DataFrame:
+    """Every trade in `market_id` (columns of `arena.analytics.agents.trades`)."""
+    return agent_trades(engine, market_id=market_id)
+
+
+BRIER_COLUMNS: dict[str, str] = {
+    "trade_id": INT,
+    "cohort_number": INT,
+    "family_id": TEXT,
+    "side": TEXT,
+    "forecast_probability": FLOAT,
+    "market_price": FLOAT,
+    "actual_outcome": INT,
+    "brier_score": FLOAT,
+    "market_brier": FLOAT,
+    "created_at": TIME,
+}
+
+
+def market_brier(engine: Engine, market_id: str) -> pd.DataFrame:
+    """The Brier rows of `market_id`: one per BUY trade once the market resolved.
+
+    Columns: ``trade_id``, ``cohort_number``, ``family_id``, ``side``,
+    ``forecast_probability`` (v1 implied confidence), ``market_price`` (the price paid: the
+    market's own forecast for that side), ``actual_outcome`` (1 = the side won),
+    ``brier_score`` and ``market_brier`` ((market_price − outcome)²), ``created_at``.
+    """
+    query = (
+        select(
+            BRIERS.c.trade_id,
+            COHORTS.c.number.label("cohort_number"),
+            AGENTS.c.family_id,
+            BRIERS.c.side,
+            BRIERS.c.forecast_probability,
+            BRIERS.c.market_price,
+            BRIERS.c.actual_outcome,
+            BRIERS.c.brier_score,
+            BRIERS.c.created_at,
+        )
+        .join(AGENTS, AGENTS.c.id == BRIERS.c.agent_id)
+        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+        .where(BRIERS.c.market_id == market_id)
+        .order_by(BRIERS.c.trade_id)
+    )
+    with engine.connect() as conn:
+        rows = fetch(conn, query)
+    for row in rows:
+        price = row["market_price"]
+        row["market_brier"] = (
+            None if price is None else (float(price) - float(row["actual_outcome"])) ** 2
+        )
+    return typed_frame(rows, BRIER_COLUMNS)

@@ -1,0 +1,292 @@
+"""Read models for operators: job runs and their failures, the system log, API spend.
+
+Shown only on the dashboard's locked Operations page. Nothing here exposes configuration: job
+errors and log lines are stored secret-free by the engine (`arena.jobs.error_line`), and the
+database URL or API keys are never part of any row.
+"""
+
+import json
+from collections.abc import Sequence
+from datetime import timedelta
+
+import pandas as pd
+from sqlalchemy import case, func, select
+from sqlalchemy.engine import Engine
+
+from arena.analytics.cohorts import (
+    AGENTS,
+    COHORTS,
+    DECISIONS,
+    FAMILIES,
+    FLOAT,
+    INT,
+    TEXT,
+    TIME,
+    fetch,
+    typed_frame,
+)
+from arena.models import LOG_LEVELS, JobRun, SystemLog
+
+RUNS = JobRun.__table__  # type: ignore[attr-defined]
+LOGS = SystemLog.__table__  # type: ignore[attr-defined]
+DEFAULT_LIMIT = 1_000
+
+JOB_HEALTH_COLUMNS: dict[str, str] = {
+    "job": TEXT,
+    "runs": INT,
+    "ok": INT,
+    "failed": INT,
+    "running": INT,
+    "last_run": TIME,
+    "last_status": TEXT,
+    "last_success": TIME,
+    "last_failure": TIME,
+    "last_error": TEXT,
+}
+
+
+def job_health(engine: Engine) -> pd.DataFrame:
+    """One row per job name: run counts by status, the last run, success and failure.
+
+    Columns: ``job``; ``runs``, ``ok``, ``failed``, ``running``; ``last_run`` (slot of the
+    latest run) and its ``last_status``; ``last_success`` / ``last_failure`` (slots); and
+    ``last_error`` (the latest failure's one-line error).
+    """
+    counts = select(
+        RUNS.c.job,
+        func.count(RUNS.c.id).label("runs"),
+        func.sum(case((RUNS.c.status == "ok", 1), else_=0)).label("ok"),
+        func.sum(case((RUNS.c.status == "failed", 1), else_=0)).label("failed"),
+        func.sum(case((RUNS.c.status == "running", 1), else_=0)).label("running"),
+        func.max(RUNS.c.slot).label("last_run"),
+        func.max(case((RUNS.c.status == "ok", RUNS.c.slot))).label("last_success"),
+        func.max(case((RUNS.c.status == "failed", RUNS.c.slot))).label("last_failure"),
+    ).group_by(RUNS.c.job)
+    with engine.connect() as conn:
+        rows = fetch(conn, counts.order_by(RUNS.c.job))
+        for row in rows:
+            last = conn.execute(
+                select(RUNS.c.status).where(
+                    RUNS.c.job == row["job"], RUNS.c.slot == row["last_run"]
+                )
+            ).scalar()
+            row["last_status"] = last
+            row["last_error"] = (
+                conn.execute(
+                    select(RUNS.c.error)
+                    .where(RUNS.c.job == row["job"], RUNS.c.status == "failed")
+                    .order_by(RUNS.c.slot.desc())
+                    .limit(1)
+                ).scalar()
+                if row["failed"]
+                else None
+            )
+    return typed_frame(rows, JOB_HEALTH_COLUMNS)
+
+
+JOB_RUN_COLUMNS: dict[str, str] = {
+    "run_id": INT,
+    "job": TEXT,
+    "slot": TIME,
+    "status": TEXT,
+    "started_at": TIME,
+    "finished_at": TIME,
+    "duration_s": FLOAT,
+    "owner": TEXT,
+    "error": TEXT,
+    "counts": TEXT,
+}
+
+
+def job_runs(
+    engine: Engine,
+    *,
+    job: str | None = None,
+    status: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> pd.DataFrame:
+    """Job runs, newest slot first, at most `limit`.
+
+    Columns: ``run_id``, ``job``, ``slot``, ``status`` (running | ok | failed),
+    ``started_at``, ``finished_at``, ``duration_s`` (NaN while running), ``owner`` (the
+    claiming process), ``error`` (one line, failures only), ``counts`` (JSON text: what the
+    run did).
+    """
+    query = (
+        select(
+            RUNS.c.id.label("run_id"),
+            RUNS.c.job,
+            RUNS.c.slot,
+            RUNS.c.status,
+            RUNS.c.started_at,
+            RUNS.c.finished_at,
+            RUNS.c.owner,
+            RUNS.c.error,
+            RUNS.c.counts,
+        )
+        .order_by(RUNS.c.slot.desc(), RUNS.c.id.desc())
+        .limit(limit)
+    )
+    if job is not None:
+        query = query.where(RUNS.c.job == job)
+    if status is not None:
+        query = query.where(RUNS.c.status == status)
+    with engine.connect() as conn:
+        rows = fetch(conn, query)
+    for row in rows:
+        finished, started = row["finished_at"], row["started_at"]
+        row["duration_s"] = (
+            (finished - started) / timedelta(seconds=1) if finished and started else None
+        )
+        row["counts"] = json.dumps(row["counts"] or {}, sort_keys=True, default=str)
+    return typed_frame(rows, JOB_RUN_COLUMNS)
+
+
+LOG_COLUMNS: dict[str, str] = {
+    "log_id": INT,
+    "at": TIME,
+    "level": TEXT,
+    "source": TEXT,
+    "message": TEXT,
+    "context": TEXT,
+}
+
+
+def levels_at_least(minimum: str) -> tuple[str, ...]:
+    """The log levels at or above `minimum` (DEBUG < INFO < WARNING < ERROR < CRITICAL)."""
+    if minimum not in LOG_LEVELS:
+        return LOG_LEVELS
+    return LOG_LEVELS[LOG_LEVELS.index(minimum) :]
+
+
+def system_log(
+    engine: Engine,
+    *,
+    levels: Sequence[str] | None = None,
+    source: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> pd.DataFrame:
+    """System log lines, newest first, at most `limit`; only `levels` when given.
+
+    Columns: ``log_id``, ``at``, ``level``, ``source`` (the job or component), ``message``,
+    ``context`` (JSON text).
+    """
+    query = (
+        select(
+            LOGS.c.id.label("log_id"),
+            LOGS.c.at,
+            LOGS.c.level,
+            LOGS.c.source,
+            LOGS.c.message,
+            LOGS.c.context,
+        )
+        .order_by(LOGS.c.at.desc(), LOGS.c.id.desc())
+        .limit(limit)
+    )
+    if levels is not None:
+        query = query.where(LOGS.c.level.in_(list(levels)))
+    if source is not None:
+        query = query.where(LOGS.c.source == source)
+    with engine.connect() as conn:
+        rows = fetch(conn, query)
+    for row in rows:
+        row["context"] = json.dumps(row["context"] or {}, sort_keys=True, default=str)
+    return typed_frame(rows, LOG_COLUMNS)
+
+
+def log_sources(engine: Engine) -> list[str]:
+    """The distinct log sources, alphabetically (for a filter)."""
+    query = select(LOGS.c.source).distinct().order_by(LOGS.c.source)
+    with engine.connect() as conn:
+        return [str(s) for s in conn.execute(query).scalars()]
+
+
+SPEND_FAMILY_COLUMNS: dict[str, str] = {
+    "family_id": TEXT,
+    "display_name": TEXT,
+    "kind": TEXT,
+    "decisions": INT,
+    "attempts": INT,
+    "tokens_in": INT,
+    "tokens_out": INT,
+    "cost_usd": FLOAT,
+    "cost_per_decision": FLOAT,
+}
+
+
+def spend_by_family(engine: Engine) -> pd.DataFrame:
+    """API spend per family over all cohorts, most expensive first.
+
+    Columns: ``family_id``, ``display_name``, ``kind``; ``decisions``; ``attempts`` (model
+    answers, retries included); ``tokens_in``, ``tokens_out``, ``cost_usd`` (sums over every
+    attempt, failed ones included); ``cost_per_decision``.
+    """
+    query = (
+        select(
+            AGENTS.c.family_id,
+            func.max(func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name)).label(
+                "display_name"
+            ),
+            func.max(func.coalesce(FAMILIES.c.kind, "llm")).label("kind"),
+            func.count(DECISIONS.c.id).label("decisions"),
+            func.sum(DECISIONS.c.attempts).label("attempts"),
+            func.sum(DECISIONS.c.tokens_in).label("tokens_in"),
+            func.sum(DECISIONS.c.tokens_out).label("tokens_out"),
+            func.sum(DECISIONS.c.cost_usd).label("cost_usd"),
+        )
+        .join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id)
+        .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
+        .group_by(AGENTS.c.family_id)
+    )
+    with engine.connect() as conn:
+        rows = fetch(conn, query)
+    for row in rows:
+        row["cost_per_decision"] = (row["cost_usd"] or 0.0) / row["decisions"]
+    frame = typed_frame(rows, SPEND_FAMILY_COLUMNS)
+    return frame.sort_values(["cost_usd", "family_id"], ascending=[False, True]).reset_index(
+        drop=True
+    )
+
+
+SPEND_WEEK_COLUMNS: dict[str, str] = {
+    "week_start": TIME,
+    "family_id": TEXT,
+    "decisions": INT,
+    "tokens_in": INT,
+    "tokens_out": INT,
+    "cost_usd": FLOAT,
+}
+
+
+def spend_by_week(engine: Engine) -> pd.DataFrame:
+    """API spend per calendar week (the week the decisions ran in) and family, oldest first.
+
+    A decision of week k of a cohort ran in the week starting week_start + (k − 1) weeks.
+    Columns: ``week_start`` (Sunday 00:00 UTC), ``family_id``, ``decisions``,
+    ``tokens_in``, ``tokens_out``, ``cost_usd``.
+    """
+    query = (
+        select(
+            COHORTS.c.week_start,
+            DECISIONS.c.decision_week,
+            AGENTS.c.family_id,
+            func.count(DECISIONS.c.id).label("decisions"),
+            func.sum(DECISIONS.c.tokens_in).label("tokens_in"),
+            func.sum(DECISIONS.c.tokens_out).label("tokens_out"),
+            func.sum(DECISIONS.c.cost_usd).label("cost_usd"),
+        )
+        .join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id)
+        .join(COHORTS, COHORTS.c.id == DECISIONS.c.cohort_id)
+        .group_by(COHORTS.c.week_start, DECISIONS.c.decision_week, AGENTS.c.family_id)
+    )
+    with engine.connect() as conn:
+        rows = fetch(conn, query)
+    for row in rows:
+        row["week_start"] = row["week_start"] + timedelta(weeks=int(row["decision_week"]) - 1)
+    frame = typed_frame(rows, SPEND_WEEK_COLUMNS)
+    if frame.empty:
+        return frame
+    summed = frame.groupby(["week_start", "family_id"], as_index=False).sum(numeric_only=True)
+    return typed_frame(summed.to_dict("records"), SPEND_WEEK_COLUMNS).sort_values(
+        ["week_start", "family_id"], ignore_index=True
+    )

@@ -1,0 +1,484 @@
+"""Small Streamlit helpers every dashboard page shares: cached reads, deep links, downloads.
+
+Why one place:
+
+- **Reads** go through `read(fn, ...)`: an `arena.analytics` read model on the READ-ONLY engine,
+  cached for `CACHE_TTL_S` seconds per database and arguments, so a page refresh within the TTL
+  costs nothing and a new snapshot shows up within a minute.
+- **Deep links**: the selections worth sharing (`LINK_KEYS`: cohort, family, decision, market…)
+  live in the URL's query string. The dashboard entry calls `restore_links()` before every page
+  run, so a link like ``/decisions?cohort=3&family=gpt-5.1&decision=42`` opens exactly that
+  view, and the selections survive a page change even where the navigation drops the query
+  string. Widgets are bound to a link key with `select_link` / `choice_link` / `text_link`:
+  the URL is the source of truth; a widget change writes the URL in its on_change callback.
+- **Downloads**: `download_csv` offers exactly the DataFrame shown, as CSV with the export's
+  cell rules (ISO UTC times, formula-looking text neutralised).
+- **Untrusted text** (market questions, model output) never goes through Markdown or HTML:
+  pages show it with `st.text`, `st.code` or in dataframes, never with `unsafe_allow_html`.
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import pandas as pd
+import streamlit as st
+from pandas.io.formats.style import Styler
+
+from arena.config import get_settings
+from arena.csvsafe import cell
+from arena.db import get_engine
+
+CACHE_TTL_S = 20
+LINK_KEYS: tuple[str, ...] = (
+    "cohort",
+    "family",
+    "decision",
+    "market",
+    "snapshot",
+    "week",
+    "action",
+    "status",
+    "range",
+    "unit",
+    "search",
+    "mstatus",
+    "category",
+    "mtype",
+    "held",
+)
+_LINKS = "_arena_links"
+ALL = "All"
+T = TypeVar("T")
+
+# Reference rows (baselines) and "too early" rows in tables.
+REFERENCE_STYLE = "background-color: #eef2f7; font-style: italic"
+GREY_STYLE = "color: #9aa4b2"
+
+
+# --------------------------------------------------------------------------------------------
+# Entry
+
+
+def entry_guard() -> None:
+    """Make sure the page runs under dashboard.py's navigation; call first in every page.
+
+    Why: on a freshly started server Streamlit runs a deep link such as ``/decisions`` in its
+    legacy ``pages/`` directory mode — the page script alone, without dashboard.py (no
+    database gate, no sidebar, no deep-link restore) — until some session has run the entry
+    script's `st.navigation`. Detected here, the legacy mode is switched off and the run
+    restarted, so the very first visitor's deep link runs through the entry like every other.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a future Streamlit without the legacy mode
+        return
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+# --------------------------------------------------------------------------------------------
+# Cached reads
+
+
+def database_url() -> str:
+    return get_settings().database_url
+
+
+@st.cache_data(ttl=CACHE_TTL_S, show_spinner=False, max_entries=512)
+def _cached(
+    name: str, url: str, args: tuple[Any, ...], kwargs: tuple[Any, ...], _fn: Callable[..., T]
+) -> T:
+    return _fn(get_engine(url, role="reader"), *args, **dict(kwargs))
+
+
+def read(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`fn(reader_engine, *args, **kwargs)`, cached `CACHE_TTL_S` s per database and arguments."""
+    name = f"{fn.__module__}.{fn.__qualname__}"
+    return _cached(name, database_url(), args, tuple(sorted(kwargs.items())), fn)
+
+
+# --------------------------------------------------------------------------------------------
+# Deep links
+
+
+def _links() -> dict[str, str]:
+    links: dict[str, str] = st.session_state.setdefault(_LINKS, {})
+    return links
+
+
+def restore_links() -> None:
+    """Sync the URL and this session's remembered selections (call before each page run).
+
+    A key in the URL wins (a shared link); a key missing from the URL but remembered in the
+    session is put back, so switching pages keeps the selection.
+    """
+    links = _links()
+    params = st.query_params
+    for key in LINK_KEYS:
+        if key in params:
+            links[key] = params[key]
+        elif key in links:
+            params[key] = links[key]
+
+
+def get_link(key: str) -> str | None:
+    """The URL's value for link `key` (None when absent or empty)."""
+    value = st.query_params.get(key)
+    return value or None
+
+
+def set_link(key: str, value: Any) -> None:
+    """Put `value` in the URL under `key` (None or "All" removes it) and remember it."""
+    links = _links()
+    if value is None or value == ALL or value == "":
+        links.pop(key, None)
+        if key in st.query_params:
+            del st.query_params[key]
+        return
+    text = str(value)
+    links[key] = text
+    if st.query_params.get(key) != text:
+        st.query_params[key] = text
+
+
+def link_int(key: str) -> int | None:
+    """Link `key` as an int (None when absent or not a number)."""
+    value = get_link(key)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _bound(
+    widget: Callable[..., Any],
+    label: str,
+    key: str,
+    options: Sequence[Any],
+    default: Any,
+    **kwargs: Any,
+) -> Any:
+    """Render `widget` over `options` with its value taken from, and written to, link `key`."""
+    state_key = f"link-widget:{key}:{label}"
+    by_text = {str(option): option for option in options}
+    current = get_link(key)
+    wanted = by_text.get(current, default) if current is not None else default
+    # Always (re)seed from the URL: a same-keyed widget on another page may have left a value
+    # that the new widget would not adopt, and a link followed in-session must win.
+    st.session_state[state_key] = wanted
+
+    def changed() -> None:
+        set_link(key, st.session_state.get(state_key))
+
+    return widget(label, options, key=state_key, on_change=changed, **kwargs)
+
+
+def select_link(
+    label: str,
+    key: str,
+    options: Sequence[Any],
+    *,
+    default: Any = ALL,
+    format_func: Callable[[Any], str] = str,
+    container: Any = None,
+    **kwargs: Any,
+) -> Any:
+    """A selectbox bound to link `key` ("All" first unless `default` is an option itself)."""
+    where = container or st
+    choices = list(options) if default in options else [default, *options]
+    value = _bound(where.selectbox, label, key, choices, default, format_func=format_func, **kwargs)
+    return None if value == ALL else value
+
+
+def choice_link(
+    label: str,
+    key: str,
+    options: Sequence[str],
+    *,
+    default: str,
+    container: Any = None,
+    **kwargs: Any,
+) -> str:
+    """A segmented control (always one option selected) bound to link `key`."""
+    where = container or st
+    value = _bound(
+        where.segmented_control,
+        label,
+        key,
+        list(options),
+        default,
+        required=True,
+        **kwargs,
+    )
+    return str(value) if value is not None else default
+
+
+def text_link(label: str, key: str, *, container: Any = None, **kwargs: Any) -> str:
+    """A text input bound to link `key` (empty: no link)."""
+    where = container or st
+    state_key = f"link-widget:{key}:{label}"
+    st.session_state[state_key] = get_link(key) or ""
+
+    def changed() -> None:
+        set_link(key, (st.session_state.get(state_key) or "").strip() or None)
+
+    return str(where.text_input(label, key=state_key, on_change=changed, **kwargs)).strip()
+
+
+# --------------------------------------------------------------------------------------------
+# Tables, downloads, empty states
+
+
+def csv_text(frame: pd.DataFrame) -> str:
+    """`frame` as CSV with the export's cell rules (no index)."""
+    out = pd.DataFrame(index=frame.index)
+    for column in frame.columns:
+        series = frame[column]
+        if pd.api.types.is_datetime64_any_dtype(series):
+            out[column] = [v.isoformat() if not pd.isna(v) else "" for v in series]
+        elif pd.api.types.is_bool_dtype(series):
+            out[column] = ["true" if v else "false" for v in series]
+        elif pd.api.types.is_numeric_dtype(series):
+            out[column] = series
+        else:
+            out[column] = ["" if _missing(v) else cell(v) for v in series]
+    return out.to_csv(index=False, lineterminator="\n")
+
+
+def _missing(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def download_csv(frame: pd.DataFrame, name: str, *, label: str = "Download CSV") -> None:
+    """A download button for exactly `frame` as ``forecaster-arena-{name}.csv``."""
+    st.download_button(
+        label,
+        data=csv_text(frame),
+        file_name=f"forecaster-arena-{name}.csv",
+        mime="text/csv",
+        on_click="ignore",
+        key=f"download:{name}",
+    )
+
+
+def empty(message: str) -> None:
+    """The empty state: what is missing and what to do about it."""
+    st.info(message)
+
+
+def style_rows(
+    frame: pd.DataFrame,
+    *,
+    reference: pd.Series | None = None,
+    grey: pd.Series | None = None,
+    formats: dict[str, str] | None = None,
+) -> Styler:
+    """A Styler: `reference` rows (baselines) tinted and italic, `grey` rows greyed, and
+    number `formats` (``{column: "{:,.2f}"}``) applied; missing values shown as "—"."""
+
+    def row_style(row: pd.Series) -> list[str]:
+        parts = []
+        if reference is not None and bool(reference.loc[row.name]):
+            parts.append(REFERENCE_STYLE)
+        if grey is not None and bool(grey.loc[row.name]):
+            parts.append(GREY_STYLE)
+        return ["; ".join(parts)] * len(row)
+
+    styler = frame.style.apply(row_style, axis=1)
+    if formats:
+        usable = {k: v for k, v in formats.items() if k in frame.columns}
+        styler = styler.format(usable, na_rep="—")
+    return styler
+
+
+TIME_FORMAT = "YYYY-MM-DD HH:mm"
+
+
+def _time_text(value: Any) -> str:
+    return "—" if _missing(value) else f"{value:%Y-%m-%d %H:%M}"
+
+
+def table(
+    frame: pd.DataFrame,
+    *,
+    key: str,
+    reference: pd.Series | None = None,
+    grey: pd.Series | None = None,
+    formats: dict[str, Any] | None = None,
+    select: bool = False,
+    column_config: dict[str, Any] | None = None,
+) -> list[int]:
+    """Show `frame` (times as ``YYYY-MM-DD HH:mm`` UTC); with `select`, one row can be picked
+    and its position is returned (empty list: nothing selected).
+
+    `reference` rows are tinted, `grey` rows greyed, `formats` maps columns to format strings
+    or functions — any of these renders through a pandas Styler (`style_rows`).
+    """
+    times = [c for c in frame.columns if pd.api.types.is_datetime64_any_dtype(frame[c])]
+    config: dict[str, Any] = dict(column_config or {})
+    data: pd.DataFrame | Styler = frame
+    if reference is not None or grey is not None or formats:
+        data = style_rows(
+            frame,
+            reference=reference,
+            grey=grey,
+            formats={**dict.fromkeys(times, _time_text), **(formats or {})},
+        )
+    else:
+        for column in times:
+            config.setdefault(
+                column, st.column_config.DatetimeColumn(column, format=TIME_FORMAT, timezone="UTC")
+            )
+    if not select:
+        st.dataframe(data, hide_index=True, key=key, column_config=config)
+        return []
+    event = st.dataframe(
+        data,
+        hide_index=True,
+        key=key,
+        column_config=config,
+        on_select="rerun",
+        selection_mode="single-row",
+    )
+    return list(event.selection.rows) if event is not None else []
+
+
+def money(value: Any) -> str:
+    """$1,234.56 / -$1,234.56 (— when missing)."""
+    if _missing(value):
+        return "—"
+    number = float(value)
+    return f"-${-number:,.2f}" if number < 0 else f"${number:,.2f}"
+
+
+def signed_pct(value: Any) -> str:
+    """+1.23% / -1.23% (— when missing)."""
+    return "—" if _missing(value) else f"{float(value):+.2f}%"
+
+
+def prob(value: Any) -> str:
+    """A probability or Brier score to 3 places (— when missing)."""
+    return "—" if _missing(value) else f"{float(value):.3f}"
+
+
+def share(value: Any) -> str:
+    """A 0-1 share as a whole percentage (— when missing)."""
+    return "—" if _missing(value) else f"{float(value):.0%}"
+
+
+# --------------------------------------------------------------------------------------------
+# Portfolio curves (Leaderboard, Cohorts, Agent)
+
+NO_SNAPSHOTS = (
+    "No portfolio snapshots yet: the scheduler values every portfolio each 10 minutes "
+    "(`arena snapshot`), or build a demo season with `make demo`."
+)
+
+
+def curve_chart(frame: pd.DataFrame, field: str, title: str, *, height: int = 380) -> Any:
+    """Altair lines, one per family: click the legend to isolate one, drag to pan, wheel to
+    zoom the time axis (double-click resets). Baselines are dashed reference lines."""
+    import altair as alt
+
+    pick = alt.selection_point(fields=["display_name"], bind="legend")
+    zoom = alt.selection_interval(bind="scales", encodings=["x"])
+    value_format = "$,.2f" if field in ("total_value", "total_pnl") else "+.2f"
+    chart = (
+        alt.Chart(frame)
+        .mark_line(interpolate="step-after")
+        .encode(
+            x=alt.X(
+                "at:T",
+                title="Time (UTC)",
+                scale=alt.Scale(type="utc"),
+                axis=alt.Axis(format="%b %d %H:%M", labelAngle=0, labelOverlap=True),
+            ),
+            y=alt.Y(f"{field}:Q", title=title, scale=alt.Scale(zero=False)),
+            color=alt.Color("display_name:N", title="Family (click to isolate)"),
+            strokeDash=alt.StrokeDash(
+                "kind:N",
+                title="Kind",
+                scale=alt.Scale(domain=["llm", "baseline"], range=[[1, 0], [5, 4]]),
+            ),
+            opacity=alt.condition(pick, alt.value(1.0), alt.value(0.12)),
+            tooltip=[
+                alt.Tooltip("display_name:N", title="Family"),
+                alt.Tooltip("at:T", title="Bucket start (UTC)", format="%Y-%m-%d %H:%M"),
+                alt.Tooltip(f"{field}:Q", title=title, format=value_format),
+                alt.Tooltip("agents:Q", title="Agents summed"),
+            ],
+        )
+        .add_params(pick, zoom)
+        .properties(height=height)
+    )
+    return chart
+
+
+def curve_section(
+    name: str,
+    *,
+    cohort: int | None = None,
+    family: str | None = None,
+) -> pd.DataFrame:
+    """Range and $/% controls, the portfolio-value chart and its CSV; returns the frame shown.
+
+    $ shows portfolio value within one cohort; across cohorts it shows P/L summed over the
+    family's cohorts (a value sum would jump by the starting balance at each new cohort).
+    """
+    from arena.analytics.curves import RANGES, UNITS, curve_window, portfolio_curves
+
+    left, right = st.columns([3, 1])
+    range_key = choice_link("Range", "range", list(RANGES), default="ALL", container=left)
+    unit = choice_link("Show", "unit", list(UNITS), default="$", container=right)
+    frame = read(portfolio_curves, range_key, cohort=cohort, family=family)
+    if frame.empty:
+        empty(NO_SNAPSHOTS)
+        return frame
+    if unit == "%":
+        field, title = "return_pct", "Return, %"
+    elif cohort is None:
+        field, title = "total_pnl", "P/L, $ (summed over cohorts)"
+    else:
+        field, title = "total_value", "Portfolio value, $"
+    st.altair_chart(curve_chart(frame, field, title), width="stretch")
+    window = read(curve_window, range_key, cohort=cohort, family=family)
+    if window.start is not None and window.end is not None:
+        st.caption(
+            f"{range_key}: {window.start:%Y-%m-%d %H:%M} → {window.end:%Y-%m-%d %H:%M} UTC "
+            f"(back from the latest snapshot), one point per {_duration(window.bucket_seconds)}"
+            " — each agent's last snapshot in the bucket, carried forward."
+        )
+    download_csv(frame, f"{name}-curve-{range_key.lower()}", label="Download curve CSV")
+    return frame
+
+
+def _duration(seconds: int) -> str:
+    if seconds % 86400 == 0:
+        days = seconds // 86400
+        return "week" if days == 7 else ("day" if days == 1 else f"{days} days")
+    if seconds % 3600 == 0:
+        hours = seconds // 3600
+        return "hour" if hours == 1 else f"{hours} hours"
+    return f"{seconds // 60} minutes"
+
+
+def pick_link(frame: pd.DataFrame, *, key: str, link: str, column: str, **table_kwargs: Any) -> Any:
+    """A row-selectable `table` whose selection drives link `link` (the row's `column`).
+
+    Selecting a row writes the link; clearing the selection removes it. Returns the selected
+    row's `column` value, or None.
+    """
+    rows = table(frame, key=key, select=True, **table_kwargs)
+    state = f"_picked:{key}"
+    before = st.session_state.get(state)
+    chosen = frame.iloc[rows[0]][column] if rows else None
+    if rows and rows != before:
+        set_link(link, chosen)
+    elif not rows and before:
+        set_link(link, None)
+    st.session_state[state] = rows
+    return chosen

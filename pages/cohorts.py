@@ -1,0 +1,143 @@
+"""Cohorts: every weekly competition with its status, and one cohort's standings, curves and
+decisions week by week."""
+
+import pandas as pd
+import streamlit as st
+
+from arena import ui
+from arena.analytics.cohorts import cohort_standings, cohorts, decisions_by_week
+
+ui.entry_guard()
+
+NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
+STATUS_HELP = {
+    "deciding": "agents still decide weekly",
+    "tracking": "decision weeks over; positions are valued and settled",
+    "completed": "every position settled",
+}
+STANDING_FORMATS = {
+    "total_value": ui.money,
+    "cash_balance": ui.money,
+    "positions_value": ui.money,
+    "total_pnl": ui.money,
+    "return_pct": ui.signed_pct,
+    "brier": ui.prob,
+    "win_rate": ui.share,
+    "api_cost_usd": "${:,.4f}",
+}
+
+
+def week_summary(frame: pd.DataFrame) -> str:
+    """One agent's decision of one week as a short line: action, status, legs."""
+    one = frame.iloc[0]
+    text = str(one["action"]) if not pd.isna(one["action"]) else "…"
+    if one["status"] != "ok":
+        text += f" [{one['status']}]"
+    if one["bets"]:
+        text += f" {int(one['bets'])} bet(s) ${one['amount']:,.0f}"
+    if one["sells"]:
+        text += f" {int(one['sells'])} sell(s)"
+    if one["rejected"]:
+        text += f", {int(one['rejected'])} rejected"
+    return text
+
+
+st.title("Cohorts")
+st.caption(
+    "A cohort is one week's competition: every enabled family gets an agent with $10,000, "
+    "decides once a week for its decision window (5 weeks in v1), then is tracked until every "
+    "position settles. Status: "
+    + "; ".join(f"**{status}** — {meaning}" for status, meaning in STATUS_HELP.items())
+    + ". Select a row to open a cohort."
+)
+
+listing: pd.DataFrame = ui.read(cohorts)
+if listing.empty:
+    ui.empty(NO_COHORT)
+    st.stop()
+
+ui.pick_link(
+    listing,
+    key="cohort-list",
+    link="cohort",
+    column="cohort_number",
+    formats={"total_value": ui.money, "total_pnl": ui.money, "return_pct": ui.signed_pct},
+)
+ui.download_csv(listing, "cohorts")
+
+numbers = [int(n) for n in listing["cohort_number"]]
+cohort = ui.select_link(
+    "Cohort to open",
+    "cohort",
+    numbers,
+    default=numbers[0],
+    format_func=lambda n: f"Cohort {n}",
+)
+row = listing.loc[listing["cohort_number"] == cohort].iloc[0]
+st.header(f"Cohort {cohort}")
+cols = st.columns([1, 1.4, 0.8, 1.2, 1.2])
+cols[0].metric("Status", str(row["status"]))
+cols[1].metric("Week start", f"{row['week_start']:%Y-%m-%d}")
+cols[2].metric("Agents", int(row["agents"]))
+cols[3].metric("Decision weeks done", int(row["decision_weeks"]))
+cols[4].metric("Return (all agents)", ui.signed_pct(row["return_pct"]))
+if not bool(row["is_default"]):
+    st.warning(
+        "This cohort ran with overridden methodology constants (a research run): its results "
+        "are not v1 results."
+    )
+
+st.subheader("Standings")
+standings: pd.DataFrame = ui.read(cohort_standings, cohort)
+if standings.empty:
+    ui.empty("This cohort has no agents: `arena start-cohort` creates one per enabled family.")
+else:
+    st.caption(
+        "This cohort's own leaderboard (point numbers; the Leaderboard page filtered to this "
+        "cohort adds 95% intervals and P(rank 1)). Select a row to open that agent."
+    )
+    rows = ui.table(
+        standings,
+        key=f"cohort-standings:{cohort}",
+        reference=standings["kind"] == "baseline",
+        formats=STANDING_FORMATS,
+        select=True,
+    )
+    ui.download_csv(standings, f"cohort-{cohort}-standings")
+    if rows:
+        family = str(standings.iloc[rows[0]]["family_id"])
+        st.page_link(
+            "pages/agent.py",
+            label=f"Open agent {family} in cohort {cohort}",
+            icon=":material/smart_toy:",
+            query_params={"cohort": str(cohort), "family": family},
+        )
+
+st.subheader("One curve per agent")
+ui.curve_section(f"cohort-{cohort}", cohort=cohort)
+
+st.subheader("Decisions by week")
+weeks: pd.DataFrame = ui.read(decisions_by_week, cohort)
+if weeks.empty:
+    ui.empty(
+        "No decision yet in this cohort: the scheduler runs `arena decide` on Sundays at "
+        ":05 UTC (or run it by hand)."
+    )
+else:
+    grid = (
+        weeks.groupby(["display_name", "decision_week"])
+        .apply(week_summary, include_groups=False)
+        .unstack("decision_week")
+        .rename(columns=lambda week: f"week {week}")
+        .reset_index()
+        .rename(columns={"display_name": "family"})
+    )
+    ui.table(grid, key=f"cohort-weeks:{cohort}")
+    ui.download_csv(grid, f"cohort-{cohort}-weeks")
+    ui.download_csv(weeks, f"cohort-{cohort}-decisions", label="Download decisions CSV")
+    st.page_link(
+        "pages/decisions.py",
+        label=f"Audit cohort {cohort}'s decisions",
+        icon=":material/receipt_long:",
+        query_params={"cohort": str(cohort)},
+    )

@@ -1,0 +1,142 @@
+"""Operations (locked): job runs and failures, last success per job, the system log, API spend.
+
+Locked unless ARENA_ADMIN_PASSWORD is set AND entered in this session; the comparison is
+constant-time (hmac.compare_digest). Nothing here shows the database URL or any key."""
+
+import hmac
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from arena import ui
+from arena.analytics.operations import (
+    job_health,
+    job_runs,
+    levels_at_least,
+    log_sources,
+    spend_by_family,
+    spend_by_week,
+    system_log,
+)
+from arena.config import get_settings
+from arena.models import JOB_STATUSES, LOG_LEVELS
+
+ui.entry_guard()
+
+UNLOCKED = "_operations_unlocked"
+WRONG = "_operations_wrong_password"
+
+st.title("Operations")
+secret = get_settings().admin_password
+if secret is None or not secret.get_secret_value():
+    st.warning(
+        "Locked: this page needs an admin password. Set ARENA_ADMIN_PASSWORD in the "
+        "dashboard's environment (or .env) and restart it."
+    )
+    st.stop()
+
+
+def _check_password() -> None:
+    """On Enter (or leaving the field): unlock on a constant-time match, else flag it."""
+    entered = str(st.session_state.get("admin-password") or "")
+    st.session_state["admin-password"] = ""  # never keep the secret in the session
+    matched = hmac.compare_digest(
+        entered.encode("utf-8"), secret.get_secret_value().encode("utf-8")
+    )
+    st.session_state[UNLOCKED] = matched
+    st.session_state[WRONG] = bool(entered) and not matched
+
+
+if not st.session_state.get(UNLOCKED):
+    st.text_input(
+        "Admin password (press Enter)",
+        type="password",
+        key="admin-password",
+        on_change=_check_password,
+    )
+    st.button("Unlock", key="unlock")
+    if st.session_state.get(WRONG):
+        st.error("Wrong password.")
+    st.stop()
+
+if st.button("Lock", key="lock"):
+    st.session_state[UNLOCKED] = False
+    st.rerun()
+
+st.subheader("Jobs")
+health: pd.DataFrame = ui.read(job_health)
+if health.empty:
+    ui.empty("No job has run yet: start the scheduler (`python scheduler.py`) or `make demo`.")
+else:
+    failing = health[health["last_status"] == "failed"]
+    if not failing.empty:
+        st.error("Last run failed: " + ", ".join(str(job) for job in failing["job"]))
+    ui.table(health, key="ops-health")
+    ui.download_csv(health, "job-health")
+
+    failures: pd.DataFrame = ui.read(job_runs, status="failed", limit=20)
+    if not failures.empty:
+        st.markdown("**Recent failures**")
+        ui.table(failures, key="ops-failures")
+        ui.download_csv(failures, "job-failures")
+
+st.subheader("Job runs")
+cols = st.columns(2)
+job = cols[0].selectbox("Job", [ui.ALL, *health["job"].tolist()], key="ops-job")
+run_status = cols[1].selectbox("Status", [ui.ALL, *JOB_STATUSES], key="ops-run-status")
+runs: pd.DataFrame = ui.read(
+    job_runs,
+    job=None if job == ui.ALL else job,
+    status=None if run_status == ui.ALL else run_status,
+)
+if runs.empty:
+    st.text("No job run matches.")
+else:
+    ui.table(runs, key="ops-runs")
+    ui.download_csv(runs, "job-runs")
+
+st.subheader("System log")
+cols = st.columns(2)
+minimum = cols[0].selectbox("Severity at least", list(LOG_LEVELS), index=1, key="ops-level")
+source = cols[1].selectbox("Source", [ui.ALL, *ui.read(log_sources)], key="ops-source")
+log: pd.DataFrame = ui.read(
+    system_log, levels=levels_at_least(minimum), source=None if source == ui.ALL else source
+)
+if log.empty:
+    st.text("No log line at this severity.")
+else:
+    ui.table(log, key="ops-log")
+    ui.download_csv(log, "system-log")
+
+st.subheader("API spend")
+by_family: pd.DataFrame = ui.read(spend_by_family)
+by_week: pd.DataFrame = ui.read(spend_by_week)
+if by_family.empty:
+    st.text("No decision yet, so no spend.")
+else:
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Per family**")
+        ui.table(by_family, key="ops-spend-family")
+        ui.download_csv(by_family, "spend-by-family")
+    with right:
+        st.markdown("**Per week**")
+        chart = (
+            alt.Chart(by_week)
+            .mark_bar()
+            .encode(
+                x=alt.X("yearmonthdate(week_start):O", title="Week starting (UTC)"),
+                y=alt.Y("sum(cost_usd):Q", title="API cost, $"),
+                color=alt.Color("family_id:N", title="Family"),
+                tooltip=[
+                    "family_id:N",
+                    "week_start:T",
+                    "decisions:Q",
+                    alt.Tooltip("cost_usd:Q", format="$.4f"),
+                ],
+            )
+            .properties(height=260)
+        )
+        st.altair_chart(chart, width="stretch")
+        ui.download_csv(by_week, "spend-by-week")
