@@ -1,15 +1,17 @@
 """Operations (locked): job runs and failures, last success per job, the system log, API spend.
 
 Locked unless ARENA_ADMIN_PASSWORD is set AND entered in this session; the comparison is
-constant-time (hmac.compare_digest). Nothing here shows the database URL or any key."""
+constant-time and repeated failures lock the page for a while (`arena.admin.AdminGate`).
+Nothing here shows the database URL or any key."""
 
-import hmac
+from datetime import UTC, datetime
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
 from arena import ui
+from arena.admin import AdminGate
 from arena.analytics.operations import (
     job_health,
     job_runs,
@@ -37,15 +39,21 @@ if secret is None or not secret.get_secret_value():
     st.stop()
 
 
+@st.cache_resource(show_spinner=False)
+def _gate() -> AdminGate:
+    """One gate per dashboard process: new browser sessions do not reset the failure count."""
+    return AdminGate()
+
+
 def _check_password() -> None:
-    """On Enter (or leaving the field): unlock on a constant-time match, else flag it."""
+    """On Enter: unlock on a constant-time match; count failures and lock out after five."""
     entered = str(st.session_state.get("admin-password") or "")
     st.session_state["admin-password"] = ""  # never keep the secret in the session
-    matched = hmac.compare_digest(
-        entered.encode("utf-8"), secret.get_secret_value().encode("utf-8")
-    )
-    st.session_state[UNLOCKED] = matched
-    st.session_state[WRONG] = bool(entered) and not matched
+    if not entered:
+        return
+    verdict = _gate().check(entered, secret.get_secret_value(), datetime.now(UTC))
+    st.session_state[UNLOCKED] = verdict == "ok"
+    st.session_state[WRONG] = verdict
 
 
 if not st.session_state.get(UNLOCKED):
@@ -56,8 +64,10 @@ if not st.session_state.get(UNLOCKED):
         on_change=_check_password,
     )
     st.button("Unlock", key="unlock")
-    if st.session_state.get(WRONG):
+    if st.session_state.get(WRONG) == "wrong":
         st.error("Wrong password.")
+    elif st.session_state.get(WRONG) == "locked":
+        st.error("Too many wrong passwords: locked for 15 minutes.")
     st.stop()
 
 if st.button("Lock", key="lock"):
