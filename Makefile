@@ -15,10 +15,16 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## make demo: build the offline demo database and serve the dashboard on :8501
+## make demo: build the offline demo database (data/demo.db: a simulated 8-week season through
+## the real jobs; built once, `rm data/demo.db` to rebuild) and serve the dashboard on :8501.
+## It never touches data/arena.db, the default database of real runs.
 demo: $(STAMP)
-	$(BIN)/arena init-db
-	$(BIN)/arena serve --port $(PORT)
+	@if [ -f data/demo.db ]; then echo "reusing data/demo.db (delete it to rebuild the demo)"; \
+	else rm -f data/demo.build.db data/demo.build.db-wal data/demo.build.db-shm \
+	  && ARENA_DATABASE_URL=sqlite:///data/demo.build.db $(BIN)/arena init-db \
+	  && ARENA_DATABASE_URL=sqlite:///data/demo.build.db $(BIN)/arena demo --weeks 8 \
+	  && mv data/demo.build.db data/demo.db; fi
+	ARENA_DATABASE_URL=sqlite:///data/demo.db $(BIN)/arena serve --port $(PORT)
 
 ## make test: the whole suite (unit, loopback HTTP, SQLite + PostgreSQL, real browser)
 test: $(STAMP)

@@ -86,13 +86,6 @@ def _gamma_source() -> Iterator[GammaSource]:
         yield GammaSource(client)
 
 
-def _not_built(command: str, issue: str) -> None:
-    raise ArenaError(
-        f"`arena {command}` is registered but not built yet ({issue})",
-        "see the project's open issues; nothing was changed",
-    )
-
-
 @app.command("sync-markets")
 def sync_markets(at: AtOption = None) -> None:
     """Fetch the top markets by volume and refresh markets with open positions."""

@@ -1,27 +1,32 @@
 """`arena demo`: a whole season offline, through the very same jobs, on a simulated clock.
 
 Why: the engine must be demonstrable (and benchmarkable) without a network or keys, and the
-oracle baseline — which knows the simulated world's hidden probabilities — must come out on
+oracle baseline — which bets on the simulated world's unbiased posterior — must come out on
 top if the scoring separates skill from luck.
 
 The season starts on a fixed Sunday (2026-01-04 00:00 UTC), so a seed fully determines the
-database (apart from audit columns such as claim owners and tokens). The clock advances in
-5-minute ticks and, at each tick, runs what is due through `run_job` (job_runs claims and all):
+database (apart from audit columns: claim owners and tokens, row created_at). The clock advances
+in 5-minute ticks and, at each tick, runs what is due through `run_job` (job_runs claims and
+all), in `arena.jobs.JOB_ORDER`:
 
 - weeks 1…N: start-cohort every Sunday 00:00, decide Sunday 00:05 (once: baselines never fail
   transiently, so the scheduler's hourly Sunday retries would find nothing to redo);
 - every hour: sync-markets and resolve. The simulated world's prices move hourly, so an hourly
   sync sees every price the 5-minute cadence would, at a twelfth of the cost;
-- every 10 minutes: snapshot, as the methodology prescribes (§12.1);
+- every 10 minutes of simulated time: snapshot, as the methodology prescribes (§12.1);
 - then a settling tail with no new cohorts or decisions — only sync, resolve and snapshots —
-  until no position is open, or at most `tail_weeks` weeks.
+  until no position is open, or at most `tail_weeks` (default 2) weeks. Long-dated positions
+  may outlive it; their cohorts stay tracking, as they would in a live season.
 
 Agents: the lineup's baseline families, the `oracle`, and any LLM family whose endpoint is
 configured (key or own base_url) and answers a TCP connect; the others are skipped silently.
+A job that fails stops the season with its one-line error (the demo is also a proof that the
+engine runs end to end). The demo needs an empty database: it refuses one holding cohorts.
 """
 
 import socket
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -52,6 +57,7 @@ from arena.models import (
     BrierScore,
     Cohort,
     Decision,
+    Family,
     JobRun,
     Market,
     PortfolioSnapshot,
@@ -63,7 +69,7 @@ from arena.timeutil import week_start
 DEMO_START = datetime(2026, 1, 4, tzinfo=UTC)  # a Sunday: cohort 1's week start
 TICK = timedelta(minutes=5)
 SYNC_EVERY = timedelta(hours=1)
-DEFAULT_TAIL_WEEKS = 8
+DEFAULT_TAIL_WEEKS = 2
 WORLD_INITIAL_MARKETS = 1000  # enough that the universe holds 500 open markets all season
 WORLD_NEW_PER_DAY = 12.0
 DEMO_OWNER = "demo"
@@ -130,7 +136,11 @@ class Tick:
 
 
 def due_jobs(at: datetime, deciding: bool) -> tuple[str, ...]:
-    """The jobs due at `at` (a multiple of 5 minutes) in the demo's cadence."""
+    """The jobs due at `at` (a multiple of 5 minutes) in the demo's cadence.
+
+    Syncs (and resolution checks) run every SYNC_EVERY, read at call time so a bench can try
+    another cadence by setting the module constant.
+    """
     jobs: list[str] = []
     sunday = week_start(at)
     if deciding and at == sunday:
@@ -200,8 +210,6 @@ def leaderboard(engine: Engine) -> list[LeaderRow]:
     agents = Agent.__table__  # type: ignore[attr-defined]
     snaps = PortfolioSnapshot.__table__  # type: ignore[attr-defined]
     briers = BrierScore.__table__  # type: ignore[attr-defined]
-    from arena.models import Family
-
     families = Family.__table__  # type: ignore[attr-defined]
     latest = (
         select(snaps.c.agent_id, func.max(snaps.c.slot).label("slot"))
@@ -307,10 +315,14 @@ def run_demo(
     seed: int,
     tail_weeks: int = DEFAULT_TAIL_WEEKS,
     start: datetime = DEMO_START,
+    stop_at: datetime | None = None,
     on_tick: ProgressHook | None = None,
     reachable: Callable[[str], bool] = endpoint_reachable,
 ) -> DemoSummary:
-    """Play `weeks` simulated weeks plus the settling tail into a migrated, empty database."""
+    """Play `weeks` simulated weeks plus the settling tail into a migrated, empty database.
+
+    `stop_at` stops the clock early (a replay of a season's beginning, in tests and benches).
+    """
     ensure_empty(engine)
     world = SimulatedWorld(
         seed,
@@ -325,6 +337,8 @@ def run_demo(
     summary = DemoSummary(seed, weeks, start, start, [f.id for f in players.families])
     try:
         for tick in season_ticks(start, weeks, tail_weeks):
+            if stop_at is not None and tick.at >= stop_at:
+                break
             _run_tick(ctx, tick)
             summary.end = tick.at
             if on_tick is not None:
@@ -344,7 +358,7 @@ def _run_tick(ctx: JobContext, tick: Tick) -> None:
         if result.status == "failed":
             raise ArenaError(
                 f"demo stopped: {name} at {tick.at:%Y-%m-%d %H:%M} UTC failed: {result.error}",
-                "retry with --debug; the job_runs and system_logs tables hold the details",
+                "the job_runs and system_logs tables of the database hold the details",
             )
 
 
@@ -356,6 +370,35 @@ def _run_final_snapshot(ctx: JobContext, tick: Tick) -> None:
 
 # --------------------------------------------------------------------------------------------
 # Presentation
+
+
+@contextmanager
+def progress_bar(
+    weeks: int, tail_weeks: int = DEFAULT_TAIL_WEEKS, start: datetime = DEMO_START
+) -> Iterator[ProgressHook]:
+    """A rich progress bar on stderr over simulated hours, showing the simulated date."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    hours = (weeks + tail_weeks) * 7 * 24
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
+        task = progress.add_task("starting", total=hours)
+
+        def on_tick(tick: Tick) -> None:
+            if tick.at.minute != 0:
+                return
+            phase = "settling" if tick.settling else f"week {(tick.at - start).days // 7 + 1}"
+            done = (tick.at - start) // timedelta(hours=1)
+            progress.update(task, completed=done, description=f"{tick.at:%Y-%m-%d %H:%M} {phase}")
+
+        yield on_tick
+        progress.update(task, completed=hours, description="season done")
 
 
 def format_summary(summary: DemoSummary) -> list[str]:
@@ -381,4 +424,5 @@ def format_summary(summary: DemoSummary) -> list[str]:
             f"{rank:>2}  {row.family_id:<20} {row.kind:<8} {row.cohorts:>7} "
             f"{row.total_pnl:>12,.2f} {row.return_pct:>7.2f}% {brier:>6} {row.resolved_bets:>5}"
         )
+    lines.append("(P/L from each agent's latest snapshot; `arena leaderboard` adds intervals)")
     return lines

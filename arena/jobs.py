@@ -20,37 +20,39 @@ Decision retries: decide fires every hour on Sunday. Its first run (00:05) makes
 decisions; later runs find finished decisions and skip them, but re-claim `error` and
 `zero_trade` rows (the engine's claim-before-call rules), so a transient provider failure is
 retried within the hour instead of losing the week. Decide also makes sure the week's cohort
-exists first (idempotent), so a failed start-cohort run cannot cost a week of decisions.
+exists first (idempotent), so a failed start-cohort run cannot cost a week of decisions, and
+refuses to run on a market table not synced within the last hour (`require_fresh_universe`),
+so a Gamma outage delays the decisions instead of trading at stale prices.
 """
 
 import logging
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from apscheduler.triggers.cron import CronTrigger
-from sqlalchemy import update
+from sqlalchemy import Connection, bindparam, func, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from arena.agents.responders import ResponderFactory
 from arena.config import Settings
-from arena.db import session_scope
 from arena.engine.cohorts import CohortResult, start_cohort
 from arena.engine.decisions import new_owner, run_decisions
-from arena.engine.logs import log_event
 from arena.engine.market_sync import sync_markets
 from arena.engine.settlement import resolve_markets
 from arena.engine.snapshots import take_snapshots
 from arena.engine.sources import MarketSource
 from arena.errors import ArenaError
 from arena.lineup import Lineup
-from arena.models import JobRun
+from arena.models import JobRun, Market, SystemLog
 from arena.timeutil import slot_start, week_start
 
 log = logging.getLogger("arena.jobs")
+
+_RUNS = JobRun.__table__  # type: ignore[attr-defined]
+_MARKETS = Market.__table__  # type: ignore[attr-defined]
 
 START_COHORT = "start-cohort"
 DECIDE = "decide"
@@ -64,6 +66,8 @@ JOB_ORDER = (START_COHORT, SYNC_MARKETS, RESOLVE, DECIDE, SNAPSHOT)
 RunStatus = Literal["ok", "failed", "skipped"]
 MAX_ERROR_CHARS = 500
 REDACTED = "***"
+LOG_SOURCE = "jobs"
+FRESH_UNIVERSE = timedelta(hours=1)  # decide needs markets synced at most this long ago
 
 
 class JobOutcome(Protocol):
@@ -134,8 +138,29 @@ def start_cohort_job(ctx: JobContext, at: datetime) -> CohortOutcome:
     return CohortOutcome(start_cohort(ctx.engine, at, ctx.lineup, methodology))
 
 
+def require_fresh_universe(engine: Engine, at: datetime) -> None:
+    """Refuse to decide on a stale or empty market table (Gamma down, sync failing).
+
+    Decisions execute at the prices of the frozen universe, so prices older than
+    `FRESH_UNIVERSE` would be paper trades at prices that no longer exist. The decide job
+    fails instead, and its next hourly Sunday slot tries again once a sync has succeeded.
+    """
+    with engine.connect() as conn:
+        query = select(func.max(_MARKETS.c.updated_at)).where(_MARKETS.c.status == "open")
+        latest = conn.execute(query).scalar_one_or_none()
+    if latest is not None and latest.tzinfo is None:
+        latest = latest.replace(tzinfo=UTC)
+    if latest is None or latest < at - FRESH_UNIVERSE:
+        seen = f"last synced {latest:%Y-%m-%d %H:%M} UTC" if latest else "no market synced yet"
+        raise ArenaError(
+            f"no fresh market universe for the decision run ({seen})",
+            "fix sync-markets (ARENA_GAMMA_URL, network); decide retries hourly on Sunday",
+        )
+
+
 def decide_job(ctx: JobContext, at: datetime) -> DecideOutcome:
     """Ensure this week's cohort, then run the decisions of every cohort in its window."""
+    require_fresh_universe(ctx.engine, at)
     cohort = start_cohort_job(ctx, at)
     result = run_decisions(
         ctx.engine,
@@ -210,31 +235,43 @@ def slot_for(job: str, at: datetime) -> datetime:
 
 @dataclass(frozen=True)
 class Schedule:
-    """One job's place on the methodology's UTC clock, and how late a missed run may start."""
+    """One job's place on the methodology's UTC clock, and how late a missed run may start.
+
+    Grace: a snapshot, sync or resolve run may start late but within its own slot (a later
+    slot's run takes over after that); start-cohort and decide may start any time in their
+    week, since the week's cohort and decisions are still due. Missed runs coalesce into one.
+    """
 
     job: str
     cron: dict[str, str]
     misfire_grace_seconds: int
+    describe: str
 
 
 WEEK_SECONDS = 7 * 24 * 3600
 SCHEDULES: tuple[Schedule, ...] = (
     # day_of_week="sun", never 0: APScheduler's CronTrigger counts 0 as MONDAY.
-    Schedule(START_COHORT, {"day_of_week": "sun", "hour": "0", "minute": "0"}, WEEK_SECONDS),
-    Schedule(DECIDE, {"day_of_week": "sun", "hour": "*", "minute": "5"}, WEEK_SECONDS),
-    Schedule(SNAPSHOT, {"minute": "*/10"}, 9 * 60),
-    Schedule(SYNC_MARKETS, {"minute": "*/5"}, 4 * 60),
-    Schedule(RESOLVE, {"minute": "0"}, 59 * 60),
+    Schedule(
+        START_COHORT,
+        {"day_of_week": "sun", "hour": "0", "minute": "0"},
+        WEEK_SECONDS,
+        "Sunday 00:00",
+    ),
+    Schedule(
+        DECIDE,
+        {"day_of_week": "sun", "hour": "*", "minute": "5"},
+        WEEK_SECONDS,
+        "Sunday 00:05 (then hourly to 23:05, retrying error / zero_trade decisions)",
+    ),
+    Schedule(SNAPSHOT, {"minute": "*/10"}, 9 * 60, "every 10 minutes"),
+    Schedule(SYNC_MARKETS, {"minute": "*/5"}, 4 * 60, "every 5 minutes"),
+    Schedule(RESOLVE, {"minute": "0"}, 59 * 60, "hourly at :00"),
 )
 
 
 def trigger_table() -> list[tuple[str, CronTrigger]]:
     """[(job, UTC cron trigger)]: what the scheduler runs, and what its tests walk through."""
     return [(s.job, CronTrigger(timezone=UTC, **s.cron)) for s in SCHEDULES]
-
-
-def schedule_of(job: str) -> Schedule:
-    return next(s for s in SCHEDULES if s.job == job)
 
 
 # --------------------------------------------------------------------------------------------
@@ -257,11 +294,9 @@ def claim_slot(
 ) -> int | None:
     """Claim job × slot; the job_runs id, or None when another run did or does it."""
     try:
-        with session_scope(engine) as session:
-            row = JobRun(job=job, slot=slot, status="running", owner=owner, started_at=at)
-            session.add(row)
-            session.flush()
-            return row.id
+        with engine.begin() as conn:
+            params = {"job": job, "slot": slot, "owner": owner, "started_at": at}
+            return int(conn.execute(_CLAIM, params).scalar_one())
     except IntegrityError:
         pass
     return _reclaim_stale(engine, job, slot, at, owner, stale_after)
@@ -271,31 +306,22 @@ def _reclaim_stale(
     engine: Engine, job: str, slot: datetime, at: datetime, owner: str, stale_after: timedelta
 ) -> int | None:
     """Take over a `running` row whose owner has been silent past the timeout (a crash)."""
-    table = JobRun.__table__  # type: ignore[attr-defined]
-    with session_scope(engine) as session:
-        taken = session.execute(
-            update(table)
+    with engine.begin() as conn:
+        taken = conn.execute(
+            update(_RUNS)
             .where(
-                table.c.job == job,
-                table.c.slot == slot,
-                table.c.status == "running",
-                table.c.started_at < at - stale_after,
+                _RUNS.c.job == job,
+                _RUNS.c.slot == slot,
+                _RUNS.c.status == "running",
+                _RUNS.c.started_at < at - stale_after,
             )
             .values(owner=owner, started_at=at, finished_at=None, error=None, counts={})
-            .returning(table.c.id)
+            .returning(_RUNS.c.id)
         ).first()
         if taken is None:
             return None
-        log_event(
-            session,
-            at,
-            "WARNING",
-            "jobs",
-            f"{job} {slot.isoformat()}: re-claimed a stale running claim",
-            job=job,
-            slot=slot.isoformat(),
-            owner=owner,
-        )
+        message = f"{job} {slot.isoformat()}: re-claimed a stale running claim"
+        _log_line(conn, at, "WARNING", message, job=job, slot=slot.isoformat(), owner=owner)
         return int(taken[0])
 
 
@@ -328,29 +354,49 @@ def _finish(
     counts: dict[str, Any],
     error: str | None,
 ) -> JobRunResult:
-    """Record the end of our claim (only if it is still ours) and the system log line."""
+    """Record the end of our claim (only if it is still ours) and its system log line."""
     status: RunStatus = "failed" if error else "ok"
-    finished = ctx.clock() if ctx.clock else at
-    table = JobRun.__table__  # type: ignore[attr-defined]
     message = f"{name} {slot_at.isoformat()}: {status}" + (f": {error}" if error else "")
+    values = {
+        "b_id": run_id,
+        "b_owner": ctx.owner,
+        "b_started": at,
+        "status": status,
+        "finished_at": ctx.clock() if ctx.clock else at,
+        "counts": counts,
+        "error": error,
+    }
     try:
-        with session_scope(ctx.engine) as session:
-            session.execute(
-                update(table)
-                .where(table.c.id == run_id, table.c.owner == ctx.owner, table.c.started_at == at)
-                .values(status=status, finished_at=finished, counts=counts, error=error)
-            )
+        with ctx.engine.begin() as conn:
+            conn.execute(_FINISH, values)
             level = "ERROR" if error else "INFO"
-            log_event(session, at, level, "jobs", message, job=name, slot=slot_at.isoformat())
+            _log_line(conn, at, level, message, job=name, slot=slot_at.isoformat())
     except Exception as exc:  # recording failed: the claim goes stale and is re-claimable
         log.error("%s: could not record the outcome: %s", message, error_line(exc, ctx.secrets))
         return JobRunResult(name, slot_at, "failed", counts, error or "could not record outcome")
     return JobRunResult(name, slot_at, status, counts, error)
 
 
-def run_due(
-    ctx: JobContext, at: datetime, jobs: Iterable[str] = JOB_ORDER
-) -> list[JobRunResult]:
+# Prebuilt statements: a job run's bookkeeping is two small transactions, on the hot path of
+# every 10-minute snapshot (tens of thousands of runs in a demo season).
+_CLAIM = insert(_RUNS).values(status="running", counts={}).returning(_RUNS.c.id)
+_FINISH = update(_RUNS).where(
+    _RUNS.c.id == bindparam("b_id"),
+    _RUNS.c.owner == bindparam("b_owner"),
+    _RUNS.c.started_at == bindparam("b_started", type_=_RUNS.c.started_at.type),
+)
+_LOGS = SystemLog.__table__  # type: ignore[attr-defined]
+_LOG = insert(_LOGS).values(source=LOG_SOURCE)
+
+
+def _log_line(conn: Connection, at: datetime, level: str, message: str, **context: Any) -> None:
+    """A system_logs row in the caller's transaction (what `log_event` writes, without an ORM
+    session), mirrored to Python logging."""
+    conn.execute(_LOG, {"at": at, "level": level, "message": message, "context": context})
+    log.log(logging.getLevelName(level), "%s: %s", LOG_SOURCE, message)
+
+
+def run_due(ctx: JobContext, at: datetime, jobs: Iterable[str] = JOB_ORDER) -> list[JobRunResult]:
     """Run each job once for its current slot (`--catch-up`): what is due as of `at`."""
     return [run_job(ctx, name, slot_for(name, at), at) for name in jobs]
 
@@ -385,8 +431,3 @@ def _json_safe(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return str(value)
-
-
-def new_claim_owner(prefix: str | None = None) -> str:
-    """An owner id for job claims: host:pid:random, or `prefix:random` (the demo)."""
-    return f"{prefix}:{uuid.uuid4().hex[:8]}" if prefix else new_owner()

@@ -92,13 +92,6 @@ def test_bad_input_is_one_clear_line(
     assert_one_line_error(code, err, needle)
 
 
-def test_commands_of_later_issues_say_so_and_change_nothing(
-    sqlite_url: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, _, err = run(["leaderboard"], capsys)
-    assert_one_line_error(code, err, "not built yet")
-
-
 def test_bad_database_url_is_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
