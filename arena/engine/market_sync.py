@@ -8,9 +8,11 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
+from sqlalchemy import JSON, bindparam, case, func, insert, or_, update
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
 from arena.db import session_scope
 from arena.engine.logs import log_event
@@ -57,51 +59,85 @@ class SyncResult:
         }
 
 
-def apply_market(row: Market | None, parsed: ParsedMarket, at: datetime) -> Market:
-    """The market row after taking in `parsed`: new fields set, missing ones left alone."""
-    if row is None:
-        row = Market(
-            id=parsed.id,
-            question=parsed.question,
-            market_type=parsed.market_type,
-            outcomes=list(parsed.outcomes),
-            source=parsed.source,
-            first_seen_at=at,
-            updated_at=at,
+_MARKETS = Market.__table__  # type: ignore[attr-defined]
+_PRICES_OR_NULL = JSON(none_as_null=True)  # a missing price list binds as SQL NULL
+
+
+def _values(parsed: ParsedMarket, at: datetime) -> dict[str, Any]:
+    """The row values `parsed` brings (None where the source sent nothing)."""
+    values: dict[str, Any] = {name: getattr(parsed, name) for name in _OPTIONAL_FIELDS}
+    values.update(
+        id=parsed.id,
+        question=parsed.question,
+        market_type=parsed.market_type,
+        outcomes=list(parsed.outcomes),
+        prices=[str(price) for price in parsed.prices] if parsed.prices is not None else None,
+        active=parsed.active,
+        closed=parsed.closed,
+        neg_risk=parsed.neg_risk,
+        source=parsed.source,
+        status="closed" if parsed.closed else "open",
+        updated_at=at,
+    )
+    return values
+
+
+def _update_statement() -> Any:
+    """One UPDATE for every known market: COALESCE keeps a known value the source did not
+    send, and a status this engine made final (resolved / cancelled) is never reopened."""
+    c = _MARKETS.c
+    keep = {
+        name: func.coalesce(bindparam(f"b_{name}", type_=c[name].type), c[name])
+        for name in (*_OPTIONAL_FIELDS, "question")
+    }
+    return (
+        update(_MARKETS)
+        .where(c.id == bindparam("b_id"))
+        .values(
+            **keep,
+            prices=func.coalesce(bindparam("b_prices", type_=_PRICES_OR_NULL), c.prices),
+            market_type=bindparam("b_market_type"),
+            outcomes=bindparam("b_outcomes", type_=c.outcomes.type),
+            active=bindparam("b_active"),
+            closed=bindparam("b_closed"),
+            neg_risk=bindparam("b_neg_risk"),
+            source=bindparam("b_source"),
+            status=case(
+                (or_(*(c.status == final for final in FINAL_STATUSES)), c.status),
+                else_=bindparam("b_status"),
+            ),
+            updated_at=bindparam("b_updated_at", type_=c.updated_at.type),
         )
-    row.question = parsed.question or row.question
-    row.market_type = parsed.market_type
-    row.outcomes = list(parsed.outcomes)
-    if parsed.prices is not None:
-        row.prices = [str(price) for price in parsed.prices]
-    for name in _OPTIONAL_FIELDS:
-        value = getattr(parsed, name)
-        if value is not None:
-            setattr(row, name, value)
-    row.active = parsed.active
-    row.closed = parsed.closed
-    row.neg_risk = parsed.neg_risk
-    row.source = parsed.source
-    if row.status not in FINAL_STATUSES:
-        row.status = "closed" if parsed.closed else "open"
-    row.updated_at = at
-    return row
+    )
 
 
 def upsert_markets(
     session: Session, markets: Iterable[ParsedMarket], at: datetime
 ) -> tuple[int, int]:
-    """Insert or update each market; returns (inserted, updated)."""
-    by_id = {market.id: market for market in markets}
-    existing: dict[str, Market] = {}
+    """Insert or update each market, set-based (one select, one insert, one update); returns
+    (inserted, updated). A value the source did not send never overwrites a known one."""
+    by_id = {market.id: _values(market, at) for market in markets}
+    existing: set[str] = set()
     ids = list(by_id)
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
-        for row in session.exec(select(Market).where(col(Market.id).in_(chunk))):
-            existing[row.id] = row
-    for market_id, parsed in by_id.items():
-        session.add(apply_market(existing.get(market_id), parsed, at))
-    return len(by_id) - len(existing), len(existing)
+        existing.update(
+            session.execute(select(_MARKETS.c.id).where(_MARKETS.c.id.in_(chunk))).scalars()
+        )
+    new = [{**values, "first_seen_at": at} for key, values in by_id.items() if key not in existing]
+    known = [
+        {f"b_{k}": v for k, v in values.items()} for key, values in by_id.items() if key in existing
+    ]
+    if new:
+        session.execute(insert(_MARKETS), [_with_defaults(row) for row in new])
+    if known:
+        session.execute(_update_statement(), known)
+    return len(new), len(known)
+
+
+def _with_defaults(row: dict[str, Any]) -> dict[str, Any]:
+    """A new market row: a missing price list is stored as an empty list."""
+    return {**row, "prices": row["prices"] if row["prices"] is not None else []}
 
 
 def held_market_ids(session: Session) -> set[str]:

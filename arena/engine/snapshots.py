@@ -83,6 +83,7 @@ class _Book:
     """One agent's accounts as read for this pass."""
 
     agent_id: int
+    cohort_id: int
     cash: Decimal
     starting_balance: Decimal
     position_values: list[Decimal] = field(default_factory=list)
@@ -141,8 +142,9 @@ def take_snapshots(
         rows = [_snapshot_row(book, briers.get(book.agent_id), slot, at) for book in books]
         result.rows_written = _upsert_snapshots(conn, rows, is_sqlite(engine))
         result.agents = len(books)
+        holding = {book.cohort_id for book in books if book.position_values}
         result.cohorts_tracking, result.cohorts_completed = _update_cohort_statuses(
-            session, at, decision_window_weeks
+            session, at, decision_window_weeks, holding
         )
         log_event(
             session,
@@ -170,6 +172,7 @@ def _read_and_value(conn: Connection, at: datetime) -> tuple[list[_Book], list[d
     query = (
         select(
             _agents.c.id.label("agent_id"),
+            _agents.c.cohort_id,
             _agents.c.cash_balance,
             _agents.c.starting_balance,
             _positions.c.id.label("position_id"),
@@ -199,12 +202,14 @@ def _read_and_value(conn: Connection, at: datetime) -> tuple[list[_Book], list[d
     for row in conn.execute(query):
         book = books.get(row.agent_id)
         if book is None:
-            book = books[row.agent_id] = _Book(row.agent_id, row.cash_balance, row.starting_balance)
+            book = books[row.agent_id] = _Book(
+                row.agent_id, row.cohort_id, row.cash_balance, row.starting_balance
+            )
         if row.position_id is None:
             continue
         valuation = _value_row(row)
         book.position_values.append(mark_value(row.shares, valuation.mark))
-        if valuation.live:
+        if valuation.live and valuation.mark != row.mark_price:
             marks.append({"b_id": row.position_id, "b_mark": valuation.mark})
     return list(books.values()), marks
 
@@ -294,35 +299,45 @@ def _upsert_snapshots(conn: Connection, rows: list[dict[str, Any]], on_sqlite: b
     return len(rows)
 
 
-def _update_cohort_statuses(session: Session, at: datetime, default_window: int) -> tuple[int, int]:
+def _update_cohort_statuses(
+    session: Session, at: datetime, default_window: int, holding: set[int]
+) -> tuple[int, int]:
     """Deciding inside the window, tracking after it, completed when nothing is left open.
 
     Each cohort's window is the one it was stamped with, read exactly as the decision run
     reads it (`window_weeks_of`), so a cohort is never completed while it may still decide.
-    One read of the (few) live cohorts, then at most three set-based UPDATEs; a completed
-    cohort is final. Returns (cohorts that became tracking, cohorts that became completed).
+    One read of the (few) live cohorts; an UPDATE only for a cohort whose status must change
+    (most passes write nothing). `holding` = cohorts with an open position in this pass's read;
+    the completion UPDATE re-checks it in SQL. A completed cohort is final. Returns (cohorts
+    that became tracking, cohorts that became completed).
     """
     conn = session.connection()
     live = session.scalars(select(Cohort).where(_live_cohort(at))).all()
-    deciding: list[int] = []
-    past: list[int] = []
+    to_deciding: list[int] = []
+    to_tracking: list[int] = []
+    to_complete: list[int] = []
     for cohort in live:
         assert cohort.id is not None
         in_window = decision_week(cohort.week_start, at) <= window_weeks_of(cohort, default_window)
-        (deciding if in_window else past).append(cohort.id)
-    if deciding:
+        if in_window:
+            if cohort.status != "deciding":
+                to_deciding.append(cohort.id)
+            continue
+        if cohort.status != "tracking":
+            to_tracking.append(cohort.id)
+        if cohort.id not in holding:
+            to_complete.append(cohort.id)
+    if to_deciding:
         conn.execute(
-            update(_cohorts)
-            .where(_cohorts.c.id.in_(deciding), _cohorts.c.status != "deciding")
-            .values(status="deciding")
+            update(_cohorts).where(_cohorts.c.id.in_(to_deciding)).values(status="deciding")
         )
-    if not past:
-        return 0, 0
-    tracking = conn.execute(
-        update(_cohorts)
-        .where(_cohorts.c.id.in_(past), _cohorts.c.status != "tracking")
-        .values(status="tracking")
-    ).rowcount
+    tracking = 0
+    if to_tracking:
+        tracking = conn.execute(
+            update(_cohorts).where(_cohorts.c.id.in_(to_tracking)).values(status="tracking")
+        ).rowcount
+    if not to_complete:
+        return tracking, 0
     open_position = exists().where(
         _positions.c.status == "open",
         _positions.c.agent_id == _agents.c.id,
@@ -330,7 +345,7 @@ def _update_cohort_statuses(session: Session, at: datetime, default_window: int)
     )
     completed = conn.execute(
         update(_cohorts)
-        .where(_cohorts.c.id.in_(past), _cohorts.c.status == "tracking", ~open_position)
+        .where(_cohorts.c.id.in_(to_complete), _cohorts.c.status == "tracking", ~open_position)
         .values(status="completed", completed_at=at)
     ).rowcount
     return tracking, completed
