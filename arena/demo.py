@@ -11,11 +11,12 @@ all), in `arena.jobs.JOB_ORDER`:
 
 - weeks 1…N: start-cohort every Sunday 00:00, decide Sunday 00:05 (once: baselines never fail
   transiently, so the scheduler's hourly Sunday retries would find nothing to redo);
-- every hour: sync-markets and resolve. The simulated world's prices move hourly, so an hourly
-  sync sees every price the 5-minute cadence would, at a twelfth of the cost;
+- every 3 hours: sync-markets and resolve (the live scheduler syncs every 5 minutes and
+  resolves hourly). A sync of 500 simulated markets costs ~50 ms, so this cadence keeps an
+  8-week season to a few minutes while prices still move between decisions and snapshots;
 - every 10 minutes of simulated time: snapshot, as the methodology prescribes (§12.1);
 - then a settling tail with no new cohorts or decisions — only sync, resolve and snapshots —
-  until no position is open, or at most `tail_weeks` (default 2) weeks. Long-dated positions
+  until no position is open, or at most `tail_weeks` (default 1) weeks. Long-dated positions
   may outlive it; their cohorts stay tracking, as they would in a live season.
 
 Agents: the lineup's baseline families, the `oracle`, and any LLM family whose endpoint is
@@ -68,8 +69,8 @@ from arena.timeutil import week_start
 
 DEMO_START = datetime(2026, 1, 4, tzinfo=UTC)  # a Sunday: cohort 1's week start
 TICK = timedelta(minutes=5)
-SYNC_EVERY = timedelta(hours=1)
-DEFAULT_TAIL_WEEKS = 2
+SYNC_EVERY = timedelta(hours=3)
+DEFAULT_TAIL_WEEKS = 1
 WORLD_INITIAL_MARKETS = 1000  # enough that the universe holds 500 open markets all season
 WORLD_NEW_PER_DAY = 12.0
 DEMO_OWNER = "demo"
