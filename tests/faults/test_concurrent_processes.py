@@ -1,0 +1,165 @@
+"""Real processes racing on one database: schedulers with a manual run, readers with a writer.
+
+1. Two `scheduler.py --catch-up` processes and one `arena decide` start at the same instant
+   on a fresh week (SQLite and PostgreSQL): one cohort, one decision per agent, each
+   job × slot claimed once, and the books balance.
+2. The dashboard's read path (a reader engine and the analytics read models) reads in a tight
+   loop while another process writes snapshots (SQLite WAL): no error and no "database is
+   locked" on either side, and the reader sees the writes land.
+"""
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from arena.analytics.curves import portfolio_curves
+from arena.analytics.overview import overview, row_count
+from arena.db import create_db_engine, session_scope
+from arena.engine.market_sync import upsert_markets
+from arena.migrate import init_db
+from arena.models import Agent, Cohort, Decision, JobRun, PortfolioSnapshot
+from tests.engine.test_decisions import MARKETS
+from tests.engine.test_two_processes import BASELINES
+from tests.factories import WEEK1, new_cohort_agents, trade_into
+from tests.faults.invariants import assert_books_balance, assert_no_duplicates
+from tests.markets.gamma_server import Reply, serve
+from tests.test_jobs import gamma_market
+
+ROOT = Path(__file__).resolve().parents[2]
+
+WRITER = """
+import sys, time
+from datetime import datetime, timedelta
+from arena.db import create_db_engine
+from arena.engine.snapshots import take_snapshots
+
+url, first, seconds = sys.argv[1], datetime.fromisoformat(sys.argv[2]), float(sys.argv[3])
+engine = create_db_engine(url)
+deadline = time.monotonic() + seconds
+slots = 0
+while time.monotonic() < deadline:
+    take_snapshots(engine, first + timedelta(minutes=10 * slots))
+    slots += 1
+print(slots)
+"""
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """The parent's environment without any ARENA_* or API key, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env.pop("OPENROUTER_API_KEY", None)
+    return {**env, **extra}
+
+
+def test_two_schedulers_and_a_manual_decide_at_once(
+    engine: Engine, db_url: str, tmp_path: Path
+) -> None:
+    """Sunday 00:05 on a week with no cohort yet: three processes race to start and decide it."""
+    lineup = tmp_path / "lineup.toml"
+    lineup.write_text(BASELINES)
+    with session_scope(engine) as s:
+        upsert_markets(s, MARKETS, WEEK1)  # a fresh universe: decide need not wait for a sync
+    at = (WEEK1 + timedelta(minutes=5)).isoformat()
+    with serve() as gamma:
+        body = {"markets": [gamma_market(m) for m in MARKETS], "next_cursor": None}
+        gamma.script("/markets/keyset", Reply(200, body))
+        env = _clean_env(
+            ARENA_DATABASE_URL=db_url, ARENA_LINEUP=str(lineup), ARENA_GAMMA_URL=gamma.url
+        )
+        scheduler = [sys.executable, str(ROOT / "scheduler.py"), "--catch-up", "--at", at]
+        commands = [scheduler, scheduler, [sys.executable, "-m", "arena", "decide", "--at", at]]
+        procs = [
+            subprocess.Popen(cmd, env=env, cwd=ROOT, text=True, stdout=-1, stderr=-1)
+            for cmd in commands
+        ]
+        outputs = [(proc, *proc.communicate(timeout=120)) for proc in procs]
+    for proc, out, err in outputs:
+        assert proc.returncode == 0, (proc.args, out, err)
+
+    with session_scope(engine) as s:
+        cohorts = s.exec(select(Cohort)).all()
+        assert [(c.number, c.week_start) for c in cohorts] == [(1, WEEK1)]
+        agents = s.exec(select(Agent)).all()
+        assert sorted(a.family_id for a in agents) == [
+            "baseline-cash",
+            "baseline-favorite",
+            "baseline-random",
+        ]
+        decisions = s.exec(select(Decision)).all()
+        assert Counter(d.agent_id for d in decisions) == Counter(a.id for a in agents)
+        assert {d.status for d in decisions} == {"ok"}
+        runs = s.exec(select(JobRun)).all()
+        per_slot = Counter((r.job, r.slot) for r in runs)
+        assert runs and max(per_slot.values()) == 1, per_slot
+        assert {r.status for r in runs} == {"ok"}, [(r.job, r.status, r.error) for r in runs]
+        assert s.exec(select(func.count()).select_from(Decision)).one() == 3
+    assert_no_duplicates(engine)
+    assert_books_balance(engine)
+
+
+def test_dashboard_reads_continuously_while_the_engine_writes(tmp_path: Path) -> None:
+    """WAL: a reader loop never sees "database is locked" and sees new snapshots arrive."""
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    writer_engine = create_db_engine(url)
+    init_db(writer_engine)
+    with session_scope(writer_engine) as s:
+        upsert_markets(s, MARKETS, WEEK1)
+    agents = new_cohort_agents(writer_engine, ("gpt-5.1", "baseline-cash", "baseline-random"))
+    for agent in agents:
+        trade_into(writer_engine, agent, "100", "YES", "500", "0.5", WEEK1)
+    writer_engine.dispose()
+
+    # A short busy timeout: a reader blocked behind the writer would raise "database is
+    # locked" within 200 ms instead of silently waiting, so "no exception" proves "no block".
+    reader = create_db_engine(url, role="reader", busy_timeout_ms=200)
+    first_slot = WEEK1 + timedelta(days=1)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, url, first_slot.isoformat(), "5"],
+        env=_clean_env(),
+        cwd=ROOT,
+        text=True,
+        stdout=-1,
+        stderr=-1,
+    )
+    seen: list[int] = []
+    reads = 0
+    try:
+        while writer.poll() is None:
+            seen.append(row_count(overview(reader), "portfolio_snapshots"))
+            portfolio_curves(reader, "ALL")
+            reads += 1
+        out, err = writer.communicate(timeout=60)
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.communicate()
+    final = row_count(overview(reader), "portfolio_snapshots")
+    reader.dispose()
+
+    assert writer.returncode == 0, err
+    assert "locked" not in err.lower(), err
+    slots = int(out.strip())
+    assert slots > 10, out
+    assert seen == sorted(seen), "a reader saw the snapshot count go down"
+    assert len(set(seen)) >= 3, (reads, sorted(set(seen)))  # it saw writes land while reading
+    assert final == slots * len(agents)
+    check = create_db_engine(url)
+    with session_scope(check) as s:
+        rows = s.exec(select(PortfolioSnapshot)).all()
+        assert len({r.slot for r in rows}) == slots
+    assert_no_duplicates(check)
+    assert_books_balance(check)
+    check.dispose()
+
+
+@pytest.fixture(autouse=True)
+def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
