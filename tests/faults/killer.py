@@ -1,6 +1,7 @@
 """Run the `arena` CLI in this process, but SIGKILL ourselves at a chosen point of the engine.
 
 Usage: python -m tests.faults.killer POINT -- arena-args...
+       python -m tests.faults.killer POINT -- scheduler.py scheduler-args...
 
 POINT names an engine function; the process kills itself (SIGKILL: no cleanup, no rollback
 handlers, no atexit) the moment that function is entered. It is a real crash of a real
@@ -39,6 +40,12 @@ def main() -> None:
     point, separator, *args = sys.argv[1:]
     assert separator == "--"
     arm(point)
+    if args and args[0] == "scheduler.py":
+        import runpy
+
+        sys.argv = args
+        runpy.run_path(args[0], run_name="__main__")
+        return
     from arena.cli import main as arena_main
 
     arena_main(args)

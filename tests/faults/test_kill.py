@@ -159,3 +159,49 @@ def test_killed_in_the_middle_of_a_snapshot(engine: Engine, db_url: str) -> None
         assert row.total_value == D("9900")  # 9500 cash + 1000 shares × 0.40
     assert_no_duplicates(engine)
     assert_books_balance(engine)
+
+
+def test_the_scheduler_killed_mid_decision_run_then_restarted(
+    engine: Engine, db_url: str, tmp_path: Path
+) -> None:
+    """`scheduler.py --catch-up` dies between an answer and its trades; the next catch-up an
+    hour later (a new hourly decide slot, the decision claim now stale) completes the run."""
+    from tests.test_jobs import gamma_market
+
+    lineup = tmp_path / "lineup.toml"
+    lineup.write_text(LINEUP)
+    with session_scope(engine) as s:
+        upsert_markets(s, MARKETS, WEEK1)
+    sunday = WEEK1 + timedelta(minutes=5)
+    with serve_models() as llm, serve() as gamma:
+        llm.script_model("test/a", answer(BET, "test/a"))
+        gamma.script("/markets/keyset", Reply(body={"markets": [gamma_market(m) for m in MARKETS]}))
+        env = {
+            "ARENA_DATABASE_URL": db_url,
+            "ARENA_LINEUP": str(lineup),
+            "OPENROUTER_API_KEY": "sk-test",
+            "ARENA_LLM_BASE_URL": llm.url,
+            "ARENA_GAMMA_URL": gamma.url,
+        }
+        crashed = arena(
+            env, "scheduler.py", "--catch-up", "--at", sunday.isoformat(), kill_at="before_trades"
+        )
+        assert crashed.returncode == -signal.SIGKILL
+        with session_scope(engine) as s:
+            assert [d.status for d in s.exec(select(Decision))] == ["in_progress"]
+            assert s.exec(select(Trade)).all() == []
+        later = sunday + timedelta(minutes=70)
+        restarted = subprocess.run(
+            [sys.executable, "scheduler.py", "--catch-up", "--at", later.isoformat()],
+            env={**os.environ, **env},
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert restarted.returncode == 0, restarted.stderr
+    with session_scope(engine) as s:
+        assert sorted(d.status for d in s.exec(select(Decision))) == ["ok", "ok"]
+        assert len(s.exec(select(Trade).where(Trade.trade_type == "BUY")).all()) >= 2
+    assert_no_duplicates(engine)
+    assert_books_balance(engine)
