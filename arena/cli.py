@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,6 +22,9 @@ except ImportError:  # pragma: no cover
 
 from arena.engine.sources import GammaSource
 from arena.errors import ArenaError, InputError
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 app = typer.Typer(
     name="arena",
@@ -54,7 +57,8 @@ def _at(value: str | None) -> datetime:
     return parse_instant(value) if value else datetime.now(UTC)
 
 
-def _engine():  # type: ignore[no-untyped-def]
+def _engine() -> "Engine":
+    """The configured database's writer engine."""
     from arena.config import get_settings
     from arena.db import get_engine
 
