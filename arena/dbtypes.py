@@ -58,7 +58,8 @@ class Fixed(TypeDecorator[Decimal]):
     def process_result_value(self, value: Any, dialect: Dialect) -> Decimal | None:
         if value is None:
             return None
-        return Decimal(int(value)).scaleb(-self.places).quantize(self._unit)
+        # an integer has exponent 0, so scaleb gives exactly `places` decimals: no quantize
+        return Decimal(int(value)).scaleb(-self.places)
 
     def copy(self, **kwargs: Any) -> "Fixed":
         return Fixed(self.places)
