@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
+from arena import tables
 from arena.agents.responders import default_responders
 from arena.config import Settings
 from arena.db import session_scope
@@ -54,16 +55,8 @@ from arena.jobs import (
 from arena.lineup import FamilySpec, Lineup
 from arena.markets.simulated import SimulatedWorld
 from arena.models import (
-    Agent,
-    BrierScore,
     Cohort,
-    Decision,
-    Family,
-    JobRun,
-    Market,
-    PortfolioSnapshot,
     Position,
-    Trade,
 )
 from arena.timeutil import week_start
 
@@ -208,10 +201,10 @@ class DemoSummary:
 
 def leaderboard(engine: Engine) -> list[LeaderRow]:
     """Per family: latest snapshot P/L summed over cohorts, return %, mean Brier, bets scored."""
-    agents = Agent.__table__  # type: ignore[attr-defined]
-    snaps = PortfolioSnapshot.__table__  # type: ignore[attr-defined]
-    briers = BrierScore.__table__  # type: ignore[attr-defined]
-    families = Family.__table__  # type: ignore[attr-defined]
+    agents = tables.AGENTS
+    snaps = tables.PORTFOLIO_SNAPSHOTS
+    briers = tables.BRIER_SCORES
+    families = tables.FAMILIES
     latest = (
         select(snaps.c.agent_id, func.max(snaps.c.slot).label("slot"))
         .group_by(snaps.c.agent_id)
@@ -258,12 +251,12 @@ def _count(conn: Any, table: Any, *where: Any) -> int:
 
 def summarise(engine: Engine, summary: DemoSummary) -> DemoSummary:
     """Fill the summary's counts and leaderboard from the database."""
-    decisions = Decision.__table__  # type: ignore[attr-defined]
-    trades = Trade.__table__  # type: ignore[attr-defined]
-    markets = Market.__table__  # type: ignore[attr-defined]
-    positions = Position.__table__  # type: ignore[attr-defined]
+    decisions = tables.DECISIONS
+    trades = tables.TRADES
+    markets = tables.MARKETS
+    positions = tables.POSITIONS
     with engine.connect() as conn:
-        summary.cohorts = _count(conn, Cohort.__table__)  # type: ignore[attr-defined]
+        summary.cohorts = _count(conn, tables.COHORTS)
         statuses = conn.execute(
             select(decisions.c.status, func.count()).group_by(decisions.c.status)
         ).all()
@@ -275,8 +268,8 @@ def summarise(engine: Engine, summary: DemoSummary) -> DemoSummary:
         summary.trades = {kind: int(n) for kind, n in by_type}
         summary.resolved_markets = _count(conn, markets, markets.c.status == "resolved")
         summary.cancelled_markets = _count(conn, markets, markets.c.status == "cancelled")
-        summary.snapshots = _count(conn, PortfolioSnapshot.__table__)  # type: ignore[attr-defined]
-        summary.job_runs = _count(conn, JobRun.__table__)  # type: ignore[attr-defined]
+        summary.snapshots = _count(conn, tables.PORTFOLIO_SNAPSHOTS)
+        summary.job_runs = _count(conn, tables.JOB_RUNS)
         summary.open_positions = _count(conn, positions, positions.c.status == "open")
     summary.leaderboard = leaderboard(engine)
     return summary

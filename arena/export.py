@@ -18,27 +18,24 @@ from sqlalchemy.engine import Engine
 from arena.accounting import TradeRejected, choose_mark, mark_value, side_price
 from arena.csvsafe import cell
 from arena.errors import InputError
-from arena.models import (
-    Agent,
-    BrierScore,
-    Cohort,
-    Decision,
-    Market,
-    PortfolioSnapshot,
-    Position,
-    Trade,
+from arena.tables import (
+    AGENTS,
+    BRIER_SCORES,
+    COHORTS,
+    DECISIONS,
+    MARKETS,
+    PORTFOLIO_SNAPSHOTS,
+    POSITIONS,
+    TRADES,
 )
 
-AGENTS = Agent.__table__  # type: ignore[attr-defined]
-COHORTS = Cohort.__table__  # type: ignore[attr-defined]
-MARKETS = Market.__table__  # type: ignore[attr-defined]
 A = AGENTS.c
 C = COHORTS.c
-D = Decision.__table__.c  # type: ignore[attr-defined]
-T = Trade.__table__.c  # type: ignore[attr-defined]
-P = Position.__table__.c  # type: ignore[attr-defined]
-S = PortfolioSnapshot.__table__.c  # type: ignore[attr-defined]
-B = BrierScore.__table__.c  # type: ignore[attr-defined]
+D = DECISIONS.c
+T = TRADES.c
+P = POSITIONS.c
+S = PORTFOLIO_SNAPSHOTS.c
+B = BRIER_SCORES.c
 M = MARKETS.c
 
 

@@ -21,9 +21,8 @@ from sqlalchemy.engine import Engine
 from arena.config import METHODOLOGY_VERSION, Methodology
 from arena.errors import InputError
 from arena.export import EXPORTS, ExportFilters, ExportResult, write_csv
-from arena.models import Cohort
+from arena.tables import COHORTS
 
-COHORTS = Cohort.__table__  # type: ignore[attr-defined]
 README_NAME = "README.txt"
 
 

@@ -46,13 +46,13 @@ from arena.engine.snapshots import take_snapshots
 from arena.engine.sources import MarketSource
 from arena.errors import ArenaError
 from arena.lineup import Lineup
-from arena.models import JobRun, Market, SystemLog
+from arena.tables import JOB_RUNS as _RUNS
+from arena.tables import MARKETS as _MARKETS
+from arena.tables import SYSTEM_LOGS as _LOGS
 from arena.timeutil import slot_start, week_start
 
 log = logging.getLogger("arena.jobs")
 
-_RUNS = JobRun.__table__  # type: ignore[attr-defined]
-_MARKETS = Market.__table__  # type: ignore[attr-defined]
 
 START_COHORT = "start-cohort"
 DECIDE = "decide"
@@ -385,7 +385,7 @@ _FINISH = update(_RUNS).where(
     _RUNS.c.owner == bindparam("b_owner"),
     _RUNS.c.started_at == bindparam("b_started", type_=_RUNS.c.started_at.type),
 )
-_LOGS = SystemLog.__table__  # type: ignore[attr-defined]
+
 _LOG = insert(_LOGS).values(source=LOG_SOURCE)
 
 

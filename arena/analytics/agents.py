@@ -26,11 +26,8 @@ from arena.analytics.cohorts import (
     typed_frame,
 )
 from arena.export import EXPORTS, ExportFilters
-from arena.models import Market, Position, Trade
+from arena.tables import MARKETS, POSITIONS, TRADES
 
-MARKETS = Market.__table__  # type: ignore[attr-defined]
-POSITIONS = Position.__table__  # type: ignore[attr-defined]
-TRADES = Trade.__table__  # type: ignore[attr-defined]
 ROW_CAP = 100_000  # one agent never holds this many; a bound against a runaway read
 
 # Position status → the outcome a reader asks about.

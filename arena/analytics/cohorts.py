@@ -15,23 +15,9 @@ import pandas as pd
 from sqlalchemy import Select, and_, case, func, select
 from sqlalchemy.engine import Connection, Engine
 
-from arena.models import (
-    Agent,
-    BrierScore,
-    Cohort,
-    Decision,
-    Family,
-    PortfolioSnapshot,
-    Position,
-)
-
-AGENTS = Agent.__table__  # type: ignore[attr-defined]
-COHORTS = Cohort.__table__  # type: ignore[attr-defined]
-FAMILIES = Family.__table__  # type: ignore[attr-defined]
-DECISIONS = Decision.__table__  # type: ignore[attr-defined]
-POSITIONS = Position.__table__  # type: ignore[attr-defined]
-SNAPSHOTS = PortfolioSnapshot.__table__  # type: ignore[attr-defined]
-BRIERS = BrierScore.__table__  # type: ignore[attr-defined]
+from arena.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS
+from arena.tables import BRIER_SCORES as BRIERS
+from arena.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
 # Column kinds for `typed_frame`: how each documented column is converted.
 MONEY, FLOAT, INT, NULLABLE_INT, TIME, TEXT, BOOL, OBJECT = (

@@ -32,11 +32,10 @@ from arena.analytics.cohorts import (
     leg_counts,
     typed_frame,
 )
-from arena.models import DecisionAttempt, MarketSnapshot, MarketSnapshotItem
+from arena.tables import DECISION_ATTEMPTS as ATTEMPTS
+from arena.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
+from arena.tables import MARKET_SNAPSHOTS as UNIVERSES
 
-ATTEMPTS = DecisionAttempt.__table__  # type: ignore[attr-defined]
-UNIVERSES = MarketSnapshot.__table__  # type: ignore[attr-defined]
-UNIVERSE_ITEMS = MarketSnapshotItem.__table__  # type: ignore[attr-defined]
 DEFAULT_LIMIT = 5_000
 
 DECISION_COLUMNS: dict[str, str] = {

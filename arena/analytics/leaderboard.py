@@ -43,32 +43,12 @@ from arena.accounting import (
     side_price,
 )
 from arena.errors import InputError
-from arena.models import (
-    Agent,
-    BrierScore,
-    Cohort,
-    Decision,
-    Family,
-    Market,
-    MarketSnapshot,
-    MarketSnapshotItem,
-    PortfolioSnapshot,
-    Position,
-    Trade,
-)
 from arena.money import ZERO, money
-
-AGENTS = Agent.__table__  # type: ignore[attr-defined]
-COHORTS = Cohort.__table__  # type: ignore[attr-defined]
-FAMILIES = Family.__table__  # type: ignore[attr-defined]
-POSITIONS = Position.__table__  # type: ignore[attr-defined]
-TRADES = Trade.__table__  # type: ignore[attr-defined]
-BRIERS = BrierScore.__table__  # type: ignore[attr-defined]
-MARKETS = Market.__table__  # type: ignore[attr-defined]
-SNAPSHOTS = PortfolioSnapshot.__table__  # type: ignore[attr-defined]
-DECISIONS = Decision.__table__  # type: ignore[attr-defined]
-UNIVERSES = MarketSnapshot.__table__  # type: ignore[attr-defined]
-UNIVERSE_ITEMS = MarketSnapshotItem.__table__  # type: ignore[attr-defined]
+from arena.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, POSITIONS, TRADES
+from arena.tables import BRIER_SCORES as BRIERS
+from arena.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
+from arena.tables import MARKET_SNAPSHOTS as UNIVERSES
+from arena.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
 DEFAULT_MIN_RESOLVED = 30
 DEFAULT_NULL_SEEDS = 200

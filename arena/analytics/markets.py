@@ -26,12 +26,10 @@ from arena.analytics.cohorts import (
     fetch,
     typed_frame,
 )
-from arena.models import Market, MarketSnapshot, MarketSnapshotItem, Trade
+from arena.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
+from arena.tables import MARKET_SNAPSHOTS as UNIVERSES
+from arena.tables import MARKETS
 
-MARKETS = Market.__table__  # type: ignore[attr-defined]
-UNIVERSES = MarketSnapshot.__table__  # type: ignore[attr-defined]
-UNIVERSE_ITEMS = MarketSnapshotItem.__table__  # type: ignore[attr-defined]
-TRADES = Trade.__table__  # type: ignore[attr-defined]
 DEFAULT_LIMIT = 1_000
 SEARCH_MAX_CHARS = 200
 

@@ -25,10 +25,10 @@ from arena.analytics.cohorts import (
     fetch,
     typed_frame,
 )
-from arena.models import LOG_LEVELS, JobRun, SystemLog
+from arena.models import LOG_LEVELS
+from arena.tables import JOB_RUNS as RUNS
+from arena.tables import SYSTEM_LOGS as LOGS
 
-RUNS = JobRun.__table__  # type: ignore[attr-defined]
-LOGS = SystemLog.__table__  # type: ignore[attr-defined]
 DEFAULT_LIMIT = 1_000
 
 JOB_HEALTH_COLUMNS: dict[str, str] = {

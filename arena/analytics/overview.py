@@ -13,35 +13,32 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError
 
 from arena.migrate import current_revision
-from arena.models import (
-    Agent,
-    BrierScore,
-    Cohort,
-    Decision,
-    Family,
-    JobRun,
-    Market,
-    PortfolioSnapshot,
-    Position,
-    Trade,
+from arena.tables import (
+    AGENTS,
+    BRIER_SCORES,
+    COHORTS,
+    DECISIONS,
+    FAMILIES,
+    JOB_RUNS,
+    MARKETS,
+    PORTFOLIO_SNAPSHOTS,
+    POSITIONS,
+    TRADES,
 )
 
 # The tables the overview counts, in the order a reader follows the data: who competes, the
 # weekly competitions, the markets, then what the engine wrote.
-OVERVIEW_TABLES: tuple[Table, ...] = tuple(
-    model.__table__  # type: ignore[attr-defined]
-    for model in (
-        Family,
-        Cohort,
-        Agent,
-        Market,
-        Decision,
-        Trade,
-        Position,
-        PortfolioSnapshot,
-        BrierScore,
-        JobRun,
-    )
+OVERVIEW_TABLES: tuple[Table, ...] = (
+    FAMILIES,
+    COHORTS,
+    AGENTS,
+    MARKETS,
+    DECISIONS,
+    TRADES,
+    POSITIONS,
+    PORTFOLIO_SNAPSHOTS,
+    BRIER_SCORES,
+    JOB_RUNS,
 )
 
 OVERVIEW_COLUMNS: tuple[str, ...] = ("table", "rows")

@@ -19,7 +19,8 @@ from arena.engine.logs import log_event
 from arena.engine.sources import MarketSource
 from arena.errors import ArenaError
 from arena.markets.types import ParsedMarket
-from arena.models import Market, Position
+from arena.models import Position
+from arena.tables import MARKETS as _MARKETS
 
 log = logging.getLogger("arena.engine.market_sync")
 
@@ -59,7 +60,6 @@ class SyncResult:
         }
 
 
-_MARKETS = Market.__table__  # type: ignore[attr-defined]
 _PRICES_OR_NULL = JSON(none_as_null=True)  # a missing price list binds as SQL NULL
 
 

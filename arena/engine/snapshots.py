@@ -28,21 +28,21 @@ from arena.accounting import TradeRejected, choose_mark, mark_value, portfolio_v
 from arena.db import is_sqlite, session_scope
 from arena.engine.cohorts import decision_week, window_weeks_of
 from arena.engine.logs import log_event
-from arena.models import Agent, BrierScore, Cohort, Market, PortfolioSnapshot, Position
+from arena.models import Cohort
 from arena.money import money
 from arena.scoring import return_pct
+from arena.tables import AGENTS as _agents
+from arena.tables import BRIER_SCORES as _briers
+from arena.tables import COHORTS as _cohorts
+from arena.tables import MARKETS as _markets
+from arena.tables import PORTFOLIO_SNAPSHOTS as _snapshots
+from arena.tables import POSITIONS as _positions
 from arena.timeutil import slot_start
 
 log = logging.getLogger("arena.engine.snapshots")
 
 SOURCE = "snapshot"
 
-_agents = Agent.__table__  # type: ignore[attr-defined]
-_cohorts = Cohort.__table__  # type: ignore[attr-defined]
-_positions = Position.__table__  # type: ignore[attr-defined]
-_markets = Market.__table__  # type: ignore[attr-defined]
-_briers = BrierScore.__table__  # type: ignore[attr-defined]
-_snapshots = PortfolioSnapshot.__table__  # type: ignore[attr-defined]
 
 _UPSERT_COLUMNS = (
     "snapshot_timestamp",
