@@ -1,46 +1,19 @@
 """Read models: `overview` counts what the engine wrote, on a real migrated database."""
 
-from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
 
 from arena import analytics
-from arena.db import create_db_engine, session_scope
+from arena.db import create_db_engine
 from arena.migrate import head_revision, init_db
-from arena.models import Agent, Cohort, Family
-
-WEEK_START = datetime(2025, 1, 5, tzinfo=UTC)  # a Sunday
+from tests.factories import new_cohort_agents
 
 
 def add_family_cohort_agent(engine: Engine) -> None:
     """One family entered in one cohort: the smallest real competition."""
-    with session_scope(engine) as session:
-        session.add(
-            Family(
-                id="baseline-cash",
-                display_name="Cash",
-                provider="Arena",
-                model="baseline/cash",
-                kind="baseline",
-            )
-        )
-        cohort = Cohort(number=1, week_start=WEEK_START, methodology_version="v1")
-        session.add(cohort)
-        session.flush()
-        assert cohort.id is not None
-        session.add(
-            Agent(
-                cohort_id=cohort.id,
-                family_id="baseline-cash",
-                model_id="baseline/cash",
-                display_name="Cash",
-                starting_balance=Decimal("10000"),
-                cash_balance=Decimal("10000"),
-            )
-        )
+    new_cohort_agents(engine, ("baseline-cash",))
 
 
 def test_overview_counts_rows_of_every_main_table(engine: Engine) -> None:

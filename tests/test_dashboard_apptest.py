@@ -7,8 +7,6 @@ the session) and check that what a page shows equals what its read model returns
 """
 
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +21,10 @@ from arena.analytics import agents, cohorts, decisions, markets, operations
 from arena.analytics.calibration import calibration_summary
 from arena.analytics.leaderboard import leaderboard
 from arena.config import get_settings
-from arena.db import create_db_engine, dispose_engines, session_scope
+from arena.db import create_db_engine, dispose_engines
 from arena.migrate import head_revision, init_db
-from arena.models import Agent, Cohort, Family
 from tests.analytics.season import LLM_A, LLM_B, Season, sqlite_season
+from tests.factories import new_cohort_agents
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboard.py"
 NO_DATABASE = "No database yet: run `arena init-db` or `make demo`."
@@ -91,34 +89,7 @@ def _migrated(path: Path, *, with_cohort: bool = False) -> str:
     try:
         init_db(engine)
         if with_cohort:
-            with session_scope(engine) as session:
-                session.add(
-                    Family(
-                        id="baseline-cash",
-                        display_name="Cash",
-                        provider="Arena",
-                        model="baseline/cash",
-                        kind="baseline",
-                    )
-                )
-                cohort = Cohort(
-                    number=1,
-                    week_start=datetime(2025, 1, 5, tzinfo=UTC),
-                    methodology_version="v1",
-                )
-                session.add(cohort)
-                session.flush()
-                assert cohort.id is not None
-                session.add(
-                    Agent(
-                        cohort_id=cohort.id,
-                        family_id="baseline-cash",
-                        model_id="baseline/cash",
-                        display_name="Cash",
-                        starting_balance=Decimal("10000"),
-                        cash_balance=Decimal("10000"),
-                    )
-                )
+            new_cohort_agents(engine, ("baseline-cash",))
     finally:
         engine.dispose()
     return url
