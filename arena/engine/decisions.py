@@ -18,7 +18,7 @@ import os
 import socket
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -156,6 +156,7 @@ def run_decisions(
         cohorts = cohorts_deciding(session, at, methodology.decision_window_weeks)
         work = [(cohort, _agents(session, cohort)) for cohort in cohorts]
     result.cohorts = len(work)
+    universe: FrozenUniverse | None = None
     for cohort, agents in work:
         week = decision_week(cohort.week_start, at)
         for agent in agents:
@@ -169,8 +170,10 @@ def run_decisions(
                 result.skipped += 1
                 continue
             result.claimed += 1
-            if result.snapshot_id is None:
+            if universe is None:
                 result.snapshot_id = _freeze(engine, at, methodology, [c for c, _ in work])
+                with session_scope(engine) as session:
+                    universe = load_universe(session, result.snapshot_id)
             try:
                 status, trades = decide_one(
                     engine,
@@ -180,7 +183,7 @@ def run_decisions(
                     week,
                     at,
                     responder,
-                    result.snapshot_id,
+                    universe,
                     methodology,
                 )
             except Exception as exc:  # one agent's failure never stops the run
@@ -237,22 +240,37 @@ def _freeze(engine: Engine, at: datetime, methodology: Methodology, cohorts: lis
 
 
 @dataclass(frozen=True)
-class DecisionInputs:
-    """Everything one prompt is built from, loaded in one read."""
+class FrozenUniverse:
+    """A run's market snapshot, loaded once and shared by every agent of the run."""
 
-    portfolio: PortfolioView
-    markets: list[PromptMarket]
-    snapshot: dict[str, SnapshotMarket]
-    held: list[HeldPosition]
-    cash: Decimal
+    snapshot_id: int
+    markets: list[PromptMarket]  # what every prompt lists (ranks 1…market_count)
+    snapshot: dict[str, SnapshotMarket]  # every frozen market, tradability as loaded
+    questions: dict[str, str]
+
+    def tradable_now(self, session: Session, market_ids: set[str]) -> dict[str, SnapshotMarket]:
+        """The snapshot with tradability re-read for `market_ids`: a market can close while
+        a model is thinking, and a leg must not execute in a closed market."""
+        frozen = self.snapshot
+        ids = sorted(market_ids & frozen.keys())
+        if not ids:
+            return frozen
+        rows = session.exec(
+            select(Market.id, Market.status, Market.closed).where(col(Market.id).in_(ids))
+        )
+        current = dict(frozen)
+        for market_id, status, closed in rows:
+            item = frozen[market_id]
+            current[market_id] = replace(item, tradable=_tradable(status, closed, item.prices))
+        return current
 
 
-def load_inputs(
-    session: Session, agent_id: int, snapshot_id: int, methodology: Methodology
-) -> DecisionInputs:
-    """The agent's own state and the frozen snapshot, as the prompt and executor need them."""
-    agent = session.get(Agent, agent_id)
-    assert agent is not None
+def _tradable(status: str, closed: bool, prices: list[str]) -> bool:
+    return status == "open" and not closed and bool(prices)
+
+
+def load_universe(session: Session, snapshot_id: int) -> FrozenUniverse:
+    """The frozen snapshot as the prompts and the executor need it (one read per run)."""
     items = snapshot_items(session, snapshot_id)
     universe_size = session.get(MarketSnapshot, snapshot_id).market_count  # type: ignore[union-attr]
     market_rows = {
@@ -265,9 +283,12 @@ def load_inputs(
     markets: list[PromptMarket] = []
     for item in items:
         row = market_rows[item.market_id]
-        tradable = row.status == "open" and not row.closed and bool(item.prices)
         snapshot[item.market_id] = SnapshotMarket(
-            item.market_id, item.market_type, list(item.outcomes), list(item.prices), tradable
+            item.market_id,
+            item.market_type,
+            list(item.outcomes),
+            list(item.prices),
+            _tradable(row.status, row.closed, item.prices),
         )
         if item.rank <= universe_size:
             markets.append(
@@ -283,6 +304,24 @@ def load_inputs(
                     close_date=item.end_date,
                 )
             )
+    questions = {market_id: row.question for market_id, row in market_rows.items()}
+    return FrozenUniverse(snapshot_id, markets, snapshot, questions)
+
+
+@dataclass(frozen=True)
+class DecisionInputs:
+    """The agent's own state, read fresh: its portfolio view and its open positions."""
+
+    portfolio: PortfolioView
+    held: list[HeldPosition]
+
+
+def load_inputs(
+    session: Session, agent_id: int, universe: FrozenUniverse, methodology: Methodology
+) -> DecisionInputs:
+    """The agent's cash and open positions, marked at the frozen snapshot's prices."""
+    agent = session.get(Agent, agent_id)
+    assert agent is not None
     positions = list(
         session.exec(
             select(Position)
@@ -300,7 +339,7 @@ def load_inputs(
                 Holding(position.shares, position.cost_basis, position.realized_pnl),
             )
         )
-        frozen = snapshot.get(position.market_id)
+        frozen = universe.snapshot.get(position.market_id)
         live = None
         if frozen is not None:
             try:
@@ -314,14 +353,11 @@ def load_inputs(
             position.avg_entry_price,
         )
         value = mark_value(position.shares, mark)
-        question = (
-            market_rows[position.market_id].question if position.market_id in market_rows else ""
-        )
         shown.append(
             PromptPosition(
-                position_id=position.id,
+                position_id=position.id,  # type: ignore[arg-type]
                 market_id=position.market_id,
-                question=question,  # type: ignore[arg-type]
+                question=universe.questions.get(position.market_id, ""),
                 side=position.side,
                 shares=position.shares,
                 avg_entry_price=position.avg_entry_price,
@@ -337,7 +373,7 @@ def load_inputs(
         min_bet=limits.min_bet,
         positions=shown,
     )
-    return DecisionInputs(portfolio, markets, snapshot, held, agent.cash_balance)
+    return DecisionInputs(portfolio, held)
 
 
 def _limits(methodology: Methodology) -> BetLimits:
@@ -352,18 +388,18 @@ def decide_one(
     week: int,
     at: datetime,
     responder: Responder,
-    snapshot_id: int,
+    universe: FrozenUniverse,
     methodology: Methodology,
 ) -> tuple[str, int]:
     """Prompt, ask (retrying malformed answers), execute; returns (status, trades written)."""
     with session_scope(engine) as session:
-        inputs = load_inputs(session, agent.id, snapshot_id, methodology)  # type: ignore[arg-type]
+        inputs = load_inputs(session, agent.id, universe, methodology)  # type: ignore[arg-type]
     system = system_prompt(
         methodology.min_bet, methodology.max_bet_fraction, methodology.starting_balance
     )
-    user = user_prompt(at, week, inputs.portfolio, inputs.markets)
-    _store_prompts(engine, claim, snapshot_id, system, user, at)
-    context = BaselineInput(at, cohort.number, week, inputs.portfolio, inputs.markets)
+    user = user_prompt(at, week, inputs.portfolio, universe.markets)
+    _store_prompts(engine, claim, universe.snapshot_id, system, user, at)
+    context = BaselineInput(at, cohort.number, week, inputs.portfolio, universe.markets)
     messages: list[dict[str, str]] = [
         {"role": "system", "content": system},
         {"role": "user", "content": user},
@@ -390,7 +426,7 @@ def decide_one(
             {"role": "assistant", "content": answer.content},
             {"role": "user", "content": retry_feedback(outcome.error or "malformed")},
         ]
-    return _finish(engine, claim, agent.id, parsed, errors, answers, snapshot_id, methodology, at)  # type: ignore[arg-type]
+    return _finish(engine, claim, agent.id, parsed, errors, answers, universe, methodology, at)  # type: ignore[arg-type]
 
 
 def _describe(exc: BaseException) -> str:
@@ -513,7 +549,7 @@ def _finish(
     parsed: ParsedDecision | None,
     errors: list[str],
     answers: int,
-    snapshot_id: int,
+    universe: FrozenUniverse,
     methodology: Methodology,
     at: datetime,
 ) -> tuple[str, int]:
@@ -523,10 +559,12 @@ def _finish(
         if row is None:
             return "lost_claim", 0
         agent = session.exec(select(Agent).where(Agent.id == agent_id).with_for_update()).one()
-        inputs = load_inputs(session, agent_id, snapshot_id, methodology)
+        inputs = load_inputs(session, agent_id, universe, methodology)
         decision = parsed or FALLBACK
+        touched = {leg.market_id for leg in decision.bets} | {p.market_id for p in inputs.held}
+        snapshot = universe.tradable_now(session, touched)
         plan = plan_execution(
-            decision, agent.cash_balance, inputs.held, inputs.snapshot, _limits(methodology)
+            decision, agent.cash_balance, inputs.held, snapshot, _limits(methodology)
         )
         apply_plan(session, agent, row.id, plan, at)  # type: ignore[arg-type]
         if parsed is None:

@@ -400,3 +400,46 @@ def test_a_broken_responder_is_an_error_row_and_the_run_goes_on(arena: Arena) ->
     assert result.statuses == {"error": 1, "ok": 2}
     broken = arena.decisions()[("m-a", 1)]
     assert broken.status == "error" and "RuntimeError: responder bug" in (broken.error or "")
+
+
+def test_a_market_closing_while_the_model_thinks_rejects_its_leg(arena: Arena) -> None:
+    """Tradability is re-read when the trades are written, not taken from the prompt's read."""
+    arena.server.script_model("test/b", answer(HOLD, "test/b"))
+    responders, close = default_responders(arena.settings, sleep=lambda _s: None)
+
+    class ClosesTheMarket:
+        def respond(self, messages: Any, context: Any) -> Any:
+            with session_scope(arena.engine) as s:
+                market = s.get(Market, "100")
+                assert market is not None
+                market.closed, market.status = True, "closed"
+                s.add(market)
+            bet = {
+                "action": "BET",
+                "reasoning": "r",
+                "bets": [
+                    {"market_id": "100", "side": "YES", "amount": 500},
+                    {"market_id": "200", "side": "NO", "amount": 500},
+                ],
+            }
+            return answer_result(bet)
+
+    def factory(family: Any) -> Any:
+        return ClosesTheMarket() if family.id == "m-a" else responders(family)
+
+    try:
+        run_decisions(arena.engine, WEEK1_RUN, arena.lineup, arena.settings.methodology, factory)
+    finally:
+        close()
+    decision = arena.decisions()[("m-a", 1)]
+    assert [leg.get("reason") for leg in decision.legs] == ["market_closed", None]
+    assert [t.market_id for t in arena.trades("m-a")] == ["200"]
+
+
+def answer_result(body: dict[str, Any]) -> Any:
+    """What a responder returns: the raw text of one answer, as a ChatResult."""
+    import json
+
+    from arena.agents.llm import AttemptRecord, ChatResult
+
+    return ChatResult(json.dumps(body), "stop", [AttemptRecord(1, 200, "ok", 1)])
