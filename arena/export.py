@@ -97,9 +97,7 @@ def _cohorts(f: ExportFilters) -> Select[Any]:
     )
     if f.family is not None:
         query = query.where(exists().where(A.cohort_id == C.id, A.family_id == f.family))
-    clauses = [
-        c for c in _agent_filters(ExportFilters(f.cohort, None, f.since, f.until), C.week_start)
-    ]
+    clauses = _agent_filters(ExportFilters(f.cohort, None, f.since, f.until), C.week_start)
     return query.where(*clauses).order_by(C.number)
 
 

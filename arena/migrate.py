@@ -4,6 +4,7 @@ Alembic revisions live in `arena/migrations/versions/`. After migrating, the met
 version row for v1 is ensured, so cohorts can reference it.
 """
 
+from collections.abc import Callable
 from pathlib import Path
 
 from alembic import command
@@ -15,24 +16,17 @@ from sqlalchemy.engine import Engine
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 
 
-def alembic_config(engine: Engine) -> Config:
+def alembic_config() -> Config:
+    """Alembic's configuration: only where the revisions live (env.py gets the connection)."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    config.attributes["engine"] = engine
     return config
 
 
 def head_revision() -> str:
-    script = ScriptDirectory.from_config(alembic_config_for_scripts())
-    head = script.get_current_head()
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     assert head is not None
     return head
-
-
-def alembic_config_for_scripts() -> Config:
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    return config
 
 
 def current_revision(engine: Engine) -> str | None:
@@ -40,20 +34,22 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Apply every pending revision in one transaction per revision set."""
-    config = alembic_config(engine)
+def _migrate(engine: Engine, step: Callable[[Config, str], None], revision: str) -> None:
+    """Run one Alembic command on `engine`, in one transaction."""
+    config = alembic_config()
     with engine.begin() as conn:
         config.attributes["connection"] = conn
-        command.upgrade(config, revision)
+        step(config, revision)
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Apply every pending revision."""
+    _migrate(engine, command.upgrade, revision)
 
 
 def downgrade(engine: Engine, revision: str) -> None:
     """Step the schema back to `revision` ("base" = empty); used to test upgrades from old DBs."""
-    config = alembic_config(engine)
-    with engine.begin() as conn:
-        config.attributes["connection"] = conn
-        command.downgrade(config, revision)
+    _migrate(engine, command.downgrade, revision)
 
 
 def init_db(engine: Engine) -> str:

@@ -9,7 +9,6 @@ from datetime import datetime
 
 from sqlmodel import Session, col, or_, select
 
-from arena.markets.types import ParsedMarket
 from arena.models import Market, MarketSnapshot, MarketSnapshotItem
 
 
@@ -71,24 +70,3 @@ def snapshot_items(session: Session, snapshot_id: int) -> list[MarketSnapshotIte
         .order_by(col(MarketSnapshotItem.rank))
     )
     return list(session.exec(query))
-
-
-def as_parsed(item: MarketSnapshotItem, market: Market) -> ParsedMarket:
-    """A snapshot item as the source-independent market type, with the frozen prices."""
-    from decimal import Decimal
-
-    return ParsedMarket(
-        id=item.market_id,
-        question=item.question,
-        market_type=item.market_type,  # type: ignore[arg-type]
-        outcomes=list(item.outcomes),
-        prices=[Decimal(p) for p in item.prices],
-        event_id=market.event_id,
-        event_title=market.event_title,
-        group_item_title=market.group_item_title,
-        category=market.category,
-        volume=item.volume,
-        end_date=item.end_date,
-        neg_risk=market.neg_risk,
-        source=market.source,  # type: ignore[arg-type]
-    )
