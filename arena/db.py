@@ -9,14 +9,16 @@ the writer.
 """
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.sql import Executable
 from sqlmodel import Session
 
 from arena.errors import ConfigError, DatabaseBusyError
@@ -120,6 +122,75 @@ def session_scope(engine: Engine) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+@contextmanager
+def transaction(engine: Engine) -> Iterator[Connection]:
+    """`session_scope` for Core-only jobs: one transaction on a plain connection, without the
+    ORM's per-statement overhead (the snapshot pass runs every 10 minutes for months)."""
+    try:
+        with engine.begin() as conn:
+            yield conn
+    except OperationalError as exc:
+        if is_locked_error(exc):
+            raise busy_error() from exc
+        raise
+
+
+@dataclass(frozen=True)
+class _BulkPlan:
+    """A statement compiled once for one dialect and one set of row keys."""
+
+    sql: str
+    names: tuple[str, ...]  # bind names, in the order a positional driver wants them
+    positional: bool
+    defaults: dict[str, Any]  # binds no row supplies (literals the statement carries)
+    steps: tuple[tuple[str, Callable[[Any], Any] | None], ...]  # (name, bind processor)
+
+
+_bulk_plans: dict[tuple[int, str, tuple[str, ...]], tuple[Executable, _BulkPlan]] = {}
+
+
+def bulk_execute(
+    conn: Connection, statement: Executable, rows: Sequence[Mapping[str, Any]]
+) -> None:
+    """`conn.execute(statement, rows)` for hundreds of rows at a time, without SQLAlchemy's
+    per-row parameter bookkeeping (about 15 µs a row, the bulk of a 500-market sync).
+
+    Same SQL and the same type processing: the statement is compiled once per dialect and
+    key set (cached by statement identity, so pass module-level statements), each column
+    type's own bind processor converts the values, and the driver's executemany runs it.
+    Every row must have the keys of the first.
+    """
+    if not rows:
+        return
+    keys = tuple(rows[0])
+    cache_key = (id(statement), conn.dialect.name, keys)
+    cached = _bulk_plans.get(cache_key)
+    if cached is None or cached[0] is not statement:
+        cached = _bulk_plans[cache_key] = (statement, _bulk_plan(conn, statement, keys))
+    plan = cached[1]
+    steps = plan.steps
+    params: list[Any] = []
+    for row in rows:
+        merged = {**plan.defaults, **row} if plan.defaults else row
+        values = [merged[name] if bind is None else bind(merged[name]) for name, bind in steps]
+        params.append(
+            tuple(values) if plan.positional else dict(zip(plan.names, values, strict=True))
+        )
+    conn.exec_driver_sql(plan.sql, params)
+
+
+def _bulk_plan(conn: Connection, statement: Executable, keys: tuple[str, ...]) -> _BulkPlan:
+    dialect = conn.dialect
+    compiled = statement.compile(dialect=dialect, column_keys=list(keys))  # type: ignore[attr-defined]
+    names = tuple(compiled.positiontup or compiled.params)
+    steps = tuple(
+        (name, compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect))
+        for name in names
+    )
+    defaults = {name: value for name, value in compiled.params.items() if name not in keys}
+    return _BulkPlan(compiled.string, names, bool(compiled.positiontup), defaults, steps)
 
 
 def busy_error() -> DatabaseBusyError:

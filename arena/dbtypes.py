@@ -37,6 +37,12 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC)
 
 
+def from_units(value: int, places: int = 6) -> Decimal:
+    """The Decimal a `Fixed(places)` column stores as the integer `value` (raw reads)."""
+    # an integer has exponent 0, so scaleb gives exactly `places` decimals: no quantize
+    return Decimal(int(value)).scaleb(-places)
+
+
 class Fixed(TypeDecorator[Decimal]):
     """Exact decimal with `places` digits after the point, stored as an integer."""
 
@@ -58,8 +64,7 @@ class Fixed(TypeDecorator[Decimal]):
     def process_result_value(self, value: Any, dialect: Dialect) -> Decimal | None:
         if value is None:
             return None
-        # an integer has exponent 0, so scaleb gives exactly `places` decimals: no quantize
-        return Decimal(int(value)).scaleb(-self.places)
+        return from_units(value, self.places)
 
     def copy(self, **kwargs: Any) -> "Fixed":
         return Fixed(self.places)

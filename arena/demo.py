@@ -11,9 +11,10 @@ all), in `arena.jobs.JOB_ORDER`:
 
 - weeks 1…N: start-cohort every Sunday 00:00, decide Sunday 00:05 (once: baselines never fail
   transiently, so the scheduler's hourly Sunday retries would find nothing to redo);
-- every 3 hours: sync-markets and resolve (the live scheduler syncs every 5 minutes and
-  resolves hourly). A sync of 500 simulated markets costs ~50 ms, so this cadence keeps an
-  8-week season to a few minutes while prices still move between decisions and snapshots;
+- every 6 hours: sync-markets and resolve (the live scheduler syncs every 5 minutes and
+  resolves hourly). A sync of 500 simulated markets costs ~35 ms, so this cadence keeps an
+  8-week season under a minute while prices still move four times a day between decisions
+  and snapshots (every decision still trades on a universe synced minutes before);
 - every 10 minutes of simulated time: snapshot, as the methodology prescribes (§12.1);
 - then a settling tail with no new cohorts or decisions — only sync, resolve and snapshots —
   until no position is open, or at most `tail_weeks` (default 1) weeks. Long-dated positions
@@ -62,7 +63,7 @@ from arena.timeutil import week_start
 
 DEMO_START = datetime(2026, 1, 4, tzinfo=UTC)  # a Sunday: cohort 1's week start
 TICK = timedelta(minutes=5)
-SYNC_EVERY = timedelta(hours=3)
+SYNC_EVERY = timedelta(hours=6)
 DEFAULT_TAIL_WEEKS = 1
 WORLD_INITIAL_MARKETS = 1000  # enough that the universe holds 500 open markets all season
 WORLD_NEW_PER_DAY = 12.0

@@ -40,6 +40,7 @@ from arena.agents.responders import ResponderFactory
 from arena.config import Settings
 from arena.engine.cohorts import CohortResult, start_cohort
 from arena.engine.decisions import new_owner, run_decisions
+from arena.engine.logs import log_event
 from arena.engine.market_sync import sync_markets
 from arena.engine.settlement import resolve_markets
 from arena.engine.snapshots import take_snapshots
@@ -48,7 +49,6 @@ from arena.errors import ArenaError
 from arena.lineup import Lineup
 from arena.tables import JOB_RUNS as _RUNS
 from arena.tables import MARKETS as _MARKETS
-from arena.tables import SYSTEM_LOGS as _LOGS
 from arena.timeutil import slot_start, week_start
 
 log = logging.getLogger("arena.jobs")
@@ -386,14 +386,10 @@ _FINISH = update(_RUNS).where(
     _RUNS.c.started_at == bindparam("b_started", type_=_RUNS.c.started_at.type),
 )
 
-_LOG = insert(_LOGS).values(source=LOG_SOURCE)
-
 
 def _log_line(conn: Connection, at: datetime, level: str, message: str, **context: Any) -> None:
-    """A system_logs row in the caller's transaction (what `log_event` writes, without an ORM
-    session), mirrored to Python logging."""
-    conn.execute(_LOG, {"at": at, "level": level, "message": message, "context": context})
-    log.log(logging.getLevelName(level), "%s: %s", LOG_SOURCE, message)
+    """A `jobs` line in system_logs, in the caller's transaction."""
+    log_event(conn, at, level, LOG_SOURCE, message, **context)
 
 
 def run_due(ctx: JobContext, at: datetime, jobs: Iterable[str] = JOB_ORDER) -> list[JobRunResult]:

@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--tail", type=int, default=None, help="settling tail cap in weeks")
     parser.add_argument(
-        "--sync-hours", type=int, default=None, help="demo sync cadence in hours (default 3)"
+        "--sync-hours", type=int, default=None, help="demo sync cadence in hours (default 6)"
     )
     args = parser.parse_args()
     if args.sync_hours:

@@ -181,7 +181,7 @@ def test_the_demo_clock() -> None:
     # One week deciding, one settling; the tail ends on the first tick of week 3.
     assert runs[START_COHORT] == 1 and runs[DECIDE] == 1
     assert runs[SNAPSHOT] == 2 * 1008 + 1
-    assert runs[SYNC_MARKETS] == runs[RESOLVE] == 2 * 56 + 1  # every 3 hours
+    assert runs[SYNC_MARKETS] == runs[RESOLVE] == 2 * 28 + 1  # every 6 hours
     assert due_jobs(DEMO_START, deciding=True) == (START_COHORT, SYNC_MARKETS, RESOLVE, SNAPSHOT)
     assert due_jobs(DEMO_START + timedelta(minutes=5), deciding=True) == (DECIDE,)
     assert due_jobs(DEMO_START + timedelta(minutes=5), deciding=False) == ()

@@ -4,8 +4,10 @@ Uniqueness lives in the database (unique week start, unique number); a second pr
 loses the race sees the winner's cohort instead of creating another.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any, Protocol
 
 from sqlalchemy import func
 from sqlalchemy.engine import Engine
@@ -113,8 +115,13 @@ def _result(session: Session, cohort: Cohort, created: bool) -> CohortResult:
     return CohortResult(cohort.number, cohort.week_start, created, int(agents))
 
 
-def window_weeks_of(cohort: Cohort, default: int) -> int:
-    """The decision window the cohort was stamped with (research runs may differ)."""
+class _Stamped(Protocol):
+    constants: Mapping[str, Any]
+
+
+def window_weeks_of(cohort: _Stamped, default: int) -> int:
+    """The decision window the cohort (model or Core row) was stamped with (research runs may
+    differ)."""
     return int(cohort.constants.get("decision_window_weeks", default))
 
 

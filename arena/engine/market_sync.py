@@ -14,7 +14,7 @@ from sqlalchemy import JSON, bindparam, case, func, insert, or_, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from arena.db import session_scope
+from arena.db import bulk_execute, session_scope
 from arena.engine.logs import log_event
 from arena.engine.sources import MarketSource
 from arena.errors import ArenaError
@@ -82,7 +82,7 @@ def _values(parsed: ParsedMarket, at: datetime) -> dict[str, Any]:
     return values
 
 
-def _update_statement() -> Any:
+def _build_update() -> Any:
     """One UPDATE for every known market: COALESCE keeps a known value the source did not
     send, and a status this engine made final (resolved / cancelled) is never reopened."""
     c = _MARKETS.c
@@ -111,6 +111,10 @@ def _update_statement() -> Any:
     )
 
 
+_UPDATE = _build_update()
+_INSERT = insert(_MARKETS)
+
+
 def upsert_markets(
     session: Session, markets: Iterable[ParsedMarket], at: datetime
 ) -> tuple[int, int]:
@@ -128,10 +132,11 @@ def upsert_markets(
     known = [
         {f"b_{k}": v for k, v in values.items()} for key, values in by_id.items() if key in existing
     ]
+    conn = session.connection()
     if new:
-        session.execute(insert(_MARKETS), [_with_defaults(row) for row in new])
+        bulk_execute(conn, _INSERT, [_with_defaults(row) for row in new])
     if known:
-        session.execute(_update_statement(), known)
+        bulk_execute(conn, _UPDATE, known)
     return len(new), len(known)
 
 

@@ -13,22 +13,35 @@ PostgreSQL (read committed) cash and positions come from the same instant: a tra
 mid-pass can never be counted half (cash spent but position missing).
 """
 
+import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, exists, func, select, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Text,
+    and_,
+    bindparam,
+    cast,
+    exists,
+    func,
+    select,
+    type_coerce,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Engine, Row
-from sqlmodel import Session
+from sqlalchemy.engine import Engine
 
 from arena.accounting import TradeRejected, choose_mark, mark_value, portfolio_value, side_price
-from arena.db import is_sqlite, session_scope
+from arena.db import bulk_execute, is_sqlite, transaction
+from arena.dbtypes import from_units
 from arena.engine.cohorts import decision_week, window_weeks_of
 from arena.engine.logs import log_event
-from arena.models import Cohort
 from arena.money import money
 from arena.scoring import return_pct
 from arena.tables import AGENTS as _agents
@@ -134,8 +147,7 @@ def take_snapshots(
         raise ValueError("take_snapshots needs an aware UTC datetime for `at`")
     slot = slot_start(at, interval_minutes)
     result = SnapshotResult(slot=slot)
-    with session_scope(engine) as session:
-        conn = session.connection()
+    with transaction(engine) as conn:
         books, marks = _read_and_value(conn, at)
         briers = _brier_aggregates(conn, at)
         result.positions_marked = _store_marks(conn, marks, at)
@@ -144,10 +156,10 @@ def take_snapshots(
         result.agents = len(books)
         holding = {book.cohort_id for book in books if book.position_values}
         result.cohorts_tracking, result.cohorts_completed = _update_cohort_statuses(
-            session, at, decision_window_weeks, holding
+            conn, at, decision_window_weeks, holding
         )
         log_event(
-            session,
+            conn,
             at,
             "INFO",
             SOURCE,
@@ -159,91 +171,131 @@ def take_snapshots(
     return result
 
 
-def _live_cohort(at: datetime) -> Any:
-    """The SQL condition for a cohort still worth valuing at `at`."""
-    return and_(_cohorts.c.status != "completed", _cohorts.c.week_start <= at)
+# The pass's statements are built once (it runs every 10 minutes for months, and in a demo
+# season ten thousand times); `b_now` binds the pass's `at`.
+_NOW = bindparam("b_now", type_=_cohorts.c.week_start.type)
+# a cohort still worth valuing at `b_now`: not completed and already started
+_LIVE_COHORT = and_(_cohorts.c.status != "completed", _cohorts.c.week_start <= _NOW)
+
+
+def _raw(column: Any) -> Any:
+    """A Fixed column read as its stored integer (decoded once per distinct value, below)."""
+    return type_coerce(column, BigInteger)
+
+
+_BOOKS = (
+    select(
+        _agents.c.id,
+        _agents.c.cohort_id,
+        _raw(_agents.c.cash_balance),
+        _raw(_agents.c.starting_balance),
+        _positions.c.id,
+        _markets.c.market_type,
+        cast(_markets.c.outcomes, Text),
+        cast(_markets.c.prices, Text),
+        _positions.c.side,
+        and_(_markets.c.status == "open", ~_markets.c.closed),
+        _raw(_positions.c.mark_price),
+        _raw(_positions.c.avg_entry_price),
+        _raw(_positions.c.shares),
+    )
+    .select_from(
+        _agents.join(_cohorts, _cohorts.c.id == _agents.c.cohort_id)
+        .outerjoin(
+            _positions,
+            and_(_positions.c.agent_id == _agents.c.id, _positions.c.status == "open"),
+        )
+        .outerjoin(_markets, _markets.c.id == _positions.c.market_id)
+    )
+    .where(_LIVE_COHORT)
+    .order_by(_agents.c.id, _positions.c.id)
+)
 
 
 def _read_and_value(conn: Connection, at: datetime) -> tuple[list[_Book], list[dict[str, Any]]]:
     """Every live agent with its open positions and their markets, in one statement.
 
     Returns the books (cash plus the value of each position) and the live marks to store.
+    Columns are read raw (integer units, JSON text) and each distinct (market prices,
+    position) combination is valued once by the memoised `_valued`: between two market syncs
+    every pass sees the same inputs, so a pass costs a lookup per position, not a JSON decode
+    and a Decimal valuation.
     """
-    query = (
-        select(
-            _agents.c.id.label("agent_id"),
-            _agents.c.cohort_id,
-            _agents.c.cash_balance,
-            _agents.c.starting_balance,
-            _positions.c.id.label("position_id"),
-            _positions.c.side,
-            _positions.c.shares,
-            _positions.c.avg_entry_price,
-            _positions.c.mark_price,
-            _markets.c.market_type,
-            _markets.c.outcomes,
-            _markets.c.prices,
-            _markets.c.status.label("market_status"),
-            _markets.c.closed,
-        )
-        .select_from(
-            _agents.join(_cohorts, _cohorts.c.id == _agents.c.cohort_id)
-            .outerjoin(
-                _positions,
-                and_(_positions.c.agent_id == _agents.c.id, _positions.c.status == "open"),
-            )
-            .outerjoin(_markets, _markets.c.id == _positions.c.market_id)
-        )
-        .where(_live_cohort(at))
-        .order_by(_agents.c.id, _positions.c.id)
-    )
     books: dict[int, _Book] = {}
     marks: list[dict[str, Any]] = []
-    for row in conn.execute(query):
-        book = books.get(row.agent_id)
+    rows = conn.execute(_BOOKS, {"b_now": at}).all()
+    for agent_id, cohort_id, cash, starting, position_id, *valuation_key in rows:
+        book = books.get(agent_id)
         if book is None:
-            book = books[row.agent_id] = _Book(
-                row.agent_id, row.cohort_id, row.cash_balance, row.starting_balance
+            book = books[agent_id] = _Book(
+                agent_id, cohort_id, from_units(cash), from_units(starting)
             )
-        if row.position_id is None:
+        if position_id is None:
             continue
-        valuation = _value_row(row)
-        book.position_values.append(mark_value(row.shares, valuation.mark))
-        if valuation.live and valuation.mark != row.mark_price:
-            marks.append({"b_id": row.position_id, "b_mark": valuation.mark})
+        mark, value, changed = _valued(*valuation_key)
+        book.position_values.append(value)
+        if changed:
+            marks.append({"b_id": position_id, "b_mark": mark})
     return list(books.values()), marks
 
 
-def _value_row(row: Row[Any]) -> Valuation:
-    market_open = row.market_status == "open" and not row.closed
-    return value_position(
-        row.market_type,
-        row.outcomes,
-        row.prices,
-        row.side,
-        market_open,
-        row.mark_price,
-        row.avg_entry_price,
+@lru_cache(maxsize=1 << 14)
+def _valued(
+    market_type: str,
+    outcomes_json: str | None,
+    prices_json: str | None,
+    side: str,
+    market_open: bool | int | None,
+    last_mark: int | None,
+    avg_entry: int,
+    share_count: int,
+) -> tuple[Decimal, Decimal, bool]:
+    """(mark, position value, whether the mark is a new live price) for one raw position row.
+
+    Pure in its arguments (raw column values), hence safe to memoise across passes.
+    """
+    previous = from_units(last_mark) if last_mark is not None else None
+    valuation = value_position(
+        market_type,
+        _json_list(outcomes_json),
+        _json_list(prices_json),
+        side,
+        bool(market_open),
+        previous,
+        from_units(avg_entry),
     )
+    changed = valuation.live and valuation.mark != previous
+    return valuation.mark, mark_value(from_units(share_count), valuation.mark), changed
+
+
+def _json_list(text: str | None) -> list[Any] | None:
+    """A stored JSON list (None when absent or not a list: the valuation then falls back)."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, list) else None
+
+
+_BRIERS = (
+    select(_briers.c.agent_id, func.avg(_briers.c.brier_score), func.count(_briers.c.id))
+    .where(
+        _briers.c.agent_id.in_(
+            select(_agents.c.id)
+            .join(_cohorts, _cohorts.c.id == _agents.c.cohort_id)
+            .where(_LIVE_COHORT)
+        )
+    )
+    .group_by(_briers.c.agent_id)
+)
 
 
 def _brier_aggregates(conn: Connection, at: datetime) -> dict[int, tuple[float, int]]:
     """(mean Brier, resolved bets) per live agent, one grouped statement."""
-    live_agents = (
-        select(_agents.c.id)
-        .join(_cohorts, _cohorts.c.id == _agents.c.cohort_id)
-        .where(_live_cohort(at))
-    )
-    query = (
-        select(
-            _briers.c.agent_id,
-            func.avg(_briers.c.brier_score),
-            func.count(_briers.c.id),
-        )
-        .where(_briers.c.agent_id.in_(live_agents))
-        .group_by(_briers.c.agent_id)
-    )
-    return {agent_id: (float(mean), int(n)) for agent_id, mean, n in conn.execute(query)}
+    rows = conn.execute(_BRIERS, {"b_now": at}).all()
+    return {agent_id: (float(mean), int(n)) for agent_id, mean, n in rows}
 
 
 def _store_marks(conn: Connection, marks: list[dict[str, Any]], at: datetime) -> int:
@@ -254,16 +306,18 @@ def _store_marks(conn: Connection, marks: list[dict[str, Any]], at: datetime) ->
     """
     if not marks:
         return 0
-    statement = (
-        update(_positions)
-        .where(_positions.c.id == bindparam("b_id"), _positions.c.status == "open")
-        .values(
-            mark_price=bindparam("b_mark", type_=_positions.c.mark_price.type),
-            marked_at=bindparam("b_at", type_=_positions.c.marked_at.type),
-        )
-    )
-    conn.execute(statement, [{**mark, "b_at": at} for mark in marks])
+    bulk_execute(conn, _STORE_MARK, [{**mark, "b_at": at} for mark in marks])
     return len(marks)
+
+
+_STORE_MARK = (
+    update(_positions)
+    .where(_positions.c.id == bindparam("b_id"), _positions.c.status == "open")
+    .values(
+        mark_price=bindparam("b_mark", type_=_positions.c.mark_price.type),
+        marked_at=bindparam("b_at", type_=_positions.c.marked_at.type),
+    )
+)
 
 
 def _snapshot_row(
@@ -290,17 +344,23 @@ def _upsert_snapshots(conn: Connection, rows: list[dict[str, Any]], on_sqlite: b
     """Insert the slot's rows, or overwrite them when this slot was already taken (rerun)."""
     if not rows:
         return 0
-    insert = sqlite.insert(_snapshots) if on_sqlite else postgresql.insert(_snapshots)
-    statement = insert.on_conflict_do_update(
-        index_elements=[_snapshots.c.agent_id, _snapshots.c.slot],
-        set_={name: insert.excluded[name] for name in _UPSERT_COLUMNS},
-    )
-    conn.execute(statement, rows)
+    bulk_execute(conn, _UPSERT_SQLITE if on_sqlite else _UPSERT_POSTGRESQL, rows)
     return len(rows)
 
 
+def _upsert_statement(insert: Any) -> Any:
+    return insert.on_conflict_do_update(
+        index_elements=[_snapshots.c.agent_id, _snapshots.c.slot],
+        set_={name: insert.excluded[name] for name in _UPSERT_COLUMNS},
+    )
+
+
+_UPSERT_SQLITE = _upsert_statement(sqlite.insert(_snapshots))
+_UPSERT_POSTGRESQL = _upsert_statement(postgresql.insert(_snapshots))
+
+
 def _update_cohort_statuses(
-    session: Session, at: datetime, default_window: int, holding: set[int]
+    conn: Connection, at: datetime, default_window: int, holding: set[int]
 ) -> tuple[int, int]:
     """Deciding inside the window, tracking after it, completed when nothing is left open.
 
@@ -311,13 +371,12 @@ def _update_cohort_statuses(
     the completion UPDATE re-checks it in SQL. A completed cohort is final. Returns (cohorts
     that became tracking, cohorts that became completed).
     """
-    conn = session.connection()
-    live = session.scalars(select(Cohort).where(_live_cohort(at))).all()
+    columns = (_cohorts.c.id, _cohorts.c.status, _cohorts.c.week_start, _cohorts.c.constants)
+    live = conn.execute(select(*columns).where(_LIVE_COHORT), {"b_now": at}).all()
     to_deciding: list[int] = []
     to_tracking: list[int] = []
     to_complete: list[int] = []
     for cohort in live:
-        assert cohort.id is not None
         in_window = decision_week(cohort.week_start, at) <= window_weeks_of(cohort, default_window)
         if in_window:
             if cohort.status != "deciding":
