@@ -40,6 +40,7 @@ from sqlalchemy.engine import Engine
 
 from arena import tables
 from arena.agents.responders import default_responders
+from arena.analytics.cohorts import latest_slot
 from arena.config import Settings
 from arena.db import session_scope
 from arena.errors import ArenaError, InputError
@@ -206,16 +207,12 @@ def leaderboard(engine: Engine) -> list[LeaderRow]:
     snaps = tables.PORTFOLIO_SNAPSHOTS
     briers = tables.BRIER_SCORES
     families = tables.FAMILIES
-    latest = (
-        select(snaps.c.agent_id, func.max(snaps.c.slot).label("slot"))
-        .group_by(snaps.c.agent_id)
-        .subquery()
-    )
     pnl_query = (
         select(agents.c.family_id, agents.c.starting_balance, snaps.c.total_pnl)
         .select_from(agents)
-        .outerjoin(latest, latest.c.agent_id == agents.c.id)
-        .outerjoin(snaps, (snaps.c.agent_id == agents.c.id) & (snaps.c.slot == latest.c.slot))
+        .outerjoin(
+            snaps, (snaps.c.agent_id == agents.c.id) & (snaps.c.slot == latest_slot(agents.c.id))
+        )
     )
     brier_query = (
         select(agents.c.family_id, func.avg(briers.c.brier_score), func.count(briers.c.id))

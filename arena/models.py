@@ -11,7 +11,16 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, Text, UniqueConstraint, text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlmodel import Field, SQLModel
 
 from arena.dbtypes import Fixed, UTCDateTime
@@ -338,6 +347,26 @@ class PortfolioSnapshot(SQLModel, table=True):
     num_resolved_bets: int = 0
 
 
+class PortfolioRollup(SQLModel, table=True):
+    """An agent's last snapshot in each time bucket of a fixed width (derived; dashboard curves).
+
+    Kept current by the snapshot job and rebuildable from `portfolio_snapshots` at any time
+    (`arena.engine.rollups`), so a year of curves reads thousands of rows, not millions.
+    `bucket` is the bucket's start in epoch seconds, a multiple of `width` (seconds).
+    """
+
+    __tablename__ = "portfolio_rollups"
+
+    agent_id: int = Field(
+        sa_column_args=[ForeignKey("agents.id")], primary_key=True, nullable=False
+    )
+    width: int = Field(primary_key=True)
+    bucket: int = Field(sa_type=BigInteger, primary_key=True)
+    slot: datetime = _ts()
+    total_value: Decimal = _money()
+    total_pnl: Decimal = _money()
+
+
 class BrierScore(SQLModel, table=True):
     """The Brier score of one resolved BUY trade (§11.1); one per trade."""
 
@@ -402,6 +431,7 @@ __all__ = [
     "MarketSnapshot",
     "MarketSnapshotItem",
     "MethodologyVersion",
+    "PortfolioRollup",
     "PortfolioSnapshot",
     "Position",
     "SystemLog",

@@ -18,6 +18,7 @@ from arena.models import (
     MarketSnapshot,
     MarketSnapshotItem,
     MethodologyVersion,
+    PortfolioRollup,
     PortfolioSnapshot,
     Position,
     SystemLog,
@@ -40,6 +41,7 @@ MARKETS = _table(Market)
 MARKET_SNAPSHOTS = _table(MarketSnapshot)
 MARKET_SNAPSHOT_ITEMS = _table(MarketSnapshotItem)
 METHODOLOGY_VERSIONS = _table(MethodologyVersion)
+PORTFOLIO_ROLLUPS = _table(PortfolioRollup)
 PORTFOLIO_SNAPSHOTS = _table(PortfolioSnapshot)
 POSITIONS = _table(Position)
 SYSTEM_LOGS = _table(SystemLog)

@@ -8,6 +8,7 @@ from sqlalchemy.engine import Engine
 
 from arena.config import Methodology
 from arena.db import session_scope
+from arena.engine.rollups import rebuild_rollups
 from arena.models import (
     Agent,
     BrierScore,
@@ -150,6 +151,7 @@ def seed_basic(engine: Engine) -> dict[str, int]:
                             num_resolved_bets=0,
                         )
                     )
+    rebuild_rollups(engine)  # snapshots written by hand, not by the job that keeps rollups
     return ids
 
 

@@ -83,13 +83,18 @@ def read_frame(engine: Engine, query: Select[Any], kinds: Kinds) -> pd.DataFrame
         return typed_frame(fetch(conn, query), kinds)
 
 
+def latest_slot(agent_id: Any) -> Any:
+    """Scalar subquery: the agent's newest snapshot slot.
+
+    Correlated per agent on purpose: each is one seek on the (agent_id, slot) index, where a
+    GROUP BY over the table reads every snapshot ever written (millions after a year).
+    """
+    newest = SNAPSHOTS.alias("newest")
+    return select(func.max(newest.c.slot)).where(newest.c.agent_id == agent_id).scalar_subquery()
+
+
 def latest_snapshots() -> Any:
     """Subquery: each agent's most recent portfolio snapshot (agent_id, slot, values)."""
-    last = (
-        select(SNAPSHOTS.c.agent_id, func.max(SNAPSHOTS.c.slot).label("slot"))
-        .group_by(SNAPSHOTS.c.agent_id)
-        .subquery("last_slot")
-    )
     return (
         select(
             SNAPSHOTS.c.agent_id,
@@ -100,7 +105,11 @@ def latest_snapshots() -> Any:
             SNAPSHOTS.c.total_pnl,
             SNAPSHOTS.c.total_pnl_percent,
         )
-        .join(last, and_(last.c.agent_id == SNAPSHOTS.c.agent_id, last.c.slot == SNAPSHOTS.c.slot))
+        .select_from(AGENTS)
+        .join(
+            SNAPSHOTS,
+            and_(SNAPSHOTS.c.agent_id == AGENTS.c.id, SNAPSHOTS.c.slot == latest_slot(AGENTS.c.id)),
+        )
         .subquery("latest")
     )
 

@@ -15,12 +15,12 @@ demo season from another year and a live database behave the same.
 """
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import BigInteger, and_, cast, extract, func, literal_column, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Engine
 
 from arena.analytics.cohorts import (
@@ -36,7 +36,10 @@ from arena.analytics.cohorts import (
     fetch,
     typed_frame,
 )
+from arena.engine.rollups import WIDTHS
 from arena.errors import InputError
+from arena.sqltime import epoch_bucket
+from arena.tables import PORTFOLIO_ROLLUPS as ROLLUPS
 
 MINUTE = 60
 HOUR = 60 * MINUTE
@@ -94,19 +97,6 @@ def bucket_width(range_key: str, span: timedelta | None) -> int:
     return BUCKET_LADDER[-1]
 
 
-def _epoch_bucket(column: Any, width: int, dialect: str) -> Any:
-    """SQL: the epoch second at which `column`'s bucket of `width` seconds starts."""
-    # Literals, not bound parameters: PostgreSQL must see the same expression in SELECT and
-    # GROUP BY, and two bound parameters never compare equal there.
-    # `.op("/")` is plain integer division on both backends (epochs are positive).
-    step = literal_column(str(int(width)))
-    if dialect == "postgresql":
-        seconds = cast(func.floor(extract("epoch", column)), BigInteger)
-    else:  # SQLite keeps UTC timestamps as text; strftime('%s') is their epoch second.
-        seconds = cast(func.strftime(literal_column("'%s'"), column), BigInteger)
-    return seconds.op("/")(step) * step
-
-
 def _scope(query: Any, cohort: int | None, family: str | None) -> Any:
     if cohort is not None:
         query = query.where(COHORTS.c.number == cohort)
@@ -115,20 +105,42 @@ def _scope(query: Any, cohort: int | None, family: str | None) -> Any:
     return query
 
 
+def _per_agent(aggregate: Any, *where: Any) -> Any:
+    """Scalar subquery: `aggregate` over the snapshots of the enclosing query's agent."""
+    return (
+        select(aggregate)
+        .where(SNAPSHOTS.c.agent_id == AGENTS.c.id, *where)
+        .correlate(AGENTS)
+        .scalar_subquery()
+    )
+
+
+def _aware(value: Any) -> Any:
+    """An aggregate over a typed subquery can come back untyped (SQLite text): make it UTC."""
+    if value is None or isinstance(value, datetime):
+        return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+    return datetime.fromisoformat(str(value)).replace(tzinfo=UTC)
+
+
 def curve_window(
     engine: Engine, range_key: str = "ALL", *, cohort: int | None = None, family: str | None = None
 ) -> Window:
     """The window `portfolio_curves` uses for these arguments (None ends: no snapshot yet)."""
-    query = _scope(
-        select(func.min(SNAPSHOTS.c.slot), func.max(SNAPSHOTS.c.slot))
-        .select_from(SNAPSHOTS)
-        .join(AGENTS, AGENTS.c.id == SNAPSHOTS.c.agent_id)
+    # Per agent, min and max are index seeks on (agent_id, slot): no scan of the snapshots.
+    ends = _scope(
+        select(
+            _per_agent(func.min(SNAPSHOTS.c.slot)).label("first"),
+            _per_agent(func.max(SNAPSHOTS.c.slot)).label("last"),
+        )
+        .select_from(AGENTS)
         .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id),
         cohort,
         family,
-    )
+    ).subquery("ends")
+    query = select(func.min(ends.c.first), func.max(ends.c.last))
     with engine.connect() as conn:
         first, last = conn.execute(query).one()
+    first, last = _aware(first), _aware(last)
     if last is None:
         return Window(None, None, bucket_width(range_key, None))
     back = RANGES[range_key][0] if range_key in RANGES else None
@@ -162,39 +174,27 @@ def portfolio_curves(
     if window.end is None or window.start is None:
         return typed_frame([], CURVE_COLUMNS)
     width = window.bucket_seconds
-    dialect = engine.dialect.name
-    bucket = _epoch_bucket(SNAPSHOTS.c.slot, width, dialect).label("bucket")
     agent_scope = _scope(
         select(AGENTS.c.id).join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id), cohort, family
     )
-    last_in_bucket = (
-        select(SNAPSHOTS.c.agent_id, bucket, func.max(SNAPSHOTS.c.slot).label("slot"))
-        .where(SNAPSHOTS.c.slot >= window.start, SNAPSHOTS.c.agent_id.in_(agent_scope))
-        .group_by(SNAPSHOTS.c.agent_id, bucket)
-        .subquery("last_in_bucket")
-    )
-    in_range = select(
-        last_in_bucket.c.agent_id,
-        last_in_bucket.c.bucket,
-        SNAPSHOTS.c.total_value,
-        SNAPSHOTS.c.total_pnl,
-    ).join(
-        SNAPSHOTS,
-        and_(
-            SNAPSHOTS.c.agent_id == last_in_bucket.c.agent_id,
-            SNAPSHOTS.c.slot == last_in_bucket.c.slot,
-        ),
-    )
+    first_bucket = int(window.start.timestamp()) // width * width
+    if width in WIDTHS:  # one pre-computed row per agent × bucket
+        in_range = select(
+            ROLLUPS.c.agent_id, ROLLUPS.c.bucket, ROLLUPS.c.total_value, ROLLUPS.c.total_pnl
+        ).where(
+            ROLLUPS.c.width == width,
+            ROLLUPS.c.bucket >= first_bucket,
+            ROLLUPS.c.agent_id.in_(agent_scope),
+        )
+    else:  # sub-hour buckets span at most days: group the snapshots of the range
+        in_range = _last_in_buckets(window.start, width, agent_scope, engine.dialect.name)
     # Each agent's last value before the range: the carry-forward seed of the first bucket.
-    before = (
-        select(SNAPSHOTS.c.agent_id, func.max(SNAPSHOTS.c.slot).label("slot"))
-        .where(SNAPSHOTS.c.slot < window.start, SNAPSHOTS.c.agent_id.in_(agent_scope))
-        .group_by(SNAPSHOTS.c.agent_id)
-        .subquery("before")
-    )
-    seeds = select(before.c.agent_id, SNAPSHOTS.c.total_value, SNAPSHOTS.c.total_pnl).join(
-        SNAPSHOTS,
-        and_(SNAPSHOTS.c.agent_id == before.c.agent_id, SNAPSHOTS.c.slot == before.c.slot),
+    before = _per_agent(func.max(SNAPSHOTS.c.slot), SNAPSHOTS.c.slot < window.start)
+    seeds = (
+        select(SNAPSHOTS.c.agent_id, SNAPSHOTS.c.total_value, SNAPSHOTS.c.total_pnl)
+        .select_from(AGENTS)
+        .join(SNAPSHOTS, and_(SNAPSHOTS.c.agent_id == AGENTS.c.id, SNAPSHOTS.c.slot == before))
+        .where(AGENTS.c.id.in_(agent_scope))
     )
     agents = _scope(
         select(
@@ -213,11 +213,33 @@ def portfolio_curves(
         points = fetch(conn, in_range)
         seed_rows = fetch(conn, seeds)
         agent_rows = fetch(conn, agents)
-    first_bucket = int(window.start.timestamp()) // width * width
     rows = [
         {**row, "bucket": int(row["bucket"])} for row in points if row["bucket"] is not None
     ] + [{**row, "bucket": first_bucket - width} for row in seed_rows]
     return _family_sums(rows, agent_rows, first_bucket, width)
+
+
+def _last_in_buckets(start: datetime, width: int, agent_scope: Any, dialect: str) -> Any:
+    """Each agent's last snapshot per bucket from `start` on, grouped in SQL."""
+    bucket = epoch_bucket(SNAPSHOTS.c.slot, width, dialect).label("bucket")
+    last_in_bucket = (
+        select(SNAPSHOTS.c.agent_id, bucket, func.max(SNAPSHOTS.c.slot).label("slot"))
+        .where(SNAPSHOTS.c.slot >= start, SNAPSHOTS.c.agent_id.in_(agent_scope))
+        .group_by(SNAPSHOTS.c.agent_id, bucket)
+        .subquery("last_in_bucket")
+    )
+    return select(
+        last_in_bucket.c.agent_id,
+        last_in_bucket.c.bucket,
+        SNAPSHOTS.c.total_value,
+        SNAPSHOTS.c.total_pnl,
+    ).join(
+        SNAPSHOTS,
+        and_(
+            SNAPSHOTS.c.agent_id == last_in_bucket.c.agent_id,
+            SNAPSHOTS.c.slot == last_in_bucket.c.slot,
+        ),
+    )
 
 
 def _family_sums(

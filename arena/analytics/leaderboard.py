@@ -42,6 +42,7 @@ from arena.accounting import (
     settle,
     side_price,
 )
+from arena.analytics.cohorts import latest_slot
 from arena.errors import InputError
 from arena.money import ZERO, money
 from arena.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, POSITIONS, TRADES
@@ -194,11 +195,6 @@ class _Data:
 
 def _agents(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
     """Agents in scope with their latest snapshot (if any) and their position totals."""
-    latest = (
-        select(SNAPSHOTS.c.agent_id, func.max(SNAPSHOTS.c.slot).label("slot"))
-        .group_by(SNAPSHOTS.c.agent_id)
-        .subquery()
-    )
     books = (
         select(
             POSITIONS.c.agent_id,
@@ -226,10 +222,9 @@ def _agents(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
         )
         .select_from(AGENTS)
         .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
-        .outerjoin(latest, latest.c.agent_id == AGENTS.c.id)
         .outerjoin(
             SNAPSHOTS,
-            and_(SNAPSHOTS.c.agent_id == AGENTS.c.id, SNAPSHOTS.c.slot == latest.c.slot),
+            and_(SNAPSHOTS.c.agent_id == AGENTS.c.id, SNAPSHOTS.c.slot == latest_slot(AGENTS.c.id)),
         )
         .outerjoin(books, books.c.agent_id == AGENTS.c.id)
         .order_by(AGENTS.c.id)

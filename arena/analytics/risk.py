@@ -5,8 +5,8 @@ Why: two families with the same return can have taken very different paths. All 
 
 * Max drawdown per agent is taken on the full 10-minute curve, in SQL (a running-peak window
   per agent, then one GROUP BY), with the starting balance as the first peak.
-* Daily returns use end-of-day values: the last snapshot of each UTC date, selected in SQL
-  (GROUP BY agent × date), with the starting balance as the value before the first day.
+* Daily returns use end-of-day values: the last snapshot of each UTC date, read from the
+  daily portfolio rollup, with the starting balance as the value before the first day.
 * Volatility and Sharpe are annualised with √365 (prediction markets trade every day); the
   Sharpe's standard error is Lo (2002)'s iid formula (`arena.stats.SharpeEstimate`).
 * A family's figures are those of its combined book: each day's return is the sum of its
@@ -15,9 +15,11 @@ Why: two families with the same return can have taken very different paths. All 
   drawdown is taken on the compounded daily index of that book (daily resolution).
 """
 
+from datetime import UTC, datetime
+
 import numpy as np
 import pandas as pd
-from sqlalchemy import Float, and_, case, cast, func, select
+from sqlalchemy import Float, case, cast, func, select
 from sqlalchemy.engine import Engine
 
 from arena import stats
@@ -26,11 +28,11 @@ from arena.analytics.leaderboard import (
     COHORTS,
     FAMILIES,
     SNAPSHOTS,
-    as_date,
     cohort_id_of,
     in_scope,
-    utc_date,
 )
+from arena.engine.rollups import DAY
+from arena.tables import PORTFOLIO_ROLLUPS as ROLLUPS
 
 AGENT_RISK_COLUMNS: tuple[str, ...] = (
     "family_id",
@@ -61,39 +63,27 @@ def daily_values(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
     Columns: ``agent_id``, ``family_id``, ``cohort_number``, ``starting_balance`` (float),
     ``date`` (datetime.date), ``total_value`` (float), sorted by agent and date.
     """
-    day = utc_date(SNAPSHOTS.c.slot, engine.dialect.name)
-    last = (
-        select(
-            SNAPSHOTS.c.agent_id,
-            day.label("date"),
-            func.max(SNAPSHOTS.c.slot).label("slot"),
-        )
-        .group_by(SNAPSHOTS.c.agent_id, day)
-        .subquery()
-    )
+    # The daily rollup holds exactly that row per agent and UTC day (arena.engine.rollups).
     query = (
         select(
             AGENTS.c.id.label("agent_id"),
             AGENTS.c.family_id,
             COHORTS.c.number.label("cohort_number"),
             AGENTS.c.starting_balance,
-            last.c.date,
-            SNAPSHOTS.c.total_value,
+            ROLLUPS.c.bucket.label("date"),
+            ROLLUPS.c.total_value,
         )
-        .select_from(last)
-        .join(
-            SNAPSHOTS,
-            and_(SNAPSHOTS.c.agent_id == last.c.agent_id, SNAPSHOTS.c.slot == last.c.slot),
-        )
-        .join(AGENTS, AGENTS.c.id == last.c.agent_id)
+        .select_from(ROLLUPS)
+        .join(AGENTS, AGENTS.c.id == ROLLUPS.c.agent_id)
         .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+        .where(ROLLUPS.c.width == DAY)
     )
     with engine.connect() as conn:
         result = conn.execute(in_scope(query, cohort_id_of(conn, cohort)))
         frame = pd.DataFrame(result.all(), columns=list(result.keys()))
     if frame.empty:
         return frame
-    frame["date"] = [as_date(d) for d in frame["date"]]
+    frame["date"] = [datetime.fromtimestamp(int(d), UTC).date() for d in frame["date"]]
     frame["starting_balance"] = frame["starting_balance"].astype("float64")
     frame["total_value"] = frame["total_value"].astype("float64")
     return frame.sort_values(["agent_id", "date"]).reset_index(drop=True)

@@ -42,6 +42,7 @@ from arena.db import bulk_execute, is_sqlite, transaction
 from arena.dbtypes import from_units
 from arena.engine.cohorts import decision_week, window_weeks_of
 from arena.engine.logs import log_event
+from arena.engine.rollups import roll_up_slot
 from arena.money import money
 from arena.scoring import return_pct
 from arena.tables import AGENTS as _agents
@@ -153,6 +154,8 @@ def take_snapshots(
         result.positions_marked = _store_marks(conn, marks, at)
         rows = [_snapshot_row(book, briers.get(book.agent_id), slot, at) for book in books]
         result.rows_written = _upsert_snapshots(conn, rows, is_sqlite(engine))
+        if rows:
+            roll_up_slot(conn, slot)
         result.agents = len(books)
         holding = {book.cohort_id for book in books if book.position_values}
         result.cohorts_tracking, result.cohorts_completed = _update_cohort_statuses(

@@ -12,6 +12,7 @@ from sqlalchemy.engine import Engine
 
 from arena.analytics import risk
 from arena.db import session_scope
+from arena.engine.rollups import rebuild_rollups
 from arena.errors import InputError
 from arena.models import PortfolioSnapshot
 from tests.analytics import season_fixture
@@ -60,6 +61,7 @@ def curves(engine: Engine) -> Engine:
     (y,) = new_cohort_agents(engine, ("fam",), number=2)
     add_curve(engine, x, X_CURVE)
     add_curve(engine, y, Y_CURVE)
+    rebuild_rollups(engine)  # written by hand, not by the snapshot job that keeps them
     return engine
 
 
