@@ -160,7 +160,8 @@ def bulk_execute(
     Same SQL and the same type processing: the statement is compiled once per dialect and
     key set (cached by statement identity, so pass module-level statements), each column
     type's own bind processor converts the values, and the driver's executemany runs it.
-    Every row must have the keys of the first.
+    Every row must have the keys of the first, and give every column that has a Python-side
+    default (a ValueError says which, instead of a NULL or a constraint error).
     """
     if not rows:
         return
@@ -184,6 +185,9 @@ def bulk_execute(
 def _bulk_plan(conn: Connection, statement: Executable, keys: tuple[str, ...]) -> _BulkPlan:
     dialect = conn.dialect
     compiled = statement.compile(dialect=dialect, column_keys=list(keys))  # type: ignore[attr-defined]
+    defaulted = [c.key for c in (*compiled.insert_prefetch, *compiled.update_prefetch)]
+    if defaulted:  # Python-side column defaults are the one thing this path does not run
+        raise ValueError(f"bulk_execute: rows must give {', '.join(defaulted)} (column defaults)")
     names = tuple(compiled.positiontup or compiled.params)
     steps = tuple(
         (name, compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect))

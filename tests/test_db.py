@@ -262,3 +262,60 @@ def test_a_reader_sees_committed_data_while_a_writer_holds_the_lock(tmp_path: An
         assert (
             rconn.execute(text("SELECT count(*) FROM agents WHERE cash_balance = 1")).scalar() == 4
         )
+
+
+def test_bulk_execute_writes_what_execute_writes(engine: Engine) -> None:
+    """Same rows through `bulk_execute` and SQLAlchemy's executemany: Fixed money, aware UTC
+    times, JSON lists, a None JSON bound as SQL NULL, and literals the statement carries."""
+    from sqlalchemy import JSON, bindparam, func, insert, update
+
+    from arena.db import bulk_execute
+    from arena.tables import MARKETS
+
+    def row(mid: str) -> dict[str, Any]:
+        return {
+            "id": mid,
+            "question": f"Q {mid}?",
+            "market_type": "binary",
+            "outcomes": ["Yes", "No"],
+            "prices": ["0.25", "0.75"],
+            "volume": 12.5,
+            "end_date": WEEK1 + timedelta(days=3),
+            "first_seen_at": WEEK1,
+            "updated_at": WEEK1,
+            "active": True,
+            "closed": False,
+            "neg_risk": False,
+            "status": "open",
+            "source": "gamma",
+        }
+
+    with engine.begin() as conn:
+        conn.execute(insert(MARKETS), [row("a1"), row("a2")])
+        bulk_execute(conn, insert(MARKETS), [row("b1"), row("b2")])
+        prices = bindparam("b_prices", type_=JSON(none_as_null=True))
+        renew = (
+            update(MARKETS)
+            .where(MARKETS.c.id == bindparam("b_id"))
+            .values(
+                prices=func.coalesce(prices, MARKETS.c.prices),
+                status="closed",  # a literal no row supplies
+                updated_at=bindparam("b_at", type_=MARKETS.c.updated_at.type),
+            )
+        )
+        later = WEEK1 + timedelta(hours=1)
+        conn.execute(renew, [{"b_id": "a1", "b_prices": None, "b_at": later}])
+        bulk_execute(conn, renew, [{"b_id": "b1", "b_prices": None, "b_at": later}])
+        conn.execute(renew, [{"b_id": "a2", "b_prices": ["0.5", "0.5"], "b_at": later}])
+        bulk_execute(conn, renew, [{"b_id": "b2", "b_prices": ["0.5", "0.5"], "b_at": later}])
+    with engine.connect() as conn:
+        got = {
+            r.id: (r.outcomes, r.prices, r.volume, r.end_date, r.status, r.updated_at)
+            for r in conn.execute(select(MARKETS))
+        }
+    assert got["a1"] == got["b1"] and got["a2"] == got["b2"]
+    assert got["b1"][1] == ["0.25", "0.75"]  # NULL kept the old list
+    assert got["b2"][1] == ["0.5", "0.5"] and got["b2"][4] == "closed"
+    assert got["b2"][5] == WEEK1 + timedelta(hours=1) and got["b2"][3].tzinfo is not None
+    with engine.begin() as conn, pytest.raises(ValueError, match="active"):
+        bulk_execute(conn, insert(MARKETS), [{k: v for k, v in row("c1").items() if k != "active"}])
