@@ -1,4 +1,4 @@
-"""portfolio rollups: each agent's last snapshot per curve bucket
+"""portfolio rollups: each agent's last snapshot per curve bucket; no redundant snapshot index
 
 Revision ID: 0002
 Revises: 0001
@@ -19,6 +19,9 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    # (agent_id, slot) is unique and indexed already; a second index on agent_id alone only
+    # cost every snapshot write (and millions of entries after a year).
+    op.drop_index("ix_portfolio_snapshots_agent_id", table_name="portfolio_snapshots")
     op.create_table(
         "portfolio_rollups",
         sa.Column("agent_id", sa.Integer(), nullable=False),
@@ -39,3 +42,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("portfolio_rollups")
+    op.create_index(
+        "ix_portfolio_snapshots_agent_id", "portfolio_snapshots", ["agent_id"], unique=False
+    )
