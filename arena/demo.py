@@ -40,7 +40,7 @@ from sqlalchemy.engine import Engine
 
 from arena import tables
 from arena.agents.responders import default_responders
-from arena.analytics.cohorts import latest_slot
+from arena.analytics.cohorts import newest_snapshot_ids
 from arena.config import Settings
 from arena.db import session_scope
 from arena.errors import ArenaError, InputError
@@ -210,9 +210,7 @@ def leaderboard(engine: Engine) -> list[LeaderRow]:
     pnl_query = (
         select(agents.c.family_id, agents.c.starting_balance, snaps.c.total_pnl)
         .select_from(agents)
-        .outerjoin(
-            snaps, (snaps.c.agent_id == agents.c.id) & (snaps.c.slot == latest_slot(agents.c.id))
-        )
+        .outerjoin(snaps, (snaps.c.agent_id == agents.c.id) & snaps.c.id.in_(newest_snapshot_ids()))
     )
     brier_query = (
         select(agents.c.family_id, func.avg(briers.c.brier_score), func.count(briers.c.id))

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Select, and_, case, func, select
+from sqlalchemy import Select, case, func, select
 from sqlalchemy.engine import Connection, Engine
 
 from arena.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS
@@ -74,7 +74,9 @@ def typed_frame(rows: Sequence[Mapping[str, Any]], kinds: Kinds) -> pd.DataFrame
 
 def fetch(conn: Connection, query: Select[Any]) -> list[dict[str, Any]]:
     """Every row of `query` as a plain dict (column label → value)."""
-    return [dict(row) for row in conn.execute(query).mappings()]
+    result = conn.execute(query)
+    keys = list(result.keys())  # once, not per row: read models return tens of thousands
+    return [dict(zip(keys, row, strict=True)) for row in result.all()]
 
 
 def read_frame(engine: Engine, query: Select[Any], kinds: Kinds) -> pd.DataFrame:
@@ -83,14 +85,21 @@ def read_frame(engine: Engine, query: Select[Any], kinds: Kinds) -> pd.DataFrame
         return typed_frame(fetch(conn, query), kinds)
 
 
-def latest_slot(agent_id: Any) -> Any:
-    """Scalar subquery: the agent's newest snapshot slot.
+def newest_snapshot_ids(before: Any = None, agents: Any = None) -> Any:
+    """Select of each agent's newest snapshot id (the newest before `before`, if given), for
+    the agents of the `agents` id select, or all.
 
-    Correlated per agent on purpose: each is one seek on the (agent_id, slot) index, where a
-    GROUP BY over the table reads every snapshot ever written (millions after a year).
+    One backwards seek on the (agent_id, slot) index per agent, then rows by primary key:
+    a GROUP BY over the table would read every snapshot ever written (millions after a year),
+    and a join on a correlated max lets SQLite's planner scan the snapshots instead.
     """
     newest = SNAPSHOTS.alias("newest")
-    return select(func.max(newest.c.slot)).where(newest.c.agent_id == agent_id).scalar_subquery()
+    pick = select(newest.c.id).where(newest.c.agent_id == AGENTS.c.id)
+    if before is not None:
+        pick = pick.where(newest.c.slot < before)
+    query = select(pick.order_by(newest.c.slot.desc()).limit(1).scalar_subquery())
+    query = query.select_from(AGENTS)
+    return query.where(AGENTS.c.id.in_(agents)) if agents is not None else query
 
 
 def latest_snapshots() -> Any:
@@ -105,11 +114,7 @@ def latest_snapshots() -> Any:
             SNAPSHOTS.c.total_pnl,
             SNAPSHOTS.c.total_pnl_percent,
         )
-        .select_from(AGENTS)
-        .join(
-            SNAPSHOTS,
-            and_(SNAPSHOTS.c.agent_id == AGENTS.c.id, SNAPSHOTS.c.slot == latest_slot(AGENTS.c.id)),
-        )
+        .where(SNAPSHOTS.c.id.in_(newest_snapshot_ids()))
         .subquery("latest")
     )
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import and_, func, select
+from sqlalchemy import BigInteger, and_, func, select, type_coerce
 from sqlalchemy.engine import Engine
 
 from arena.analytics.cohorts import (
@@ -34,6 +34,7 @@ from arena.analytics.cohorts import (
     TEXT,
     TIME,
     fetch,
+    newest_snapshot_ids,
     typed_frame,
 )
 from arena.engine.rollups import WIDTHS
@@ -105,11 +106,11 @@ def _scope(query: Any, cohort: int | None, family: str | None) -> Any:
     return query
 
 
-def _per_agent(aggregate: Any, *where: Any) -> Any:
+def _per_agent(aggregate: Any) -> Any:
     """Scalar subquery: `aggregate` over the snapshots of the enclosing query's agent."""
     return (
         select(aggregate)
-        .where(SNAPSHOTS.c.agent_id == AGENTS.c.id, *where)
+        .where(SNAPSHOTS.c.agent_id == AGENTS.c.id)
         .correlate(AGENTS)
         .scalar_subquery()
     )
@@ -180,7 +181,10 @@ def portfolio_curves(
     first_bucket = int(window.start.timestamp()) // width * width
     if width in WIDTHS:  # one pre-computed row per agent × bucket
         in_range = select(
-            ROLLUPS.c.agent_id, ROLLUPS.c.bucket, ROLLUPS.c.total_value, ROLLUPS.c.total_pnl
+            ROLLUPS.c.agent_id,
+            ROLLUPS.c.bucket,
+            _units(ROLLUPS.c.total_value),
+            _units(ROLLUPS.c.total_pnl),
         ).where(
             ROLLUPS.c.width == width,
             ROLLUPS.c.bucket >= first_bucket,
@@ -189,13 +193,9 @@ def portfolio_curves(
     else:  # sub-hour buckets span at most days: group the snapshots of the range
         in_range = _last_in_buckets(window.start, width, agent_scope, engine.dialect.name)
     # Each agent's last value before the range: the carry-forward seed of the first bucket.
-    before = _per_agent(func.max(SNAPSHOTS.c.slot), SNAPSHOTS.c.slot < window.start)
-    seeds = (
-        select(SNAPSHOTS.c.agent_id, SNAPSHOTS.c.total_value, SNAPSHOTS.c.total_pnl)
-        .select_from(AGENTS)
-        .join(SNAPSHOTS, and_(SNAPSHOTS.c.agent_id == AGENTS.c.id, SNAPSHOTS.c.slot == before))
-        .where(AGENTS.c.id.in_(agent_scope))
-    )
+    seeds = select(
+        SNAPSHOTS.c.agent_id, _units(SNAPSHOTS.c.total_value), _units(SNAPSHOTS.c.total_pnl)
+    ).where(SNAPSHOTS.c.id.in_(newest_snapshot_ids(before=window.start, agents=agent_scope)))
     agents = _scope(
         select(
             AGENTS.c.id.label("agent_id"),
@@ -219,6 +219,15 @@ def portfolio_curves(
     return _family_sums(rows, agent_rows, first_bucket, width)
 
 
+UNITS_PER_DOLLAR = 1e6  # Fixed(6) money is stored as integer micro-dollars
+
+
+def _units(column: Any) -> Any:
+    """A money column read as its stored integer micro-dollars (a chart needs floats, and
+    tens of thousands of Decimals cost more than the query)."""
+    return type_coerce(column, BigInteger).label(column.name)
+
+
 def _last_in_buckets(start: datetime, width: int, agent_scope: Any, dialect: str) -> Any:
     """Each agent's last snapshot per bucket from `start` on, grouped in SQL."""
     bucket = epoch_bucket(SNAPSHOTS.c.slot, width, dialect).label("bucket")
@@ -231,8 +240,8 @@ def _last_in_buckets(start: datetime, width: int, agent_scope: Any, dialect: str
     return select(
         last_in_bucket.c.agent_id,
         last_in_bucket.c.bucket,
-        SNAPSHOTS.c.total_value,
-        SNAPSHOTS.c.total_pnl,
+        _units(SNAPSHOTS.c.total_value),
+        _units(SNAPSHOTS.c.total_pnl),
     ).join(
         SNAPSHOTS,
         and_(
@@ -249,8 +258,8 @@ def _family_sums(
     if not points:
         return typed_frame([], CURVE_COLUMNS)
     frame = pd.DataFrame(points)
-    frame["total_value"] = frame["total_value"].map(float)
-    frame["total_pnl"] = frame["total_pnl"].map(float)
+    frame["total_value"] = frame["total_value"].astype("float64") / UNITS_PER_DOLLAR
+    frame["total_pnl"] = frame["total_pnl"].astype("float64") / UNITS_PER_DOLLAR
     last = int(frame["bucket"].max())
     buckets = np.arange(first - width, last + width, width, dtype=np.int64)
     values = frame.pivot_table(index="bucket", columns="agent_id", values="total_value")

@@ -42,7 +42,7 @@ from arena.accounting import (
     settle,
     side_price,
 )
-from arena.analytics.cohorts import latest_slot
+from arena.analytics.cohorts import newest_snapshot_ids
 from arena.errors import InputError
 from arena.money import ZERO, money
 from arena.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, POSITIONS, TRADES
@@ -224,7 +224,10 @@ def _agents(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
         .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
         .outerjoin(
             SNAPSHOTS,
-            and_(SNAPSHOTS.c.agent_id == AGENTS.c.id, SNAPSHOTS.c.slot == latest_slot(AGENTS.c.id)),
+            and_(
+                SNAPSHOTS.c.agent_id == AGENTS.c.id,
+                SNAPSHOTS.c.id.in_(newest_snapshot_ids()),
+            ),
         )
         .outerjoin(books, books.c.agent_id == AGENTS.c.id)
         .order_by(AGENTS.c.id)
