@@ -18,7 +18,9 @@ all), in `arena.jobs.JOB_ORDER`:
 - every 10 minutes of simulated time: snapshot, as the methodology prescribes (§12.1);
 - then a settling tail with no new cohorts or decisions — only sync, resolve and snapshots —
   until no position is open, or at most `tail_weeks` (default 1) weeks. Long-dated positions
-  may outlive it; their cohorts stay tracking, as they would in a live season.
+  may outlive it; their cohorts stay tracking, as they would in a live season;
+- finally one `analyses` run (the scheduler's hourly job) stores the leaderboard and
+  calibration frames the dashboard shows.
 
 Agents: the lineup's baseline families, the `oracle`, and any LLM family whose endpoint is
 configured (key or own base_url) and answers a TCP connect; the others are skipped silently.
@@ -45,6 +47,7 @@ from arena.config import Settings
 from arena.db import session_scope
 from arena.errors import ArenaError, InputError
 from arena.jobs import (
+    ANALYSES,
     DECIDE,
     RESOLVE,
     SNAPSHOT,
@@ -336,6 +339,9 @@ def run_demo(
             if tick.settling and RESOLVE in tick.jobs and not any_open_position(engine):
                 _run_final_snapshot(ctx, tick)
                 break
+        # The dashboard's leaderboard and calibration, stored as the scheduler's hourly job
+        # would have stored them, so the demo opens instantly.
+        _run_tick(ctx, Tick(summary.end, (ANALYSES,), True))
     finally:
         close()
     return summarise(engine, summary)

@@ -13,8 +13,9 @@ the same job × slot twice:
 
 Slots are the instants the trigger table fires at: start-cohort the week start (Sunday 00:00),
 decide the Sunday hour at :05 (00:05 … 23:05; see `decide_slot`), snapshot the 10-minute slot,
-sync-markets the 5-minute slot, resolve the hour. `slot_for(job, at)` is the latest fire time
-at or before `at`; a job run late (or by `--catch-up`) is recorded under that slot.
+sync-markets the 5-minute slot, resolve the hour, analyses the hour's :30. `slot_for(job, at)`
+is the latest fire time at or before `at`; a job run late (or by `--catch-up`) is recorded under
+that slot.
 
 Decision retries: decide fires every hour on Sunday. Its first run (00:05) makes the week's
 decisions; later runs find finished decisions and skip them, but re-claim `error` and
@@ -59,9 +60,11 @@ DECIDE = "decide"
 SNAPSHOT = "snapshot"
 SYNC_MARKETS = "sync-markets"
 RESOLVE = "resolve"
+ANALYSES = "analyses"
 # The order jobs run in when several are due at one instant (catch-up, the demo): the week's
-# cohort first, fresh prices next, settlements, then decisions on them, the valuation last.
-JOB_ORDER = (START_COHORT, SYNC_MARKETS, RESOLVE, DECIDE, SNAPSHOT)
+# cohort first, fresh prices next, settlements, then decisions on them, the valuation, and
+# the statistics over all of it last.
+JOB_ORDER = (START_COHORT, SYNC_MARKETS, RESOLVE, DECIDE, SNAPSHOT, ANALYSES)
 
 RunStatus = Literal["ok", "failed", "skipped"]
 MAX_ERROR_CHARS = 500
@@ -196,12 +199,20 @@ def resolve_job(ctx: JobContext, at: datetime) -> JobOutcome:
     return resolve_markets(ctx.engine, ctx.source, at)
 
 
+def analyses_job(ctx: JobContext, at: datetime) -> JobOutcome:
+    """Recompute and store the leaderboard and calibration frames the dashboard shows."""
+    from arena.analytics.stored import store_analyses  # pandas & co: only when it runs
+
+    return store_analyses(ctx.engine, at)
+
+
 JOBS: dict[str, JobFunction] = {
     START_COHORT: start_cohort_job,
     DECIDE: decide_job,
     SNAPSHOT: snapshot_job,
     SYNC_MARKETS: sync_markets_job,
     RESOLVE: resolve_job,
+    ANALYSES: analyses_job,
 }
 
 
@@ -225,6 +236,7 @@ SLOTS: dict[str, Callable[[datetime], datetime]] = {
     SNAPSHOT: lambda at: slot_start(at, 10),
     SYNC_MARKETS: lambda at: slot_start(at, 5),
     RESOLVE: lambda at: slot_start(at, 60),
+    ANALYSES: lambda at: slot_start(at - timedelta(minutes=30), 60) + timedelta(minutes=30),
 }
 
 
@@ -266,6 +278,7 @@ SCHEDULES: tuple[Schedule, ...] = (
     Schedule(SNAPSHOT, {"minute": "*/10"}, 9 * 60, "every 10 minutes"),
     Schedule(SYNC_MARKETS, {"minute": "*/5"}, 4 * 60, "every 5 minutes"),
     Schedule(RESOLVE, {"minute": "0"}, 59 * 60, "hourly at :00"),
+    Schedule(ANALYSES, {"minute": "30"}, 59 * 60, "hourly at :30 (stored leaderboard)"),
 )
 
 

@@ -17,6 +17,7 @@ from sqlalchemy import (
     CheckConstraint,
     ForeignKey,
     Index,
+    LargeBinary,
     Text,
     UniqueConstraint,
     text,
@@ -368,6 +369,23 @@ class PortfolioRollup(SQLModel, table=True):
     total_pnl: Decimal = _money()
 
 
+class AnalysisResult(SQLModel, table=True):
+    """A statistical read model computed by the hourly `analyses` job (derived; dashboard).
+
+    The leaderboard's and calibration's bootstrap takes seconds at a year's scale; the job
+    stores each scope's frame (Parquet bytes, dtypes exact) so a page reads it in
+    milliseconds. `data_as_of` is the newest snapshot slot the computation saw.
+    """
+
+    __tablename__ = "analysis_results"
+
+    name: str = Field(primary_key=True, max_length=64)
+    scope: str = Field(primary_key=True, max_length=64)
+    computed_at: datetime = _ts()
+    data_as_of: datetime | None = _ts(nullable=True, default=None)
+    frame: bytes = Field(sa_type=LargeBinary)
+
+
 class BrierScore(SQLModel, table=True):
     """The Brier score of one resolved BUY trade (§11.1); one per trade."""
 
@@ -422,6 +440,7 @@ class SystemLog(SQLModel, table=True):
 
 __all__ = [
     "Agent",
+    "AnalysisResult",
     "BrierScore",
     "Cohort",
     "Decision",

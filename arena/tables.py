@@ -8,6 +8,7 @@ from sqlalchemy import Table
 
 from arena.models import (
     Agent,
+    AnalysisResult,
     BrierScore,
     Cohort,
     Decision,
@@ -31,6 +32,7 @@ def _table(model: type) -> Table:
 
 
 AGENTS = _table(Agent)
+ANALYSIS_RESULTS = _table(AnalysisResult)
 BRIER_SCORES = _table(BrierScore)
 COHORTS = _table(Cohort)
 DECISIONS = _table(Decision)

@@ -98,6 +98,17 @@ def read(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return _cached(name, database_url(), args, tuple(sorted(kwargs.items())), fn)
 
 
+def stored_caption(stored: Any) -> None:
+    """Say where a statistical table came from: the hourly job's stored frame, or live."""
+    if stored is None:
+        st.caption("Computed live on this page load (no current stored result).")
+        return
+    as_of = f", on snapshots up to {stored.data_as_of:%Y-%m-%d %H:%M}" if stored.data_as_of else ""
+    st.caption(
+        f"Computed {stored.computed_at:%Y-%m-%d %H:%M} UTC by the hourly `analyses` job{as_of}."
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # Deep links
 

@@ -7,9 +7,10 @@ import pandas as pd
 import streamlit as st
 
 from arena import ui
-from arena.analytics.calibration import brier_over_time, calibration_summary, reliability
+from arena.analytics.calibration import brier_over_time, reliability
 from arena.analytics.cohorts import cohort_numbers
 from arena.analytics.leaderboard import DEFAULT_MIN_RESOLVED
+from arena.analytics.stored import current_or_live
 
 ui.entry_guard()
 
@@ -59,10 +60,11 @@ cohort = ui.select_link(
     format_func=lambda n: "All cohorts" if n == ui.ALL else f"Cohort {n}",
     container=left,
 )
-summary: pd.DataFrame = ui.read(calibration_summary, cohort=cohort)
+summary, stored = ui.read(current_or_live, "calibration_summary", cohort=cohort)
 if summary.empty:
     ui.empty(NO_BRIER)
     st.stop()
+ui.stored_caption(stored)
 families = [str(f) for f in summary["family_id"]]
 family = ui.select_link(
     "Family (reliability against the market's price)",

@@ -1,12 +1,11 @@
 """Leaderboard: every family's v1 scores with 95% intervals, baselines as reference rows,
 and the portfolio curve per family."""
 
-import pandas as pd
 import streamlit as st
 
 from arena import ui
 from arena.analytics.cohorts import cohort_numbers
-from arena.analytics.leaderboard import leaderboard
+from arena.analytics.stored import current_or_live
 
 ui.entry_guard()
 
@@ -90,10 +89,11 @@ cohort = ui.select_link(
     numbers,
     format_func=lambda n: "All cohorts" if n == ui.ALL else f"Cohort {n}",
 )
-board: pd.DataFrame = ui.read(leaderboard, cohort=cohort)
+board, stored = ui.read(current_or_live, "leaderboard", cohort=cohort)
 if board.empty:
     ui.empty(NO_AGENT)
     st.stop()
+ui.stored_caption(stored)
 
 shown = board[SHOWN].reset_index(drop=True)
 ui.table(

@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from arena import stats
+from arena.analytics.cohorts import result_frame
 from arena.analytics.leaderboard import (
     AGENTS,
     BRIERS,
@@ -81,7 +82,7 @@ def brier_rows(engine: Engine, cohort: int | None = None) -> pd.DataFrame:
     )
     with engine.connect() as conn:
         result = conn.execute(in_scope(query, cohort_id_of(conn, cohort)))
-        frame = pd.DataFrame(result.all(), columns=list(result.keys()))
+        frame = result_frame(result)
     return frame.astype(
         {
             "forecast_probability": "float64",
@@ -226,7 +227,7 @@ def brier_over_time(engine: Engine, *, cohort: int | None = None) -> pd.DataFram
             .group_by(AGENTS.c.family_id, day)
         )
         result = conn.execute(in_scope(query, cohort_id_of(conn, cohort)))
-        frame = pd.DataFrame(result.all(), columns=list(result.keys()))
+        frame = result_frame(result)
     if frame.empty:
         return pd.DataFrame(columns=list(BRIER_OVER_TIME_COLUMNS))
     frame["date"] = [as_date(d) for d in frame["date"]]

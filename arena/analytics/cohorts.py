@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sqlalchemy import Select, case, func, select
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Engine, Result
 
 from arena.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS
 from arena.tables import BRIER_SCORES as BRIERS
@@ -77,6 +77,12 @@ def fetch(conn: Connection, query: Select[Any]) -> list[dict[str, Any]]:
     result = conn.execute(query)
     keys = list(result.keys())  # once, not per row: read models return tens of thousands
     return [dict(zip(keys, row, strict=True)) for row in result.all()]
+
+
+def result_frame(result: Result[Any]) -> pd.DataFrame:
+    """A DataFrame of a result's rows, built from plain tuples: handed Row objects, pandas
+    probes each for namedtuple fields (seconds on a hundred thousand rows)."""
+    return pd.DataFrame([tuple(row) for row in result.all()], columns=list(result.keys()))
 
 
 def read_frame(engine: Engine, query: Select[Any], kinds: Kinds) -> pd.DataFrame:

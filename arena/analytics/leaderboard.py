@@ -42,7 +42,7 @@ from arena.accounting import (
     settle,
     side_price,
 )
-from arena.analytics.cohorts import newest_snapshot_ids
+from arena.analytics.cohorts import newest_snapshot_ids, result_frame
 from arena.errors import InputError
 from arena.money import ZERO, money
 from arena.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, POSITIONS, TRADES
@@ -174,7 +174,7 @@ def cluster_label(event_id: object, market_id: object) -> str:
 
 def _frame(conn: Connection, query: Select[Any]) -> pd.DataFrame:
     result = conn.execute(query)
-    return pd.DataFrame(result.all(), columns=list(result.keys()))
+    return result_frame(result)
 
 
 def _float(values: pd.Series) -> np.ndarray:

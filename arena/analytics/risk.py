@@ -23,6 +23,7 @@ from sqlalchemy import Float, case, cast, func, select
 from sqlalchemy.engine import Engine
 
 from arena import stats
+from arena.analytics.cohorts import result_frame
 from arena.analytics.leaderboard import (
     AGENTS,
     COHORTS,
@@ -80,7 +81,7 @@ def daily_values(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
     )
     with engine.connect() as conn:
         result = conn.execute(in_scope(query, cohort_id_of(conn, cohort)))
-        frame = pd.DataFrame(result.all(), columns=list(result.keys()))
+        frame = result_frame(result)
     if frame.empty:
         return frame
     frame["date"] = [datetime.fromtimestamp(int(d), UTC).date() for d in frame["date"]]
@@ -116,7 +117,7 @@ def max_drawdowns(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
             sub.c.agent_id
         )
         result = conn.execute(query)
-        frame = pd.DataFrame(result.all(), columns=list(result.keys()))
+        frame = result_frame(result)
     if not frame.empty:
         frame["max_drawdown"] = frame["max_drawdown"].astype("float64").clip(lower=0.0)
     return frame

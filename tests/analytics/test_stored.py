@@ -1,0 +1,93 @@
+"""Stored analyses: the hourly job stores exactly what the read models compute, pages get the
+stored frame while it is current and a live computation once the data moved on, and a
+completed cohort is stored once more after it completed, then left alone."""
+
+from datetime import timedelta
+from decimal import Decimal as D
+
+import pandas as pd
+import pytest
+from sqlalchemy import select, update
+from sqlalchemy.engine import Engine
+
+from arena.analytics import stored
+from arena.config import load_settings
+from arena.db import session_scope
+from arena.engine.snapshots import take_snapshots
+from arena.jobs import ANALYSES, JobContext, run_job, slot_for
+from arena.lineup import Lineup
+from arena.models import PortfolioSnapshot
+from arena.tables import ANALYSIS_RESULTS, COHORTS
+from tests.analytics import build_book
+from tests.factories import WEEK1
+
+AT = WEEK1 + timedelta(days=8)  # both cohorts started
+
+
+@pytest.fixture
+def book(engine: Engine) -> Engine:
+    build_book(engine)
+    take_snapshots(engine, AT)
+    return engine
+
+
+def test_stored_frames_equal_the_live_read_models(book: Engine) -> None:
+    outcome = stored.store_analyses(book, AT)
+    assert outcome.scopes == ["all", "cohort:1", "cohort:2"]
+    assert outcome.stored == 6
+    for name, compute in stored.ANALYSES.items():
+        for cohort in (None, 1, 2):
+            frame, used = stored.current_or_live(book, name, cohort=cohort)
+            assert used is not None and used.computed_at == AT
+            pd.testing.assert_frame_equal(frame, compute(book, cohort=cohort))
+
+
+def test_a_stale_stored_frame_gives_way_to_a_live_one(book: Engine) -> None:
+    stored.store_analyses(book, AT)
+    kept = stored.stored_result(book, "leaderboard")
+    assert kept is not None and kept.data_as_of is not None
+    with session_scope(book) as s:
+        agent_id = s.execute(select(PortfolioSnapshot.agent_id)).scalars().first()
+        later = kept.data_as_of + stored.STALE_AFTER + timedelta(minutes=10)
+        s.add(
+            PortfolioSnapshot(
+                agent_id=agent_id,
+                slot=later,
+                snapshot_timestamp=later,
+                cash_balance=D(1),
+                positions_value=D(0),
+                total_value=D(1),
+                total_pnl=D(-9999),
+                total_pnl_percent=-99.99,
+            )
+        )
+    frame, used = stored.current_or_live(book, "leaderboard")
+    assert used is None
+    pd.testing.assert_frame_equal(frame, stored.ANALYSES["leaderboard"](book))
+
+
+def test_a_completed_cohort_is_stored_once_after_it_completed(book: Engine) -> None:
+    stored.store_analyses(book, AT)
+    with book.begin() as conn:
+        conn.execute(
+            update(COHORTS)
+            .where(COHORTS.c.number == 1)
+            .values(status="completed", completed_at=AT + timedelta(hours=1))
+        )
+    later = AT + timedelta(hours=2)
+    assert stored.store_analyses(book, later).scopes == ["all", "cohort:1", "cohort:2"]
+    assert stored.store_analyses(book, later + timedelta(hours=1)).scopes == ["all", "cohort:2"]
+
+
+def test_the_analyses_job_runs_once_per_slot(book: Engine) -> None:
+    settings = load_settings(database_url=str(book.url))
+    ctx = JobContext(book, settings, Lineup(families=[]), None, lambda family: None)  # type: ignore[arg-type]
+    at = AT + timedelta(minutes=31)
+    first = run_job(ctx, ANALYSES, slot_for(ANALYSES, at), at)
+    again = run_job(ctx, ANALYSES, slot_for(ANALYSES, at), at)
+    assert (first.status, again.status) == ("ok", "skipped")
+    assert first.slot == AT + timedelta(minutes=30)
+    assert first.counts["stored"] == 6
+    with book.connect() as conn:
+        scopes = set(conn.execute(select(ANALYSIS_RESULTS.c.scope)).scalars())
+    assert scopes == {"all", "cohort:1", "cohort:2"}
