@@ -42,7 +42,7 @@ from sqlalchemy.engine import Engine
 
 from arena import tables
 from arena.agents.responders import default_responders
-from arena.analytics.cohorts import newest_snapshot_ids
+from arena.analytics.cohorts import latest_snapshots
 from arena.config import Settings
 from arena.db import session_scope
 from arena.errors import ArenaError, InputError
@@ -207,13 +207,13 @@ class DemoSummary:
 def leaderboard(engine: Engine) -> list[LeaderRow]:
     """Per family: latest snapshot P/L summed over cohorts, return %, mean Brier, bets scored."""
     agents = tables.AGENTS
-    snaps = tables.PORTFOLIO_SNAPSHOTS
     briers = tables.BRIER_SCORES
     families = tables.FAMILIES
+    latest = latest_snapshots()
     pnl_query = (
-        select(agents.c.family_id, agents.c.starting_balance, snaps.c.total_pnl)
+        select(agents.c.family_id, agents.c.starting_balance, latest.c.total_pnl)
         .select_from(agents)
-        .outerjoin(snaps, (snaps.c.agent_id == agents.c.id) & snaps.c.id.in_(newest_snapshot_ids()))
+        .outerjoin(latest, latest.c.agent_id == agents.c.id)
     )
     brier_query = (
         select(agents.c.family_id, func.avg(briers.c.brier_score), func.count(briers.c.id))

@@ -91,28 +91,32 @@ def read_frame(engine: Engine, query: Select[Any], kinds: Kinds) -> pd.DataFrame
         return typed_frame(fetch(conn, query), kinds)
 
 
-def newest_snapshot_ids(before: Any = None, agents: Any = None) -> Any:
-    """Select of each agent's newest snapshot id (the newest before `before`, if given), for
-    the agents of the `agents` id select, or all.
+def newest_snapshots(before: Any = None, agents: Any = None) -> Any:
+    """Subquery (agent_id, snapshot_id): each agent's newest snapshot (the newest before
+    `before`, if given), for the agents of the `agents` id select, or all.
 
-    One backwards seek on the (agent_id, slot) index per agent, then rows by primary key:
-    a GROUP BY over the table would read every snapshot ever written (millions after a year),
-    and a join on a correlated max lets SQLite's planner scan the snapshots instead.
+    One backwards seek on the (agent_id, slot) index per agent, and callers join the
+    snapshot by primary key. A GROUP BY over the table reads every snapshot ever written
+    (millions after a year); so would a join on `agent_id`, which SQLite's planner prefers
+    to an `id IN (...)` list.
     """
     newest = SNAPSHOTS.alias("newest")
     pick = select(newest.c.id).where(newest.c.agent_id == AGENTS.c.id)
     if before is not None:
         pick = pick.where(newest.c.slot < before)
-    query = select(pick.order_by(newest.c.slot.desc()).limit(1).scalar_subquery())
-    query = query.select_from(AGENTS)
-    return query.where(AGENTS.c.id.in_(agents)) if agents is not None else query
+    snapshot_id = pick.order_by(newest.c.slot.desc()).limit(1).scalar_subquery()
+    query = select(AGENTS.c.id.label("agent_id"), snapshot_id.label("snapshot_id"))
+    if agents is not None:
+        query = query.where(AGENTS.c.id.in_(agents))
+    return query.subquery("newest_snapshots")
 
 
 def latest_snapshots() -> Any:
     """Subquery: each agent's most recent portfolio snapshot (agent_id, slot, values)."""
+    newest = newest_snapshots()
     return (
         select(
-            SNAPSHOTS.c.agent_id,
+            newest.c.agent_id,
             SNAPSHOTS.c.slot,
             SNAPSHOTS.c.cash_balance,
             SNAPSHOTS.c.positions_value,
@@ -120,7 +124,8 @@ def latest_snapshots() -> Any:
             SNAPSHOTS.c.total_pnl,
             SNAPSHOTS.c.total_pnl_percent,
         )
-        .where(SNAPSHOTS.c.id.in_(newest_snapshot_ids()))
+        .select_from(newest)
+        .join(SNAPSHOTS, SNAPSHOTS.c.id == newest.c.snapshot_id)
         .subquery("latest")
     )
 

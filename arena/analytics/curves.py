@@ -34,7 +34,7 @@ from arena.analytics.cohorts import (
     TEXT,
     TIME,
     fetch,
-    newest_snapshot_ids,
+    newest_snapshots,
     typed_frame,
 )
 from arena.engine.rollups import WIDTHS
@@ -193,9 +193,10 @@ def portfolio_curves(
     else:  # sub-hour buckets span at most days: group the snapshots of the range
         in_range = _last_in_buckets(window.start, width, agent_scope, engine.dialect.name)
     # Each agent's last value before the range: the carry-forward seed of the first bucket.
+    newest = newest_snapshots(before=window.start, agents=agent_scope)
     seeds = select(
-        SNAPSHOTS.c.agent_id, _units(SNAPSHOTS.c.total_value), _units(SNAPSHOTS.c.total_pnl)
-    ).where(SNAPSHOTS.c.id.in_(newest_snapshot_ids(before=window.start, agents=agent_scope)))
+        newest.c.agent_id, _units(SNAPSHOTS.c.total_value), _units(SNAPSHOTS.c.total_pnl)
+    ).join(SNAPSHOTS, SNAPSHOTS.c.id == newest.c.snapshot_id)
     agents = _scope(
         select(
             AGENTS.c.id.label("agent_id"),

@@ -42,14 +42,13 @@ from arena.accounting import (
     settle,
     side_price,
 )
-from arena.analytics.cohorts import newest_snapshot_ids, result_frame
+from arena.analytics.cohorts import latest_snapshots, result_frame
 from arena.errors import InputError
 from arena.money import ZERO, money
 from arena.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, POSITIONS, TRADES
 from arena.tables import BRIER_SCORES as BRIERS
 from arena.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
 from arena.tables import MARKET_SNAPSHOTS as UNIVERSES
-from arena.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
 DEFAULT_MIN_RESOLVED = 30
 DEFAULT_NULL_SEEDS = 200
@@ -195,6 +194,7 @@ class _Data:
 
 def _agents(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
     """Agents in scope with their latest snapshot (if any) and their position totals."""
+    latest = latest_snapshots()
     books = (
         select(
             POSITIONS.c.agent_id,
@@ -214,21 +214,15 @@ def _agents(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
             COHORTS.c.number.label("cohort_number"),
             AGENTS.c.starting_balance,
             AGENTS.c.cash_balance,
-            SNAPSHOTS.c.total_value,
-            SNAPSHOTS.c.total_pnl,
-            SNAPSHOTS.c.positions_value,
+            latest.c.total_value,
+            latest.c.total_pnl,
+            latest.c.positions_value,
             books.c.realized,
             books.c.open_cost,
         )
         .select_from(AGENTS)
         .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
-        .outerjoin(
-            SNAPSHOTS,
-            and_(
-                SNAPSHOTS.c.agent_id == AGENTS.c.id,
-                SNAPSHOTS.c.id.in_(newest_snapshot_ids()),
-            ),
-        )
+        .outerjoin(latest, latest.c.agent_id == AGENTS.c.id)
         .outerjoin(books, books.c.agent_id == AGENTS.c.id)
         .order_by(AGENTS.c.id)
     )

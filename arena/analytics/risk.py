@@ -28,12 +28,12 @@ from arena.analytics.leaderboard import (
     AGENTS,
     COHORTS,
     FAMILIES,
-    SNAPSHOTS,
     cohort_id_of,
     in_scope,
 )
 from arena.engine.rollups import DAY
 from arena.tables import PORTFOLIO_ROLLUPS as ROLLUPS
+from arena.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
 AGENT_RISK_COLUMNS: tuple[str, ...] = (
     "family_id",
