@@ -79,6 +79,17 @@ def fetch(conn: Connection, query: Select[Any]) -> list[dict[str, Any]]:
     return [dict(zip(keys, row, strict=True)) for row in result.all()]
 
 
+def raw_rows(conn: Connection, query: Select[Any]) -> list[tuple[Any, ...]]:
+    """The driver's own tuples for a select of plain integer or text columns (no column
+    type to process): SQLAlchemy's per-row Row objects cost more than the query when a
+    curve reads tens of thousands of (agent, bucket, units) rows."""
+    result = conn.execute(query)
+    try:
+        return [tuple(row) for row in result.cursor.fetchall()]
+    finally:
+        result.close()
+
+
 def result_frame(result: Result[Any]) -> pd.DataFrame:
     """A DataFrame of a result's rows, built from plain tuples: handed Row objects, pandas
     probes each for namedtuple fields (seconds on a hundred thousand rows)."""

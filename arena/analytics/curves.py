@@ -35,6 +35,7 @@ from arena.analytics.cohorts import (
     TIME,
     fetch,
     newest_snapshots,
+    raw_rows,
     typed_frame,
 )
 from arena.engine.rollups import WIDTHS
@@ -211,13 +212,14 @@ def portfolio_curves(
         family,
     )
     with engine.connect() as conn:
-        points = fetch(conn, in_range)
-        seed_rows = fetch(conn, seeds)
+        points = raw_rows(conn, in_range)
+        seed_rows = raw_rows(conn, seeds)
         agent_rows = fetch(conn, agents)
-    rows = [
-        {**row, "bucket": int(row["bucket"])} for row in points if row["bucket"] is not None
-    ] + [{**row, "bucket": first_bucket - width} for row in seed_rows]
-    return _family_sums(rows, agent_rows, first_bucket, width)
+    columns = ("agent_id", "bucket", "total_value", "total_pnl")
+    rows = [row for row in points if row[1] is not None]
+    rows += [(agent, first_bucket - width, value, pnl) for agent, value, pnl in seed_rows]
+    frame = pd.DataFrame.from_records(rows, columns=columns)
+    return _family_sums(frame, agent_rows, first_bucket, width)
 
 
 UNITS_PER_DOLLAR = 1e6  # Fixed(6) money is stored as integer micro-dollars
@@ -253,18 +255,22 @@ def _last_in_buckets(start: datetime, width: int, agent_scope: Any, dialect: str
 
 
 def _family_sums(
-    points: list[dict[str, Any]], agent_rows: list[dict[str, Any]], first: int, width: int
+    frame: pd.DataFrame, agent_rows: list[dict[str, Any]], first: int, width: int
 ) -> pd.DataFrame:
-    """Carry each agent's value forward across buckets, then sum per family and bucket."""
-    if not points:
+    """Carry each agent's value forward across buckets, then sum per family and bucket.
+
+    `frame`: one row per agent × bucket (agent_id, bucket, total_value and total_pnl in
+    integer micro-dollars).
+    """
+    if frame.empty:
         return typed_frame([], CURVE_COLUMNS)
-    frame = pd.DataFrame(points)
+    frame["bucket"] = frame["bucket"].astype("int64")
     frame["total_value"] = frame["total_value"].astype("float64") / UNITS_PER_DOLLAR
     frame["total_pnl"] = frame["total_pnl"].astype("float64") / UNITS_PER_DOLLAR
     last = int(frame["bucket"].max())
     buckets = np.arange(first - width, last + width, width, dtype=np.int64)
-    values = frame.pivot_table(index="bucket", columns="agent_id", values="total_value")
-    pnls = frame.pivot_table(index="bucket", columns="agent_id", values="total_pnl")
+    values = frame.pivot(index="bucket", columns="agent_id", values="total_value")
+    pnls = frame.pivot(index="bucket", columns="agent_id", values="total_pnl")
     values = values.reindex(buckets).ffill()
     pnls = pnls.reindex(buckets).ffill()
     info = pd.DataFrame(agent_rows).set_index("agent_id")
