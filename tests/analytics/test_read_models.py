@@ -32,6 +32,7 @@ from arena.models import (
     PortfolioSnapshot,
     Position,
     SystemLog,
+    Trade,
 )
 from tests.analytics.season import LLM_A, LLM_B, Season, sqlite_season
 from tests.factories import WEEK1, market, new_cohort_agents, seed_basic, trade_into
@@ -299,6 +300,35 @@ def _decision_with_attempts(engine: Engine) -> int:
         )
         s.add(decision)
         s.flush()
+        # The executed leg's ledger rows, as the executor writes them with the decision.
+        held = Position(
+            agent_id=agent_id,
+            market_id="842093",
+            side="YES",
+            shares=D("1250"),
+            cost_basis=D("500"),
+            avg_entry_price=D("0.4"),
+            opened_at=AT,
+        )
+        s.add(held)
+        s.flush()
+        s.add(
+            Trade(
+                agent_id=agent_id,
+                decision_id=decision.id,
+                leg_index=0,
+                position_id=held.id,
+                market_id="842093",
+                trade_type="BUY",
+                side="YES",
+                amount=D("500"),
+                price=D("0.4"),
+                shares=D("1250"),
+                cash_before=D("10000"),
+                implied_confidence=0.2,
+                created_at=AT,
+            )
+        )
         for number, outcome, raw in ((1, "malformed", "prose"), (2, "valid", '{"action":"BET"}')):
             s.add(
                 DecisionAttempt(
