@@ -244,8 +244,8 @@ def test_at_without_catch_up_is_refused(tmp_path: Path) -> None:
 
 
 def test_sigterm_stops_the_scheduler_cleanly_after_its_catch_up(tmp_path: Path) -> None:
-    import select as select_module
     import signal
+    import threading
 
     from arena.db import create_db_engine
     from arena.migrate import init_db
@@ -272,13 +272,22 @@ def test_sigterm_stops_the_scheduler_cleanly_after_its_catch_up(tmp_path: Path) 
             stderr=subprocess.PIPE,
         )
         try:
+            # A reader thread, not select() on the pipe: lines already read into the text
+            # buffer would never make the descriptor ready again (a flaky 60 s wait).
             seen: list[str] = []
-            while not any("scheduler: running" in line for line in seen):
-                ready, _, _ = select_module.select([proc.stdout], [], [], 60)
-                assert ready and proc.poll() is None, "".join(seen)
-                seen.append(proc.stdout.readline())  # type: ignore[union-attr]
+            running = threading.Event()
+
+            def read_lines() -> None:
+                for line in proc.stdout:  # type: ignore[union-attr]
+                    seen.append(line)
+                    if "scheduler: running" in line:
+                        running.set()
+
+            threading.Thread(target=read_lines, daemon=True).start()
+            assert running.wait(120) and proc.poll() is None, "".join(seen)
             proc.send_signal(signal.SIGTERM)
-            _out, err = proc.communicate(timeout=60)
+            proc.wait(timeout=60)
+            err = proc.stderr.read()  # type: ignore[union-attr]
         finally:
             if proc.poll() is None:
                 proc.kill()
