@@ -28,6 +28,7 @@ Rendering choices (see the README's methodology notes):
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
@@ -377,10 +378,21 @@ greater than 0 and at most 100. An answer has exactly one action."""
 
 
 def user_prompt(
-    at: datetime, decision_week: int, portfolio: PortfolioView, markets: list[PromptMarket]
+    at: datetime,
+    decision_week: int,
+    portfolio: PortfolioView,
+    markets: list[PromptMarket],
+    *,
+    market_lines: Sequence[str] | None = None,
 ) -> str:
-    """This week's state: date, own portfolio (§7.1) and the market list (§7.2)."""
+    """This week's state: date, own portfolio (§7.1) and the market list (§7.2).
+
+    `market_lines`: `markets` already rendered by `format_market_line` (a decision run renders its
+    frozen universe once for all its agents instead of once per prompt).
+    """
     instant = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    if market_lines is None:
+        market_lines = [format_market_line(market) for market in markets]
     lines = [
         f"Date: {instant:%Y-%m-%d %H:%M} UTC. Decision week {decision_week} of this cohort.",
         "",
@@ -403,6 +415,6 @@ def user_prompt(
         "close date (UTC). Binary markets show the YES price (NO costs 1 − YES); named-outcome "
         "markets show each outcome's price. A [bracketed] prefix is the market's event.",
     ]
-    lines.extend(format_market_line(market) for market in markets)
+    lines.extend(market_lines)
     lines += ["", "Decide now. Answer with ONE JSON object only."]
     return "\n".join(lines)

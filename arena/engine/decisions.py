@@ -37,6 +37,7 @@ from arena.agents.prompts import (
     PortfolioView,
     PromptMarket,
     PromptPosition,
+    format_market_line,
     system_prompt,
     user_prompt,
 )
@@ -247,6 +248,7 @@ class FrozenUniverse:
     markets: list[PromptMarket]  # what every prompt lists (ranks 1…market_count)
     snapshot: dict[str, SnapshotMarket]  # every frozen market, tradability as loaded
     questions: dict[str, str]
+    lines: list[str] = field(default_factory=list)  # `markets` rendered once for every prompt
 
     def tradable_now(self, session: Session, market_ids: set[str]) -> dict[str, SnapshotMarket]:
         """The snapshot with tradability re-read for `market_ids`: a market can close while
@@ -305,7 +307,8 @@ def load_universe(session: Session, snapshot_id: int) -> FrozenUniverse:
                 )
             )
     questions = {market_id: row.question for market_id, row in market_rows.items()}
-    return FrozenUniverse(snapshot_id, markets, snapshot, questions)
+    lines = [format_market_line(market) for market in markets]
+    return FrozenUniverse(snapshot_id, markets, snapshot, questions, lines)
 
 
 @dataclass(frozen=True)
@@ -397,7 +400,7 @@ def decide_one(
     system = system_prompt(
         methodology.min_bet, methodology.max_bet_fraction, methodology.starting_balance
     )
-    user = user_prompt(at, week, inputs.portfolio, universe.markets)
+    user = user_prompt(at, week, inputs.portfolio, universe.markets, market_lines=universe.lines)
     _store_prompts(engine, claim, universe.snapshot_id, system, user, at)
     context = BaselineInput(at, cohort.number, week, inputs.portfolio, universe.markets)
     messages: list[dict[str, str]] = [
