@@ -27,6 +27,7 @@ from arena.accounting import BetLimits, TradeRejected, choose_mark, side_price
 from arena.analytics.curves import RANGES, bucket_width
 from arena.analytics.leaderboard import (
     DEFAULT_NULL_SEEDS,
+    UNIT_SUMS,
     NullCohort,
     NullMarket,
     NullRun,
@@ -304,19 +305,7 @@ def curve_checks(frame: pd.DataFrame, prefix: str = "curve") -> Checks:
 # The leaderboard's bootstrap and random null
 
 
-_SUMS = (
-    "pnl",
-    "brier_sum",
-    "brier_n",
-    "wins",
-    "skill_family_sum",
-    "skill_market_sum",
-    "skill_n",
-    "buys",
-    "against",
-    "against_resolved",
-    "against_won",
-)
+_SUMS = UNIT_SUMS  # the per agent × market sums the bootstrap resamples
 
 
 def _units(t: Tables, agents: pd.DataFrame) -> pd.DataFrame:

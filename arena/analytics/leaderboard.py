@@ -108,7 +108,7 @@ LEADERBOARD_COLUMNS: tuple[str, ...] = (
 )
 
 # Per agent × market sums the bootstrap resamples (see `_units`).
-_UNIT_SUMS = (
+UNIT_SUMS = (
     "pnl",
     "brier_sum",
     "brier_n",
@@ -188,7 +188,7 @@ def _float(values: pd.Series) -> np.ndarray:
 @dataclass(frozen=True)
 class _Data:
     agents: pd.DataFrame  # one row per agent in scope
-    units: pd.DataFrame  # one row per agent × market with the `_UNIT_SUMS`
+    units: pd.DataFrame  # one row per agent × market with the `UNIT_SUMS`
     decisions: pd.DataFrame  # per family: decisions, fallback_holds, api_cost_usd
 
 
@@ -381,7 +381,7 @@ def _units(conn: Connection, cohort_id: int | None, agents: pd.DataFrame) -> pd.
     units = pd.DataFrame(columns=["agent_id", "market_id"])
     for frame in frames:
         units = units.merge(frame, on=["agent_id", "market_id"], how="outer")
-    for column in _UNIT_SUMS:
+    for column in UNIT_SUMS:
         present = units[column] if column in units else pd.Series(np.nan, index=units.index)
         units[column] = np.nan_to_num(_float(present))
     if units.empty:
@@ -467,7 +467,7 @@ def _headline(books: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class _Matrices:
-    """Per cluster × family sums (one matrix per `_UNIT_SUMS` column) and the cluster strata."""
+    """Per cluster × family sums (one matrix per `UNIT_SUMS` column) and the cluster strata."""
 
     sums: dict[str, np.ndarray]
     stratum_of: np.ndarray
@@ -476,13 +476,13 @@ class _Matrices:
 def _matrices(units: pd.DataFrame, families: Sequence[str]) -> _Matrices:
     index = {fid: i for i, fid in enumerate(families)}
     if units.empty:
-        empty = {c: np.zeros((0, len(families))) for c in _UNIT_SUMS}
+        empty = {c: np.zeros((0, len(families))) for c in UNIT_SUMS}
         return _Matrices(empty, np.zeros(0, dtype=np.int64))
     keys = units["cohort_id"].astype(str) + "|" + units["cluster"]
     labels, cluster = np.unique(keys.to_numpy(dtype=str), return_inverse=True)
     column = units["family_id"].map(index).to_numpy(dtype=np.int64)
     sums = {}
-    for name in _UNIT_SUMS:
+    for name in UNIT_SUMS:
         matrix = np.zeros((labels.size, len(families)))
         np.add.at(matrix, (cluster, column), units[name].to_numpy(dtype=np.float64))
         sums[name] = matrix
@@ -507,7 +507,7 @@ class FamilyBootstrap:
     names: dict[str, tuple[str, str]]  # family id → (display name, kind)
     head: pd.DataFrame  # per family: cohorts, capital, pnl, realized, unresolved/total value
     families: list[str]
-    sums: dict[str, np.ndarray]  # `_UNIT_SUMS` name → (clusters × families)
+    sums: dict[str, np.ndarray]  # `UNIT_SUMS` name → (clusters × families)
     boot: stats.ClusterBootstrap
     books: pd.DataFrame  # `_agent_books`: per agent capital and P/L
 
