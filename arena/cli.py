@@ -181,6 +181,15 @@ def snapshot(at: AtOption = None) -> None:
     )
 
 
+@app.command("analyses")
+def analyses(at: AtOption = None) -> None:
+    """Compute and store the leaderboard and calibration frames the dashboard shows."""
+    from arena.analytics.stored import store_analyses
+
+    result = store_analyses(_engine(), _at(at))
+    typer.echo(f"stored {result.stored} frame(s) for {', '.join(result.scopes)}")
+
+
 @app.command("resolve")
 def resolve(at: AtOption = None) -> None:
     """Check closed / past-end markets, settle positions and score Brier."""

@@ -91,3 +91,15 @@ def test_the_analyses_job_runs_once_per_slot(book: Engine) -> None:
     with book.connect() as conn:
         scopes = set(conn.execute(select(ANALYSIS_RESULTS.c.scope)).scalars())
     assert scopes == {"all", "cohort:1", "cohort:2"}
+
+
+def test_the_analyses_command_stores_and_says_what(book: Engine) -> None:
+    from typer.testing import CliRunner
+
+    from arena.cli import app
+
+    result = CliRunner().invoke(
+        app, ["analyses", "--at", AT.isoformat()], env={"ARENA_DATABASE_URL": str(book.url)}
+    )
+    assert result.exit_code == 0, result.output
+    assert "stored 6 frame(s) for all, cohort:1, cohort:2" in result.output
