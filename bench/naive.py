@@ -35,10 +35,10 @@ from arena.analytics.leaderboard import (
     candidate,
     cluster_label,
     simulate_random_pnl,
+    stamped_limits,
 )
 from arena.analytics.operations import levels_at_least
 from arena.analytics.overview import OVERVIEW_TABLES
-from arena.config import Methodology
 
 try:
     from bench.pages_catalog import Selection
@@ -468,20 +468,8 @@ class NaiveBootstrap:
 
 
 def _limits(raw: Any) -> tuple[Decimal, BetLimits]:
-    defaults = Methodology()
-    values = js(raw) if raw is not None else {}
-    values = values if isinstance(values, dict) else {}
-
-    def read(name: str, default: Decimal) -> Decimal:
-        try:
-            return Decimal(str(values[name]))
-        except (KeyError, ArithmeticError, ValueError):
-            return default
-
-    return read("starting_balance", defaults.starting_balance), BetLimits(
-        min_bet=read("min_bet", defaults.min_bet),
-        max_bet_fraction=read("max_bet_fraction", defaults.max_bet_fraction),
-    )
+    """The read model's own reading of a cohort's stamped constants, from raw JSON text."""
+    return stamped_limits(js(raw) if raw is not None else None)
 
 
 def random_null(t: Tables, cohort: int | None, seeds: Iterable[int]) -> pd.DataFrame:

@@ -1012,7 +1012,8 @@ def simulate_random_pnl(
     return out
 
 
-def _constants(raw: Any) -> tuple[Decimal, BetLimits]:
+def stamped_limits(raw: Any) -> tuple[Decimal, BetLimits]:
+    """(starting balance, bet limits) a cohort was stamped with; v1 defaults where missing."""
     from arena.config import Methodology
 
     defaults = Methodology()
@@ -1126,7 +1127,7 @@ def load_null_inputs(
         universes[int(sid)] = (group["taken_at"].iloc[0], [c for c in found if c is not None])
     cohorts = []
     for cid, number, constants in sorted(cohort_rows, key=lambda row: row[1]):
-        balance, limits = _constants(constants)
+        balance, limits = stamped_limits(constants)
         mine = runs[runs["cohort_id"] == cid].sort_values("decision_week")
         replay = tuple(
             NullRun(int(week), *_universe(universes, int(sid)))
