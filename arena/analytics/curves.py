@@ -15,7 +15,7 @@ demo season from another year and a live database behave the same.
 """
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -117,13 +117,6 @@ def _per_agent(aggregate: Any) -> Any:
     )
 
 
-def _aware(value: Any) -> Any:
-    """An aggregate over a typed subquery can come back untyped (SQLite text): make it UTC."""
-    if value is None or isinstance(value, datetime):
-        return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
-    return datetime.fromisoformat(str(value)).replace(tzinfo=UTC)
-
-
 def curve_window(
     engine: Engine, range_key: str = "ALL", *, cohort: int | None = None, family: str | None = None
 ) -> Window:
@@ -142,7 +135,6 @@ def curve_window(
     query = select(func.min(ends.c.first), func.max(ends.c.last))
     with engine.connect() as conn:
         first, last = conn.execute(query).one()
-    first, last = _aware(first), _aware(last)
     if last is None:
         return Window(None, None, bucket_width(range_key, None))
     back = RANGES[range_key][0] if range_key in RANGES else None
