@@ -209,6 +209,18 @@ class Decision(SQLModel, table=True):
         UniqueConstraint("agent_id", "decision_week", name="uq_decisions_agent_week"),
         CheckConstraint(_in("status", DECISION_STATUSES), name="ck_decisions_status"),
         CheckConstraint("decision_week >= 1", name="ck_decisions_week"),
+        # Covers the Operations page's spend sums: without it every row is read, and on
+        # SQLite a row's spend columns sit behind its inline prompts (overflow pages).
+        Index(
+            "ix_decisions_spend",
+            "cohort_id",
+            "decision_week",
+            "agent_id",
+            "attempts",
+            "tokens_in",
+            "tokens_out",
+            "cost_usd",
+        ),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -411,6 +423,10 @@ class JobRun(SQLModel, table=True):
     __table_args__ = (
         UniqueConstraint("job", "slot", name="uq_job_runs_job_slot"),
         CheckConstraint(_in("status", JOB_STATUSES), name="ck_job_runs_status"),
+        # The Operations page: newest runs first, per status, and per job × status counts.
+        Index("ix_job_runs_slot", "slot", "id"),
+        Index("ix_job_runs_status_slot", "status", "slot"),
+        Index("ix_job_runs_job_status_slot", "job", "status", "slot"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -428,7 +444,11 @@ class SystemLog(SQLModel, table=True):
     """An operational event worth keeping for audit (§14)."""
 
     __tablename__ = "system_logs"
-    __table_args__ = (CheckConstraint(_in("level", LOG_LEVELS), name="ck_system_logs_level"),)
+    __table_args__ = (
+        CheckConstraint(_in("level", LOG_LEVELS), name="ck_system_logs_level"),
+        # The source filter, newest first, and the list of sources (a loose index scan).
+        Index("ix_system_logs_source_at", "source", "at"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     at: datetime = _ts(index=True)

@@ -8,8 +8,8 @@ defaults, derived from the same earlier results (e.g. the newest cohort from `co
 Every page also pays dashboard.py's `schema_revision` gate first.
 
 Clicks worth timing (open one decision, one market, one frozen snapshot) are separate
-entries marked "(click)"; they time only the reads that the click adds. The Leaderboard and
-Calibration pages show the hourly `analyses` job's stored frame while it is current and
+entries marked "(click)"; they time only the reads that the click adds. The Leaderboard,
+Calibration and Overview pages show the hourly `analyses` job's stored frame while it is current and
 compute live otherwise: the live computations are timed as entries of their own. Curves are
 also timed per range key at "all cohorts" scope, since users click through the ranges.
 
@@ -122,7 +122,13 @@ def curve_section(read: Reader, *, cohort: int | None = None, family: str | None
 
 
 def overview_page(read: Reader, _sel: Selection) -> None:
+    """The stored row counts when current (the hourly `analyses` job), else counted live."""
     _entry(read)
+    read(stored_rm.current_or_live, "overview")
+
+
+def overview_live(read: Reader, _sel: Selection) -> None:
+    """The row counts counted live: the page's fallback and the hourly job's cost."""
     read(analytics.overview)
 
 
@@ -280,6 +286,7 @@ PAGES: tuple[Page, ...] = (
     Page("markets: frozen snapshot (click)", snapshot_click, "click"),
     Page("exports", exports_page),
     Page("overview", overview_page),
+    Page("overview() computed live", overview_live, "live"),
     Page("operations", operations_page),
     *(Page(f"curve {key} all cohorts", curves_at(key), "curve") for key in RANGE_KEYS),
 )

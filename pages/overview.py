@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from arena import analytics, ui
+from arena.analytics.stored import current_or_live
 
 ui.entry_guard()
 
@@ -17,10 +18,12 @@ st.markdown(
     "This overview counts what the arena has recorded so far."
 )
 
-counts: pd.DataFrame = ui.read(analytics.overview)
+counts: pd.DataFrame
+counts, stored = ui.read(current_or_live, "overview")
 if analytics.row_count(counts, "cohorts") == 0:
     ui.empty(NO_COHORT)
 
 st.subheader("Rows per table")
 st.dataframe(counts, hide_index=True, width="content")
+ui.stored_caption(stored)
 ui.download_csv(counts, "overview")

@@ -7,9 +7,11 @@ scored on the very same bets. Brier intervals come from the leaderboard's bootst
 (`family_bootstrap`), so both pages show identical numbers for the same seed.
 """
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
-from sqlalchemy import func, select
+from sqlalchemy import Integer, case, cast, func, literal_column, select
 from sqlalchemy.engine import Engine
 
 from arena import stats
@@ -102,6 +104,19 @@ def _forecasts(rows: pd.DataFrame, forecaster: str) -> tuple[np.ndarray, np.ndar
     return rows["forecast_probability"].to_numpy(), rows["actual_outcome"].to_numpy()
 
 
+def bin_of(value: Any, bins: int, dialect: str) -> Any:
+    """SQL for `stats.bin_index`: ⌊value·bins⌋, with value = 1 in the last bin.
+
+    The product is the same IEEE double numpy computes, so both sides bin a forecast alike.
+    `bins` is inlined (GROUP BY-safe). SQLite's CAST truncates (= floor for value ≥ 0);
+    PostgreSQL's rounds, hence floor() there.
+    """
+    n = int(bins)
+    scaled = value * literal_column(str(n))
+    whole = cast(func.floor(scaled) if dialect == "postgresql" else scaled, Integer)
+    return case((whole >= n, n - 1), else_=whole)
+
+
 def reliability(
     engine: Engine,
     *,
@@ -116,28 +131,53 @@ def reliability(
     ``bin`` (0 … bins−1), ``bin_low`` / ``bin_high`` (bin k holds forecasts f with
     ⌊f·bins⌋ = k; f = 1 in the last), ``count`` (forecasts in the bin; show it), ``mean_forecast``
     and ``observed_rate`` (share of those bets that won; both NaN for an empty bin).
+
+    Binned and summed in SQL (families × bins rows come back, not every Brier row). Every
+    family with a Brier row in scope gets its bins, all empty when it has no forecast of this
+    kind (a bet without a recorded market price has no ``market`` forecast).
     """
-    rows = brier_rows(engine, cohort)
-    frames = []
-    for family_id, group in rows.groupby("family_id", sort=True):
-        f, o = _forecasts(group, forecaster)
-        table = stats.reliability_bins(f, o, bins)
-        frames.append(
-            pd.DataFrame(
-                {
-                    "family_id": family_id,
-                    "bin": table.bin,
-                    "bin_low": table.low,
-                    "bin_high": table.high,
-                    "count": table.count.astype("int64"),
-                    "mean_forecast": table.mean_forecast,
-                    "observed_rate": table.observed_rate,
-                }
+    if forecaster not in FORECASTERS:
+        raise ValueError(f"forecaster must be one of {FORECASTERS}, not {forecaster!r}")
+    if bins < 1:
+        raise ValueError("bins must be at least 1")
+    value = BRIERS.c.market_price if forecaster == "market" else BRIERS.c.forecast_probability
+    with engine.connect() as conn:
+        k = bin_of(value, bins, engine.dialect.name).label("bin")
+        query = (
+            select(
+                AGENTS.c.family_id,
+                k,
+                func.count(value).label("n"),
+                func.sum(value).label("forecast_sum"),
+                func.sum(BRIERS.c.actual_outcome).label("won"),
             )
+            .join(AGENTS, AGENTS.c.id == BRIERS.c.agent_id)
+            .group_by(AGENTS.c.family_id, k)
         )
-    if not frames:
+        sums = result_frame(conn.execute(in_scope(query, cohort_id_of(conn, cohort))))
+    if sums.empty:
         return pd.DataFrame(columns=list(RELIABILITY_COLUMNS))
-    return pd.concat(frames, ignore_index=True)[list(RELIABILITY_COLUMNS)]
+    families = sorted(set(sums["family_id"]))
+    binned = sums[sums["bin"].notna()].astype({"bin": "int64"})
+    grid = pd.MultiIndex.from_product([families, range(bins)], names=["family_id", "bin"])
+    table = binned.set_index(["family_id", "bin"]).reindex(grid).reset_index()
+    count = table["n"].fillna(0).astype("int64")
+    filled = count > 0
+    edges = np.arange(bins + 1) / bins
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_f = table["forecast_sum"].astype("float64") / count
+        rate = table["won"].astype("float64") / count
+    return pd.DataFrame(
+        {
+            "family_id": table["family_id"],
+            "bin": table["bin"].astype("int64"),
+            "bin_low": edges[table["bin"]],
+            "bin_high": edges[table["bin"] + 1],
+            "count": count,
+            "mean_forecast": mean_f.where(filled),
+            "observed_rate": rate.where(filled),
+        }
+    )[list(RELIABILITY_COLUMNS)]
 
 
 def calibration_summary(

@@ -1,8 +1,10 @@
-"""Stored statistical read models: the hourly `analyses` job computes them, pages read them.
+"""Stored read models: the hourly `analyses` job computes them, pages read them.
 
 Why: the leaderboard and the calibration summary rest on a 2,000-replicate cluster bootstrap
 (and the leaderboard on a 200-seed random-baseline null) over every resolved bet: seconds of
-CPU at a year's scale, far beyond what a page load may take. The job computes each scope
+CPU at a year's scale, far beyond what a page load may take. The overview's exact row counts
+read every index entry of a table that grows by ~8M snapshots a year (seconds from a cold
+disk), so they are stored too. The job computes each scope
 (all cohorts, and each cohort still live or not yet stored since it completed) with the very
 same functions and stores the frame (Parquet bytes: dtypes survive exactly). A page shows the
 stored frame when it is current — computed on data within `STALE_AFTER` of the newest
@@ -21,13 +23,31 @@ from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics.calibration import calibration_summary
 from arena.analytics.leaderboard import leaderboard
+from arena.analytics.overview import overview
 from arena.tables import ANALYSIS_RESULTS as RESULTS
 from arena.tables import COHORTS
 from arena.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
-ANALYSES: dict[str, Callable[..., pd.DataFrame]] = {
-    "leaderboard": leaderboard,
-    "calibration_summary": calibration_summary,
+
+@dataclass(frozen=True)
+class Analysis:
+    """A stored read model: how to compute it, and whether it has a frame per cohort."""
+
+    compute: Callable[..., pd.DataFrame]
+    per_cohort: bool = True
+
+    def __call__(self, engine: Engine, cohort: int | None = None) -> pd.DataFrame:
+        if not self.per_cohort:
+            if cohort is not None:
+                raise ValueError("this analysis has no per-cohort scope")
+            return self.compute(engine)
+        return self.compute(engine, cohort=cohort)
+
+
+ANALYSES: dict[str, Analysis] = {
+    "leaderboard": Analysis(leaderboard),
+    "calibration_summary": Analysis(calibration_summary),
+    "overview": Analysis(overview, per_cohort=False),
 }
 ALL = "all"
 # A stored frame is shown while the newest snapshot is at most this much newer than its data
@@ -133,20 +153,21 @@ def store_analyses(engine: Engine, at: datetime) -> AnalysesOutcome:
         as_of = newest_slot(conn)
         scopes = scopes_due(conn, at)
     for cohort in scopes:
+        names = [name for name, a in ANALYSES.items() if cohort is None or a.per_cohort]
         rows = [
             {
                 "name": name,
                 "scope": scope_of(cohort),
                 "computed_at": at,
                 "data_as_of": as_of,
-                "frame": frame_bytes(compute(engine, cohort=cohort)),
+                "frame": frame_bytes(ANALYSES[name](engine, cohort=cohort)),
             }
-            for name, compute in ANALYSES.items()
+            for name in names
         ]
         with engine.begin() as conn:
             conn.execute(
                 delete(RESULTS).where(
-                    RESULTS.c.scope == scope_of(cohort), RESULTS.c.name.in_(list(ANALYSES))
+                    RESULTS.c.scope == scope_of(cohort), RESULTS.c.name.in_(names)
                 )
             )
             conn.execute(insert(RESULTS), rows)

@@ -124,3 +124,36 @@ def test_season_calibration_agrees_with_the_rows(season: Engine) -> None:
         assert last["cumulative_brier"] == pytest.approx(got["brier"])
         assert last["resolved_bets"] == len(group)
         assert over_time[over_time["family_id"] == fid]["resolved_bets"].is_monotonic_increasing
+
+
+EDGE_FORECASTS = [0.0, 0.05, 0.1, 0.3, 0.7, 0.9, 0.99999, 1 - 2**-53, 1.0, 0.2999999999999999]
+
+
+@pytest.mark.parametrize("bins", [1, 3, 10, 20])
+def test_sql_bins_agree_with_numpy_on_edge_forecasts(engine: Engine, bins: int) -> None:
+    """The SQL binning multiplies the same doubles numpy does (0.3·10 > 3, 1 − 2⁻⁵³ → last)."""
+    from sqlalchemy import Float, literal, select
+
+    with engine.connect() as conn:
+        got = [
+            conn.execute(
+                select(cal.bin_of(literal(f, Float(precision=53)), bins, engine.dialect.name))
+            ).scalar_one()
+            for f in EDGE_FORECASTS
+        ]
+    assert got == stats.bin_index(np.array(EDGE_FORECASTS), bins).tolist()
+
+
+@pytest.mark.parametrize("forecaster", cal.FORECASTERS)
+def test_season_reliability_equals_numpy_bins(season: Engine, forecaster: str) -> None:
+    """The table summed in SQL is `stats.reliability_bins` over the family's own rows."""
+    rows = cal.brier_rows(season)
+    table = cal.reliability(season, forecaster=forecaster)
+    assert sorted(set(table["family_id"])) == sorted(set(rows["family_id"]))
+    for fid, group in rows.groupby("family_id"):
+        expected = stats.reliability_bins(*cal._forecasts(group, forecaster))
+        mine = table[table["family_id"] == fid]
+        assert mine["count"].tolist() == expected.count.tolist()
+        np.testing.assert_allclose(mine["mean_forecast"], expected.mean_forecast, rtol=1e-12)
+        np.testing.assert_allclose(mine["observed_rate"], expected.observed_rate, rtol=1e-12)
+        np.testing.assert_array_equal(mine["bin_low"], expected.low)

@@ -508,6 +508,17 @@ def test_job_health_runs_logs_and_spend(engine: Engine) -> None:
     assert weekly["cost_usd"].tolist() == pytest.approx([0.25] * 4)
 
 
+def test_log_sources_walk_every_distinct_source(engine: Engine) -> None:
+    """The loose index scan finds each source once, in order, and nothing in an empty log."""
+    assert operations.log_sources(engine) == []
+    sources = ["sync-markets", "jobs", "decide", "jobs", "Zeta", "decide", "resolve", "a b"]
+    with session_scope(engine) as s:
+        for k, source in enumerate(sources):
+            s.add(SystemLog(at=WEEK1 + timedelta(minutes=k), source=source, message="x"))
+    found = operations.log_sources(engine)
+    assert sorted(found) == found and set(found) == set(sources) and len(found) == 6
+
+
 # --------------------------------------------------------------------------------------------
 # Export bundle
 

@@ -34,9 +34,9 @@ def book(engine: Engine) -> Engine:
 def test_stored_frames_equal_the_live_read_models(book: Engine) -> None:
     outcome = stored.store_analyses(book, AT)
     assert outcome.scopes == ["all", "cohort:1", "cohort:2"]
-    assert outcome.stored == 6
+    assert outcome.stored == 7  # the overview has one scope: all cohorts
     for name, compute in stored.ANALYSES.items():
-        for cohort in (None, 1, 2):
+        for cohort in (None, 1, 2) if compute.per_cohort else (None,):
             frame, used = stored.current_or_live(book, name, cohort=cohort)
             assert used is not None and used.computed_at == AT
             pd.testing.assert_frame_equal(frame, compute(book, cohort=cohort))
@@ -87,7 +87,7 @@ def test_the_analyses_job_runs_once_per_slot(book: Engine) -> None:
     again = run_job(ctx, ANALYSES, slot_for(ANALYSES, at), at)
     assert (first.status, again.status) == ("ok", "skipped")
     assert first.slot == AT + timedelta(minutes=30)
-    assert first.counts["stored"] == 6
+    assert first.counts["stored"] == 7
     with book.connect() as conn:
         scopes = set(conn.execute(select(ANALYSIS_RESULTS.c.scope)).scalars())
     assert scopes == {"all", "cohort:1", "cohort:2"}
@@ -102,4 +102,16 @@ def test_the_analyses_command_stores_and_says_what(book: Engine) -> None:
         app, ["analyses", "--at", AT.isoformat()], env={"ARENA_DATABASE_URL": str(book.url)}
     )
     assert result.exit_code == 0, result.output
-    assert "stored 6 frame(s) for all, cohort:1, cohort:2" in result.output
+    assert "stored 7 frame(s) for all, cohort:1, cohort:2" in result.output
+
+
+def test_the_overview_is_stored_once_for_all_cohorts(book: Engine) -> None:
+    from arena.analytics import overview
+
+    stored.store_analyses(book, AT)
+    frame, used = stored.current_or_live(book, "overview")
+    assert used is not None and used.scope == "all"
+    pd.testing.assert_frame_equal(frame, overview(book))
+    assert stored.stored_result(book, "overview", cohort=1) is None
+    with pytest.raises(ValueError, match="per-cohort"):
+        stored.ANALYSES["overview"](book, cohort=1)
