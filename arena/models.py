@@ -209,13 +209,14 @@ class Decision(SQLModel, table=True):
         UniqueConstraint("agent_id", "decision_week", name="uq_decisions_agent_week"),
         CheckConstraint(_in("status", DECISION_STATUSES), name="ck_decisions_status"),
         CheckConstraint("decision_week >= 1", name="ck_decisions_week"),
-        # Covers the Operations page's spend sums: without it every row is read, and on
+        # Covers spend sums (Operations, leaderboard): without it every row is read, and on
         # SQLite a row's spend columns sit behind its inline prompts (overflow pages).
         Index(
             "ix_decisions_spend",
             "cohort_id",
             "decision_week",
             "agent_id",
+            "status",
             "attempts",
             "tokens_in",
             "tokens_out",

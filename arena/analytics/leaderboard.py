@@ -19,6 +19,7 @@ Also here: paired comparisons of two families, and the random null (`random_null
 simulated world, `database_random_null` for the markets the cohorts actually saw).
 """
 
+import json
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Date, Select, and_, case, cast, func, literal_column, select
+from sqlalchemy import (
+    BigInteger,
+    Date,
+    Select,
+    Text,
+    and_,
+    case,
+    cast,
+    func,
+    literal_column,
+    select,
+    type_coerce,
+)
 from sqlalchemy.engine import Connection, Engine
 
 from arena import stats
@@ -314,6 +327,17 @@ def against_favourite(price: float, market_type: str | None, shown: Sequence[Any
     return price < 0.5
 
 
+def _json_list(raw: Any) -> list[Any] | None:
+    """A JSON list column read as raw text (PostgreSQL's driver may hand back the list)."""
+    if raw is None or isinstance(raw, list):
+        return raw
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return None
+    return value if isinstance(value, list) else None
+
+
 def _buy_units(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
     """BUY legs per agent × market, how many backed an underdog, and how those resolved."""
     shown = UNIVERSE_ITEMS.alias("shown")
@@ -323,7 +347,8 @@ def _buy_units(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
             TRADES.c.market_id,
             TRADES.c.price,
             shown.c.market_type,
-            shown.c.prices.label("shown_prices"),
+            # raw JSON text: only a named market's frozen prices are ever looked at
+            type_coerce(shown.c.prices, Text).label("shown_prices"),
             BRIERS.c.actual_outcome,
         )
         .join(AGENTS, AGENTS.c.id == TRADES.c.agent_id)
@@ -343,7 +368,7 @@ def _buy_units(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame(columns=columns)
     rows["against"] = [
-        against_favourite(float(p), t, s)
+        against_favourite(float(p), t, _json_list(s) if t == "named" else None)
         for p, t, s in zip(rows["price"], rows["market_type"], rows["shown_prices"], strict=True)
     ]
     resolved = rows["actual_outcome"].notna()
@@ -355,17 +380,39 @@ def _buy_units(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
 
 
 def _decision_counts(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
-    """Per family: finished decisions, fallback HOLDs and API cost (one GROUP BY)."""
+    """Per family: finished decisions, fallback HOLDs and API cost.
+
+    Counted per cohort × week × agent × status first, a walk of the covering
+    ``ix_decisions_spend`` (a decision row carries its prompts inline), then per family."""
+    per_status = (
+        select(
+            DECISIONS.c.cohort_id,
+            DECISIONS.c.decision_week,
+            DECISIONS.c.agent_id,
+            DECISIONS.c.status,
+            func.count().label("n"),
+            func.sum(DECISIONS.c.cost_usd).label("cost"),
+        )
+        .group_by(
+            DECISIONS.c.cohort_id,
+            DECISIONS.c.decision_week,
+            DECISIONS.c.agent_id,
+            DECISIONS.c.status,
+        )
+        .subquery("per_status")
+    )
+
+    def count_where(condition: Any) -> Any:
+        return cast(func.sum(case((condition, per_status.c.n), else_=0)), BigInteger)
+
     query = (
         select(
             AGENTS.c.family_id,
-            func.sum(case((DECISIONS.c.status != "in_progress", 1), else_=0)).label("decisions"),
-            func.sum(case((DECISIONS.c.status == "fallback_hold", 1), else_=0)).label(
-                "fallback_holds"
-            ),
-            func.sum(DECISIONS.c.cost_usd).label("api_cost_usd"),
+            count_where(per_status.c.status != "in_progress").label("decisions"),
+            count_where(per_status.c.status == "fallback_hold").label("fallback_holds"),
+            func.sum(per_status.c.cost).label("api_cost_usd"),
         )
-        .join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id)
+        .join(AGENTS, AGENTS.c.id == per_status.c.agent_id)
         .group_by(AGENTS.c.family_id)
     )
     return _frame(conn, in_scope(query, cohort_id))

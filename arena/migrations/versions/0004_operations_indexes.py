@@ -28,6 +28,7 @@ INDEXES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "cohort_id",
             "decision_week",
             "agent_id",
+            "status",
             "attempts",
             "tokens_in",
             "tokens_out",
