@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import BigInteger, and_, func, select, type_coerce
+from sqlalchemy import BigInteger, func, select, type_coerce
 from sqlalchemy.engine import Engine
 
 from arena.analytics.cohorts import (
@@ -184,7 +184,7 @@ def portfolio_curves(
             ROLLUPS.c.agent_id.in_(agent_scope),
         )
     else:  # sub-hour buckets span at most days: group the snapshots of the range
-        in_range = _last_in_buckets(window.start, width, agent_scope, engine.dialect.name)
+        in_range = _snapshots_in_range(window.start, width, agent_scope, engine.dialect.name)
     # Each agent's last value before the range: the carry-forward seed of the first bucket.
     newest = newest_snapshots(before=window.start, agents=agent_scope)
     seeds = select(
@@ -210,7 +210,7 @@ def portfolio_curves(
     columns = ("agent_id", "bucket", "total_value", "total_pnl")
     rows = [row for row in points if row[1] is not None]
     rows += [(agent, first_bucket - width, value, pnl) for agent, value, pnl in seed_rows]
-    frame = pd.DataFrame.from_records(rows, columns=columns)
+    frame = _last_per_bucket(pd.DataFrame.from_records(rows, columns=columns))
     return _family_sums(frame, agent_rows, first_bucket, width)
 
 
@@ -223,27 +223,29 @@ def _units(column: Any) -> Any:
     return type_coerce(column, BigInteger).label(column.name)
 
 
-def _last_in_buckets(start: datetime, width: int, agent_scope: Any, dialect: str) -> Any:
-    """Each agent's last snapshot per bucket from `start` on, grouped in SQL."""
-    bucket = epoch_bucket(SNAPSHOTS.c.slot, width, dialect).label("bucket")
-    last_in_bucket = (
-        select(SNAPSHOTS.c.agent_id, bucket, func.max(SNAPSHOTS.c.slot).label("slot"))
+def _snapshots_in_range(start: datetime, width: int, agent_scope: Any, dialect: str) -> Any:
+    """The snapshots from `start` on with their bucket, in (agent, slot) order.
+
+    Sub-hour buckets hold at most three 10-minute slots (one at the snapshot cadence), so
+    every row comes back and `_last_per_bucket` keeps each agent's last one per bucket: a
+    range scan of the (agent_id, slot) index, no GROUP BY and self-join in SQL.
+    """
+    return (
+        select(
+            SNAPSHOTS.c.agent_id,
+            epoch_bucket(SNAPSHOTS.c.slot, width, dialect).label("bucket"),
+            _units(SNAPSHOTS.c.total_value),
+            _units(SNAPSHOTS.c.total_pnl),
+        )
         .where(SNAPSHOTS.c.slot >= start, SNAPSHOTS.c.agent_id.in_(agent_scope))
-        .group_by(SNAPSHOTS.c.agent_id, bucket)
-        .subquery("last_in_bucket")
+        .order_by(SNAPSHOTS.c.agent_id, SNAPSHOTS.c.slot)
     )
-    return select(
-        last_in_bucket.c.agent_id,
-        last_in_bucket.c.bucket,
-        _units(SNAPSHOTS.c.total_value),
-        _units(SNAPSHOTS.c.total_pnl),
-    ).join(
-        SNAPSHOTS,
-        and_(
-            SNAPSHOTS.c.agent_id == last_in_bucket.c.agent_id,
-            SNAPSHOTS.c.slot == last_in_bucket.c.slot,
-        ),
-    )
+
+
+def _last_per_bucket(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each agent's last row per bucket: snapshot rows arrive in (agent, slot) order; rollup
+    rows and carry-forward seeds are one per agent × bucket already."""
+    return frame.drop_duplicates(["agent_id", "bucket"], keep="last").reset_index(drop=True)
 
 
 def _family_sums(

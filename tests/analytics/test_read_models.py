@@ -194,6 +194,22 @@ def test_curves_bucket_sum_and_carry_values_forward(
     assert curves.portfolio_curves(engine, "ALL", cohort=3).empty
 
 
+def test_a_sub_hour_bucket_counts_each_agent_s_last_snapshot_in_it(engine: Engine) -> None:
+    """30-minute buckets (ALL over three days) come from the snapshots themselves: of the
+    three slots in a bucket the last one counts, even when stored out of order."""
+    (a,) = new_cohort_agents(engine, ("x",), number=1)
+    minute = timedelta(minutes=1)
+    with session_scope(engine) as s:
+        for offset, value in ((20, "10200"), (0, "10000"), (10, "10100"), (40, "10400")):
+            s.add(_snapshot(a, WEEK1 + offset * minute, value))
+        s.add(_snapshot(a, WEEK1 + timedelta(days=3), "10900"))
+    frame = curves.portfolio_curves(engine, "ALL")
+    assert curves.curve_window(engine, "ALL").bucket_seconds == 1800
+    assert frame["at"].iloc[:2].tolist() == [pd.Timestamp(WEEK1), pd.Timestamp(WEEK1 + 30 * minute)]
+    assert _series(frame, "x", "total_value")[:3] == [10200, 10400, 10400]
+    assert _series(frame, "x", "total_value")[-1] == 10900
+
+
 def test_curve_bucket_widths_and_unknown_range() -> None:
     assert curves.bucket_width("1D", None) == 600
     assert curves.bucket_width("ALL", timedelta(days=1)) == 600
