@@ -371,6 +371,9 @@ class PortfolioRollup(SQLModel, table=True):
     """
 
     __tablename__ = "portfolio_rollups"
+    # A curve reads one width from a start bucket on: a range scan here, not the whole table
+    # (PostgreSQL would otherwise scan every width's rows).
+    __table_args__ = (Index("ix_portfolio_rollups_width_bucket", "width", "bucket"),)
 
     agent_id: int = Field(
         sa_column_args=[ForeignKey("agents.id")], primary_key=True, nullable=False

@@ -1,4 +1,5 @@
-"""operations indexes: job runs by slot / status / job, log sources, covered spend sums
+"""read-model indexes: job runs by slot / status / job, log sources, covered spend sums,
+rollups by width and bucket
 
 Revision ID: 0004
 Revises: 0003
@@ -14,8 +15,9 @@ down_revision: str | None = "0003"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-# (name, table, columns): what the Operations page reads, so a year of job runs, log lines
-# and decisions with inline prompts costs index seeks instead of whole-table reads.
+# (name, table, columns): what the Operations page and the curves read, so a year of job
+# runs, log lines, decisions with inline prompts and rollups costs index seeks instead of
+# whole-table reads.
 INDEXES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("ix_job_runs_slot", "job_runs", ("slot", "id")),
     ("ix_job_runs_status_slot", "job_runs", ("status", "slot")),
@@ -35,6 +37,7 @@ INDEXES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "cost_usd",
         ),
     ),
+    ("ix_portfolio_rollups_width_bucket", "portfolio_rollups", ("width", "bucket")),
 )
 
 
