@@ -201,6 +201,31 @@ class MarketSnapshotItem(SQLModel, table=True):
     end_date: datetime | None = _ts(nullable=True, default=None)
 
 
+# Every column the Decisions list reads, in its covering index's order (id first: the list
+# is newest first).
+DECISION_LIST_COLUMNS: tuple[str, ...] = (
+    "id",
+    "cohort_id",
+    "agent_id",
+    "decision_week",
+    "status",
+    "action",
+    "attempts",
+    "bets_executed",
+    "sells_executed",
+    "legs_rejected",
+    "amount_bet",
+    "tokens_in",
+    "tokens_out",
+    "cost_usd",
+    "latency_ms",
+    "served_model",
+    "market_snapshot_id",
+    "decided_at",
+    "created_at",
+)
+
+
 class Decision(SQLModel, table=True):
     """The claimed decision of one agent in one decision week (claim-before-call, §9.2)."""
 
@@ -222,6 +247,9 @@ class Decision(SQLModel, table=True):
             "tokens_out",
             "cost_usd",
         ),
+        # Covers the Decisions list (newest first, any filter): the same overflow pages
+        # made a year's list cost a second from a cold disk.
+        Index("ix_decisions_list", *DECISION_LIST_COLUMNS),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -238,6 +266,12 @@ class Decision(SQLModel, table=True):
     parsed_response: dict[str, Any] | None = Field(default=None, sa_type=JSON)
     validation_errors: list[str] = Field(default_factory=list, sa_type=JSON)
     legs: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON)
+    # The legs' tallies, written with `legs` (the Decisions list reads them from a covering
+    # index instead of decoding every decision's JSON and aggregating its trades).
+    bets_executed: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    sells_executed: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    legs_rejected: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    amount_bet: Decimal = _money(default=Decimal(0), sa_column_kwargs={"server_default": "0"})
     error: str | None = Field(default=None, sa_type=Text)
     tokens_in: int = 0
     tokens_out: int = 0

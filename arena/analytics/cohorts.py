@@ -15,34 +15,25 @@ import pandas as pd
 from sqlalchemy import Select, case, func, select
 from sqlalchemy.engine import Connection, Engine, Result
 
+from arena.analytics.frames import (  # noqa: F401 (kinds re-exported to every read model)
+    BOOL,
+    FLOAT,
+    INT,
+    MONEY,
+    NULLABLE_INT,
+    OBJECT,
+    TEXT,
+    TIME,
+    Kinds,
+    columns_frame,
+    query_frame,
+)
 from arena.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS
 from arena.tables import BRIER_SCORES as BRIERS
 from arena.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
-# Column kinds for `typed_frame`: how each documented column is converted.
-MONEY, FLOAT, INT, NULLABLE_INT, TIME, TEXT, BOOL, OBJECT = (
-    "money",
-    "float",
-    "int",
-    "nullable_int",
-    "time",
-    "text",
-    "bool",
-    "object",
-)
-Kinds = Mapping[str, str]
-
-
 # --------------------------------------------------------------------------------------------
 # Shared helpers
-
-
-def _to_float(value: Any) -> float:
-    if value is None:
-        return np.nan
-    if isinstance(value, Decimal):
-        return float(value)
-    return float(value)
 
 
 def typed_frame(rows: Sequence[Mapping[str, Any]], kinds: Kinds) -> pd.DataFrame:
@@ -51,25 +42,10 @@ def typed_frame(rows: Sequence[Mapping[str, Any]], kinds: Kinds) -> pd.DataFrame
     One conversion for every read model, so a page or a test never meets a Decimal, a naive
     timestamp or an object column where a number was documented. Missing counts become 0
     (``NULLABLE_INT`` keeps them missing); missing money, floats and times stay NaN / NaT.
+    (For rows a model does not touch in Python, `query_frame` skips the dicts altogether.)
     """
-    data: dict[str, Any] = {}
-    for column, kind in kinds.items():
-        values = [row.get(column) for row in rows]
-        if kind in (MONEY, FLOAT):
-            data[column] = pd.Series([_to_float(v) for v in values], dtype="float64")
-        elif kind == INT:
-            data[column] = pd.Series([int(v or 0) for v in values], dtype="int64")
-        elif kind == NULLABLE_INT:
-            data[column] = pd.Series([None if v is None else int(v) for v in values], dtype="Int64")
-        elif kind == TIME:
-            data[column] = pd.to_datetime(pd.Series(values, dtype="object"), utc=True)
-        elif kind == TEXT:
-            data[column] = pd.Series(values, dtype="string")
-        elif kind == BOOL:
-            data[column] = pd.Series([bool(v) for v in values], dtype="bool")
-        else:
-            data[column] = pd.Series(values, dtype="object")
-    return pd.DataFrame(data, columns=list(kinds))
+    columns = {column: [row.get(column) for row in rows] for column in kinds}
+    return columns_frame(columns, kinds, len(rows))
 
 
 def fetch(conn: Connection, query: Select[Any]) -> list[dict[str, Any]]:
@@ -97,9 +73,9 @@ def result_frame(result: Result[Any]) -> pd.DataFrame:
 
 
 def read_frame(engine: Engine, query: Select[Any], kinds: Kinds) -> pd.DataFrame:
-    """Run one select on a short-lived connection and type it (`typed_frame`)."""
+    """Run one select on a short-lived connection and type it (`query_frame`)."""
     with engine.connect() as conn:
-        return typed_frame(fetch(conn, query), kinds)
+        return query_frame(conn, query, kinds)
 
 
 def newest_snapshots(before: Any = None, agents: Any = None) -> Any:
@@ -412,7 +388,7 @@ def decisions_by_week(engine: Engine, cohort: int) -> pd.DataFrame:
             DECISIONS.c.id.label("decision_id"),
             DECISIONS.c.action,
             DECISIONS.c.status,
-            DECISIONS.c.legs,
+            *leg_tallies(),
             DECISIONS.c.cost_usd,
         )
         .join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id)
@@ -421,19 +397,16 @@ def decisions_by_week(engine: Engine, cohort: int) -> pd.DataFrame:
         .where(COHORTS.c.number == cohort)
         .order_by(DECISIONS.c.decision_week, AGENTS.c.family_id)
     )
-    with engine.connect() as conn:
-        rows = fetch(conn, query)
-    for row in rows:
-        row.update(leg_counts(row.pop("legs") or []))
-    return typed_frame(rows, WEEK_COLUMNS)
+    return read_frame(engine, query, WEEK_COLUMNS)
 
 
-def leg_counts(legs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Executed BET / SELL legs, rejected legs and dollars bet, from a decision's `legs` JSON."""
-    bets = [leg for leg in legs if leg.get("executed") and leg.get("kind") == "BET"]
-    return {
-        "bets": len(bets),
-        "sells": sum(1 for leg in legs if leg.get("executed") and leg.get("kind") == "SELL"),
-        "rejected": sum(1 for leg in legs if not leg.get("executed")),
-        "amount": sum((Decimal(str(leg.get("amount") or 0)) for leg in bets), Decimal(0)),
-    }
+def leg_tallies() -> tuple[Any, ...]:
+    """A decision's leg tallies as the read models name them: ``bets`` and ``sells``
+    (executed), ``rejected`` (legs refused with a reason), ``amount`` (dollars bet by the
+    executed BETs). The engine writes them with the legs, so no read decodes the JSON."""
+    return (
+        DECISIONS.c.bets_executed.label("bets"),
+        DECISIONS.c.sells_executed.label("sells"),
+        DECISIONS.c.legs_rejected.label("rejected"),
+        DECISIONS.c.amount_bet.label("amount"),
+    )

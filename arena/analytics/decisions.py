@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import case, func, select, type_coerce
+from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from arena.analytics.cohorts import (
@@ -29,12 +29,13 @@ from arena.analytics.cohorts import (
     TEXT,
     TIME,
     fetch,
+    leg_tallies,
+    read_frame,
     typed_frame,
 )
 from arena.tables import DECISION_ATTEMPTS as ATTEMPTS
 from arena.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
 from arena.tables import MARKET_SNAPSHOTS as UNIVERSES
-from arena.tables import TRADES
 
 DEFAULT_LIMIT = 5_000
 
@@ -81,23 +82,10 @@ def decisions(
     attempt); ``served_model``; ``market_snapshot_id`` (the frozen universe it saw, 0 if
     none); ``decided_at``.
 
-    The leg counts come from the executed legs' trades (one per executed leg) and the length
-    of the `legs` list, in SQL: decoding every decision's legs JSON in Python dominated the
-    page at a year's scale. (`leg_counts` defines the same numbers from the JSON.)
+    Every decision column comes from the covering `ix_decisions_list` (on SQLite a row's
+    list columns sit behind its inline prompts), and the leg numbers are the tallies the
+    engine writes with the legs (`leg_tallies`).
     """
-    legs = (
-        select(
-            TRADES.c.decision_id,
-            func.sum(case((TRADES.c.trade_type == "BUY", 1), else_=0)).label("bets"),
-            func.sum(case((TRADES.c.trade_type == "SELL", 1), else_=0)).label("sells"),
-            func.sum(case((TRADES.c.trade_type == "BUY", TRADES.c.amount), else_=0)).label(
-                "amount"
-            ),
-        )
-        .where(TRADES.c.decision_id.is_not(None))
-        .group_by(TRADES.c.decision_id)
-        .subquery("legs")
-    )
     query = (
         select(
             DECISIONS.c.id.label("decision_id"),
@@ -108,14 +96,7 @@ def decisions(
             DECISIONS.c.action,
             DECISIONS.c.status,
             DECISIONS.c.attempts,
-            func.coalesce(legs.c.bets, 0).label("bets"),
-            func.coalesce(legs.c.sells, 0).label("sells"),
-            (
-                func.coalesce(func.json_array_length(DECISIONS.c.legs), 0)
-                - func.coalesce(legs.c.bets, 0)
-                - func.coalesce(legs.c.sells, 0)
-            ).label("rejected"),
-            type_coerce(func.coalesce(legs.c.amount, 0), TRADES.c.amount.type).label("amount"),
+            *leg_tallies(),
             DECISIONS.c.tokens_in,
             DECISIONS.c.tokens_out,
             DECISIONS.c.cost_usd,
@@ -127,7 +108,6 @@ def decisions(
         .join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id)
         .join(COHORTS, COHORTS.c.id == DECISIONS.c.cohort_id)
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
-        .outerjoin(legs, legs.c.decision_id == DECISIONS.c.id)
         .order_by(DECISIONS.c.id.desc())
         .limit(limit)
     )
@@ -141,9 +121,7 @@ def decisions(
         query = query.where(DECISIONS.c.action == action)
     if status is not None:
         query = query.where(DECISIONS.c.status == status)
-    with engine.connect() as conn:
-        rows = fetch(conn, query)
-    return typed_frame(rows, DECISION_COLUMNS)
+    return read_frame(engine, query, DECISION_COLUMNS)
 
 
 def decision_weeks(engine: Engine) -> list[int]:

@@ -581,6 +581,8 @@ def _finish(
         row.parsed_response = decision.model_dump(mode="json") if parsed else None
         row.validation_errors = errors
         row.legs = [leg.record() for leg in plan.legs]
+        for column, value in plan.tallies().items():
+            setattr(row, column, value)
         row.error = None if status != "zero_trade" else "no leg executed"
         row.decided_at = at
         row.updated_at = at

@@ -105,6 +105,16 @@ class ExecutionPlan:
     def executed(self) -> int:
         return sum(1 for leg in self.legs if leg.executed)
 
+    def tallies(self) -> dict[str, Any]:
+        """The decision row's leg tallies: executed BETs and SELLs, rejected legs, $ bet."""
+        bets = [leg for leg in self.legs if leg.executed and leg.kind == "BET"]
+        return {
+            "bets_executed": len(bets),
+            "sells_executed": sum(1 for leg in self.legs if leg.executed and leg.kind == "SELL"),
+            "legs_rejected": sum(1 for leg in self.legs if not leg.executed),
+            "amount_bet": sum((leg.amount or Decimal(0) for leg in bets), Decimal(0)),
+        }
+
 
 def plan_execution(
     decision: ParsedDecision,

@@ -4,15 +4,17 @@ models must agree with each other and with the exports."""
 
 import io
 import json
+import sqlite3
 import zipfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal as D
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-from sqlalchemy import update
+from sqlalchemy import inspect, update
 from sqlalchemy.engine import Engine
 
 from arena.analytics import agents, cohorts, curves, decisions, markets, operations
@@ -22,6 +24,7 @@ from arena.engine.rollups import rebuild_rollups
 from arena.errors import InputError
 from arena.export import EXPORTS, ExportFilters, write_csv
 from arena.export_bundle import README_NAME, build_bundle, bundle_name
+from arena.migrate import downgrade, upgrade
 from arena.models import (
     Decision,
     DecisionAttempt,
@@ -36,6 +39,7 @@ from arena.models import (
 )
 from tests.analytics.season import LLM_A, LLM_B, Season, sqlite_season
 from tests.factories import WEEK1, market, new_cohort_agents, seed_basic, trade_into
+from tests.faults.invariants import assert_leg_tallies_match
 
 AT = WEEK1 + timedelta(minutes=5)
 
@@ -50,7 +54,7 @@ def test_cohort_list_standings_and_weeks(engine: Engine) -> None:
         s.execute(
             update(Decision)
             .where(Decision.agent_id == ids["agent_1_gpt-5.1"])  # type: ignore[arg-type]
-            .values(legs=LEGS)
+            .values(legs=LEGS, **LEG_TALLIES)
         )
 
     frame = cohorts.cohorts(engine)
@@ -112,6 +116,13 @@ LEGS: list[dict[str, Any]] = [
         "message": "amount 10.000000 is below the $50 minimum",
     },
 ]
+# What the engine writes with those legs (one executed $500 BET, one rejected).
+LEG_TALLIES: dict[str, Any] = {
+    "bets_executed": 1,
+    "sells_executed": 0,
+    "legs_rejected": 1,
+    "amount_bet": D("500"),
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -307,6 +318,7 @@ def _decision_with_attempts(engine: Engine) -> int:
             parsed_response={"action": "BET", "bets": []},
             validation_errors=["no JSON object"],
             legs=LEGS,
+            **LEG_TALLIES,
             tokens_in=2000,
             tokens_out=100,
             cost_usd=0.003,
@@ -362,6 +374,28 @@ def _decision_with_attempts(engine: Engine) -> int:
                 )
             )
         return int(decision.id)  # type: ignore[arg-type]
+
+
+def test_migration_0005_backfills_the_leg_tallies(db_url: str) -> None:
+    """A database at 0004 (no tallies) gets each decision's tallies from its legs and trades."""
+    engine = create_db_engine(db_url)
+    try:
+        decision_id = _decision_with_attempts(engine)
+        downgrade(engine, "0004")
+        with engine.connect() as conn:
+            columns = {c["name"] for c in inspect(conn).get_columns("decisions")}
+        assert "bets_executed" not in columns
+        upgrade(engine)
+        with session_scope(engine) as s:
+            decision = s.get(Decision, decision_id)
+            assert decision is not None
+            stored = {column: getattr(decision, column) for column in LEG_TALLIES}
+        assert stored == LEG_TALLIES
+        assert_leg_tallies_match(engine)
+        row = decisions.decisions(engine).iloc[0]
+        assert (row["bets"], row["rejected"], row["amount"]) == (1, 1, 500.0)
+    finally:
+        engine.dispose()
 
 
 def test_decision_list_filters_and_detail(engine: Engine) -> None:
@@ -606,6 +640,30 @@ def test_season_totals_agree_across_read_models(season: tuple[Season, Engine]) -
     listing = cohorts.cohorts(engine)
     assert listing["total_pnl"].sum() == pytest.approx(summed.sum(), abs=1e-6)
     assert listing["cohort_number"].tolist() == [2, 1]
+
+
+def test_season_leg_tallies_match_legs_and_trades_and_the_backfill(
+    season: tuple[Season, Engine], tmp_path: Path
+) -> None:
+    """The engine's tallies agree with the legs and trades, and migration 0005's backfill
+    reproduces them exactly on a real season (a copy taken back to 0004 and upgraded)."""
+    built, _engine = season
+    copy = tmp_path / "season.db"
+    source = sqlite3.connect(built.url.removeprefix("sqlite:///"))
+    with sqlite3.connect(copy) as target:
+        source.backup(target)
+    source.close()
+    engine = create_db_engine(f"sqlite:///{copy}")
+    try:
+        assert_leg_tallies_match(engine)
+        before = decisions.decisions(engine)
+        assert before["rejected"].sum() > 0 and before["bets"].sum() > 0
+        downgrade(engine, "0004")
+        upgrade(engine)
+        assert_leg_tallies_match(engine)
+        pd.testing.assert_frame_equal(decisions.decisions(engine), before)
+    finally:
+        engine.dispose()
 
 
 def test_season_decisions_keep_every_attempt(season: tuple[Season, Engine]) -> None:

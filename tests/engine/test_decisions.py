@@ -143,6 +143,16 @@ MULTI_LEG = {
 HOLD = {"action": "HOLD", "reasoning": "wait"}
 
 
+def tallies(decision: Decision) -> tuple[int, int, int, D]:
+    """The leg tallies the engine stored with the decision's legs."""
+    return (
+        decision.bets_executed,
+        decision.sells_executed,
+        decision.legs_rejected,
+        decision.amount_bet,
+    )
+
+
 def test_multi_leg_bet_with_bad_legs_and_malformed_then_valid(arena: Arena) -> None:
     arena.server.script_model("test/a", answer(MULTI_LEG, "test/a"))
     arena.server.script_model(
@@ -169,6 +179,7 @@ def test_multi_leg_bet_with_bad_legs_and_malformed_then_valid(arena: Arena) -> N
     decision = arena.decisions()[("m-a", 1)]
     reasons = [leg.get("reason") for leg in decision.legs]
     assert reasons == [None, "unknown_market", "bad_side", "below_min", "above_max", None, None]
+    assert tallies(decision) == (3, 0, 4, D("1700"))
     assert decision.market_snapshot_id == result.snapshot_id
 
     b = arena.decisions()[("m-b", 1)]
@@ -258,6 +269,8 @@ def test_sell_40_then_100_and_a_foreign_position_is_rejected(arena: Arena) -> No
     foreign = arena.decisions()[("m-b", 2)]
     assert foreign.status == "zero_trade"
     assert foreign.legs[0]["reason"] == "unknown_position"
+    assert tallies(foreign) == (0, 0, 1, D(0))
+    assert tallies(arena.decisions()[("m-a", 2)]) == (0, 1, 0, D(0))
     assert arena.agent("m-b").cash_balance == D("10000")
 
     # the zero_trade row is re-claimed by the next run of the same week and updated in place
@@ -265,6 +278,7 @@ def test_sell_40_then_100_and_a_foreign_position_is_rejected(arena: Arena) -> No
     arena.decide(week2 + timedelta(minutes=10))
     again = arena.decisions()[("m-b", 2)]
     assert (again.id, again.status) == (foreign.id, "ok")
+    assert tallies(again) == (0, 0, 0, D(0))  # the re-run's legs replace the tallies too
 
     arena.set_yes_price("100", "0.6")
     arena.server.script_model(

@@ -24,6 +24,27 @@ def assert_books_balance(engine: Engine) -> None:
             realized = sum((p.realized_pnl for p in held), D(0))
             assert agent.cash_balance + open_cost - realized == agent.starting_balance
             assert agent.cash_balance >= 0
+    assert_leg_tallies_match(engine)
+
+
+def assert_leg_tallies_match(engine: Engine) -> None:
+    """Each decision's stored leg tallies agree with its legs JSON and with its trades."""
+    with session_scope(engine) as s:
+        trades = [t for t in s.exec(select(Trade)) if t.decision_id is not None]
+        for d in s.exec(select(Decision)):
+            mine = [t for t in trades if t.decision_id == d.id]
+            buys = [t for t in mine if t.trade_type == "BUY"]
+            executed = [leg for leg in d.legs if leg["executed"]]
+            stored = (d.bets_executed, d.sells_executed, d.legs_rejected, d.amount_bet)
+            assert stored == (
+                len(buys),
+                sum(1 for t in mine if t.trade_type == "SELL"),
+                len(d.legs) - len(executed),
+                sum((t.amount for t in buys), D(0)),
+            ), d.id
+            assert len(executed) == len(mine), d.id
+            bet_dollars = sum((D(leg["amount"]) for leg in executed if leg["kind"] == "BET"), D(0))
+            assert d.amount_bet == bet_dollars, d.id
 
 
 def assert_no_duplicates(engine: Engine) -> None:
