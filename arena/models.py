@@ -250,6 +250,8 @@ class Decision(SQLModel, table=True):
         # Covers the Decisions list (newest first, any filter): the same overflow pages
         # made a year's list cost a second from a cold disk.
         Index("ix_decisions_list", *DECISION_LIST_COLUMNS),
+        # Covers the per-agent decision stats (agent and cohort pages, the cohort list).
+        Index("ix_decisions_agent_stats", "agent_id", "status", "cost_usd"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -325,6 +327,8 @@ class Position(SQLModel, table=True):
             postgresql_where=text("status = 'open'"),
         ),
         Index("ix_positions_status_market", "status", "market_id"),
+        # Covers the Markets list's per-market holder counts (a walk in market order).
+        Index("ix_positions_market_holders", "market_id", "agent_id", "status"),
     )
 
     id: int | None = Field(default=None, primary_key=True)

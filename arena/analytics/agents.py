@@ -23,6 +23,7 @@ from arena.analytics.cohorts import (
     agent_stats,
     fetch,
     latest_snapshots,
+    read_frame,
     typed_frame,
 )
 from arena.export import EXPORTS, ExportFilters
@@ -63,8 +64,7 @@ def agent_index(engine: Engine) -> pd.DataFrame:
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
         .order_by(COHORTS.c.number.desc(), AGENTS.c.family_id)
     )
-    with engine.connect() as conn:
-        return typed_frame(fetch(conn, query), AGENT_INDEX_COLUMNS)
+    return read_frame(engine, query, AGENT_INDEX_COLUMNS)
 
 
 SUMMARY_COLUMNS: dict[str, str] = {

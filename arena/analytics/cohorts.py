@@ -26,6 +26,7 @@ from arena.analytics.frames import (  # noqa: F401 (kinds re-exported to every r
     TIME,
     Kinds,
     columns_frame,
+    json_texts,
     query_frame,
 )
 from arena.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS

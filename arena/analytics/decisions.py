@@ -33,6 +33,7 @@ from arena.analytics.cohorts import (
     read_frame,
     typed_frame,
 )
+from arena.analytics.markets import priced_frame
 from arena.tables import DECISION_ATTEMPTS as ATTEMPTS
 from arena.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
 from arena.tables import MARKET_SNAPSHOTS as UNIVERSES
@@ -325,12 +326,7 @@ def snapshot_markets(engine: Engine, snapshot_id: int) -> pd.DataFrame:
         .where(UNIVERSE_ITEMS.c.snapshot_id == snapshot_id)
         .order_by(UNIVERSE_ITEMS.c.rank)
     )
-    with engine.connect() as conn:
-        rows = fetch(conn, query)
-    for row in rows:
-        row["outcomes"] = json.dumps(row["outcomes"] or [], ensure_ascii=False)
-        row["prices"] = json.dumps(row["prices"] or [])
-    return typed_frame(rows, SNAPSHOT_ITEM_COLUMNS)
+    return priced_frame(engine, query, SNAPSHOT_ITEM_COLUMNS)
 
 
 def snapshot_info(engine: Engine, snapshot_id: int) -> dict[str, Any] | None:

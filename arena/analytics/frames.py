@@ -12,7 +12,8 @@ Decimal: both round the same exact quotient once), and a `UTCDateTime` column's 
 (naive UTC text on SQLite, aware datetimes on PostgreSQL) go straight to `pd.to_datetime`.
 """
 
-from collections.abc import Callable, Mapping, Sequence
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -107,3 +108,9 @@ def query_frame(conn: Connection, query: Select[Any], kinds: Kinds) -> pd.DataFr
         for label, typ, desc, values in zip(labels, types, description, transposed, strict=True)
     }
     return columns_frame(columns, kinds, len(raw))
+
+
+def json_texts(values: Iterable[Any], empty: Any, **dumps: Any) -> pd.Series:
+    """A JSON column (decoded values) as canonical JSON text, `empty` standing in for None:
+    the same text on both backends, whatever the driver handed back."""
+    return pd.Series([json.dumps(v or empty, **dumps) for v in values], dtype="string")

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import String, case, cast, distinct, func, or_, select
+from sqlalchemy import Select, String, case, cast, distinct, func, or_, select
 from sqlalchemy.engine import Engine
 
 from arena.analytics.agents import positions as agent_positions
@@ -20,10 +20,14 @@ from arena.analytics.cohorts import (
     COHORTS,
     FLOAT,
     INT,
+    OBJECT,
     POSITIONS,
     TEXT,
     TIME,
+    Kinds,
     fetch,
+    json_texts,
+    query_frame,
     typed_frame,
 )
 from arena.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
@@ -134,16 +138,22 @@ def markets(
         query = query.where(held_counts.c.positions.is_not(None))
     elif held is False:
         query = query.where(held_counts.c.positions.is_(None))
-    with engine.connect() as conn:
-        rows = fetch(conn, query)
-    for row in rows:
-        _json_text(row)
-    return typed_frame(rows, MARKET_COLUMNS)
+    return priced_frame(engine, query, MARKET_COLUMNS)
 
 
 def _json_text(row: dict[str, Any]) -> None:
     row["outcomes"] = json.dumps(row.get("outcomes") or [], ensure_ascii=False)
     row["prices"] = json.dumps(row.get("prices") or [])
+
+
+def priced_frame(engine: Engine, query: Select[Any], kinds: Kinds) -> pd.DataFrame:
+    """`read_frame` for rows with a market's ``outcomes`` and ``prices``: those as JSON text
+    (outcome names unescaped), as `_json_text` writes them for one row."""
+    with engine.connect() as conn:
+        frame = query_frame(conn, query, {**kinds, "outcomes": OBJECT, "prices": OBJECT})
+    frame["outcomes"] = json_texts(frame["outcomes"], [], ensure_ascii=False)
+    frame["prices"] = json_texts(frame["prices"], [])
+    return frame
 
 
 def categories(engine: Engine) -> list[str]:

@@ -5,9 +5,7 @@ errors and log lines are stored secret-free by the engine (`arena.jobs.error_lin
 database URL or API keys are never part of any row.
 """
 
-import json
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import Any
 
 import pandas as pd
@@ -21,9 +19,12 @@ from arena.analytics.cohorts import (
     FAMILIES,
     FLOAT,
     INT,
+    OBJECT,
     TEXT,
     TIME,
-    fetch,
+    json_texts,
+    query_frame,
+    read_frame,
     typed_frame,
 )
 from arena.models import LOG_LEVELS
@@ -138,14 +139,10 @@ def job_runs(
     if status is not None:
         query = query.where(RUNS.c.status == status)
     with engine.connect() as conn:
-        rows = fetch(conn, query)
-    for row in rows:
-        finished, started = row["finished_at"], row["started_at"]
-        row["duration_s"] = (
-            (finished - started) / timedelta(seconds=1) if finished and started else None
-        )
-        row["counts"] = json.dumps(row["counts"] or {}, sort_keys=True, default=str)
-    return typed_frame(rows, JOB_RUN_COLUMNS)
+        frame = query_frame(conn, query, {**JOB_RUN_COLUMNS, "counts": OBJECT})
+    frame["duration_s"] = (frame["finished_at"] - frame["started_at"]).dt.total_seconds()
+    frame["counts"] = json_texts(frame["counts"], {}, sort_keys=True, default=str)
+    return frame
 
 
 LOG_COLUMNS: dict[str, str] = {
@@ -194,10 +191,9 @@ def system_log(
     if source is not None:
         query = query.where(LOGS.c.source == source)
     with engine.connect() as conn:
-        rows = fetch(conn, query)
-    for row in rows:
-        row["context"] = json.dumps(row["context"] or {}, sort_keys=True, default=str)
-    return typed_frame(rows, LOG_COLUMNS)
+        frame = query_frame(conn, query, {**LOG_COLUMNS, "context": OBJECT})
+    frame["context"] = json_texts(frame["context"], {}, sort_keys=True, default=str)
+    return frame
 
 
 def log_sources(engine: Engine) -> list[str]:
@@ -283,11 +279,8 @@ def spend_by_family(engine: Engine) -> pd.DataFrame:
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
         .group_by(AGENTS.c.family_id)
     )
-    with engine.connect() as conn:
-        rows = fetch(conn, query)
-    for row in rows:
-        row["cost_per_decision"] = (row["cost_usd"] or 0.0) / row["decisions"]
-    frame = typed_frame(rows, SPEND_FAMILY_COLUMNS)
+    frame = read_frame(engine, query, SPEND_FAMILY_COLUMNS)
+    frame["cost_per_decision"] = frame["cost_usd"].fillna(0.0) / frame["decisions"]
     return frame.sort_values(["cost_usd", "family_id"], ascending=[False, True]).reset_index(
         drop=True
     )
@@ -322,14 +315,7 @@ def spend_by_week(engine: Engine) -> pd.DataFrame:
         .join(COHORTS, COHORTS.c.id == spent.c.cohort_id)
         .group_by(COHORTS.c.week_start, spent.c.decision_week, AGENTS.c.family_id)
     )
-    with engine.connect() as conn:
-        rows = fetch(conn, query)
-    for row in rows:
-        row["week_start"] = row["week_start"] + timedelta(weeks=int(row["decision_week"]) - 1)
-    frame = typed_frame(rows, SPEND_WEEK_COLUMNS)
-    if frame.empty:
-        return frame
-    summed = frame.groupby(["week_start", "family_id"], as_index=False).sum(numeric_only=True)
-    return typed_frame(summed.to_dict("records"), SPEND_WEEK_COLUMNS).sort_values(
-        ["week_start", "family_id"], ignore_index=True
-    )
+    frame = read_frame(engine, query, {**SPEND_WEEK_COLUMNS, "decision_week": INT})
+    frame["week_start"] += pd.to_timedelta(frame.pop("decision_week") - 1, unit="W")
+    summed = frame.groupby(["week_start", "family_id"], as_index=False, sort=True).sum()
+    return summed[list(SPEND_WEEK_COLUMNS)].astype(frame.dtypes.to_dict())

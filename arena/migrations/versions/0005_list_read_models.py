@@ -1,5 +1,6 @@
-"""decision leg tallies (bets, sells, rejected legs, dollars bet) and the Decisions list's
-covering index
+"""list read models: decision leg tallies (bets, sells, rejected legs, dollars bet) and the
+Decisions list's covering index; covering indexes for per-agent decision stats and the Markets
+list's holder counts
 
 Revision ID: 0005
 Revises: 0004
@@ -69,9 +70,13 @@ def upgrade() -> None:
     )
     op.execute(BACKFILL)
     op.create_index("ix_decisions_list", "decisions", list(LIST_COLUMNS))
+    op.create_index("ix_decisions_agent_stats", "decisions", ["agent_id", "status", "cost_usd"])
+    op.create_index("ix_positions_market_holders", "positions", ["market_id", "agent_id", "status"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_positions_market_holders", table_name="positions")
+    op.drop_index("ix_decisions_agent_stats", table_name="decisions")
     op.drop_index("ix_decisions_list", table_name="decisions")
     # Plain ALTER TABLE … DROP COLUMN (SQLite ≥ 3.35): a batch rebuild would drop the table
     # that trades and attempts reference, which foreign keys refuse.
