@@ -975,12 +975,12 @@ def expect(page: str, results: dict[str, Any]) -> Checks:
     if page == "calibration":
         out: Checks = summary_checks(r["current_or_live"][0])
         summary = r["current_or_live"][0]
-        reliability = r["reliability"]
+        reliability = r["current_or_live#2"][0]  # the stored "reliability" frame
         for row in summary.itertuples(index=False):
             out[f"{row.family_id}.reliability_count"] = float(
                 reliability.loc[reliability["family_id"] == row.family_id, "count"].sum()
             )
-        over = r["brier_over_time"]
+        over = r["current_or_live#4"][0]  # the stored "brier_over_time" frame
         for family_id, group in over.groupby("family_id"):
             out[f"{family_id}.cumulative_brier"] = float(group["cumulative_brier"].iloc[-1])
         return out

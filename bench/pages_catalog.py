@@ -182,9 +182,9 @@ def calibration_page(read: Reader, _sel: Selection) -> None:
     summary, _stored = read(stored_rm.current_or_live, "calibration_summary", cohort=None)
     if summary.empty:
         return
-    read(calibration_rm.reliability, cohort=None)
-    read(calibration_rm.reliability, cohort=None, forecaster="market")
-    read(calibration_rm.brier_over_time, cohort=None)
+    read(stored_rm.current_or_live, "reliability", cohort=None)
+    read(stored_rm.current_or_live, "reliability_market", cohort=None)
+    read(stored_rm.current_or_live, "brier_over_time", cohort=None)
 
 
 def calibration_live(read: Reader, _sel: Selection) -> None:

@@ -7,7 +7,6 @@ import pandas as pd
 import streamlit as st
 
 from arena import ui
-from arena.analytics.calibration import brier_over_time, reliability
 from arena.analytics.cohorts import cohort_numbers
 from arena.analytics.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_or_live
@@ -117,8 +116,8 @@ points = base.mark_point(filled=True, size=70).encode(
 st.altair_chart((bars + points).properties(height=70 + 45 * len(summary)), width="stretch")
 
 st.subheader("Reliability diagram")
-implied: pd.DataFrame = ui.read(reliability, cohort=cohort)
-market: pd.DataFrame = ui.read(reliability, cohort=cohort, forecaster="market")
+implied, _ = ui.read(current_or_live, "reliability", cohort=cohort)
+market, _ = ui.read(current_or_live, "reliability_market", cohort=cohort)
 diagram = pd.concat(
     [implied.assign(forecaster="implied confidence"), market.assign(forecaster="market price")],
     ignore_index=True,
@@ -182,7 +181,7 @@ st.caption(
 ui.download_csv(diagram, "reliability")
 
 st.subheader("Brier over time")
-over_time: pd.DataFrame = ui.read(brier_over_time, cohort=cohort)
+over_time, _ = ui.read(current_or_live, "brier_over_time", cohort=cohort)
 if over_time.empty:
     st.text("No resolved bet yet.")
 else:

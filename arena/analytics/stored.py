@@ -15,13 +15,14 @@ import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 import pandas as pd
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.engine import Connection, Engine
 
-from arena.analytics.calibration import calibration_summary
+from arena.analytics.calibration import brier_over_time, calibration_summary, reliability
 from arena.analytics.leaderboard import leaderboard
 from arena.analytics.overview import overview
 from arena.tables import ANALYSIS_RESULTS as RESULTS
@@ -47,6 +48,11 @@ class Analysis:
 ANALYSES: dict[str, Analysis] = {
     "leaderboard": Analysis(leaderboard),
     "calibration_summary": Analysis(calibration_summary),
+    # The Calibration page's diagrams: aggregates over every Brier row, so they grow with
+    # history (~350 ms warm at two years) while their stored frames are a few kB.
+    "reliability": Analysis(reliability),
+    "reliability_market": Analysis(partial(reliability, forecaster="market")),
+    "brier_over_time": Analysis(brier_over_time),
     "overview": Analysis(overview, per_cohort=False),
 }
 ALL = "all"
@@ -128,12 +134,16 @@ class AnalysesOutcome:
 
 def scopes_due(conn: Connection, at: datetime) -> list[int | None]:
     """All cohorts, every started cohort not completed, and every completed cohort whose
-    results were not stored after it completed (a completed cohort's figures are final)."""
+    results were not stored after it completed (a completed cohort's figures are final) or
+    lack an analysis (one added by a later version)."""
+    per_cohort = sum(1 for analysis in ANALYSES.values() if analysis.per_cohort)
     stored_at: dict[str, datetime] = {}
-    for scope, computed_at in conn.execute(
-        select(RESULTS.c.scope, func.min(RESULTS.c.computed_at)).group_by(RESULTS.c.scope)
-    ):
-        stored_at[scope] = computed_at
+    query = select(
+        RESULTS.c.scope, func.min(RESULTS.c.computed_at), func.count(RESULTS.c.name)
+    ).where(RESULTS.c.name.in_(list(ANALYSES)))
+    for scope, computed_at, names in conn.execute(query.group_by(RESULTS.c.scope)):
+        if names >= per_cohort:
+            stored_at[scope] = computed_at
     due: list[int | None] = [None]
     cohorts = select(COHORTS.c.number, COHORTS.c.status, COHORTS.c.completed_at).where(
         COHORTS.c.week_start <= at

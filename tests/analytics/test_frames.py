@@ -150,9 +150,7 @@ def test_an_empty_result_keeps_every_documented_column_and_dtype(engine: Engine)
     with engine.connect() as conn:
         fast = query_frame(conn, query, KINDS)
     assert fast.empty and list(fast.columns) == list(KINDS)
-    pd.testing.assert_series_equal(
-        fast.dtypes, typed_frame([], KINDS).dtypes, check_names=False
-    )
+    pd.testing.assert_series_equal(fast.dtypes, typed_frame([], KINDS).dtypes, check_names=False)
 
 
 @pytest.mark.parametrize(

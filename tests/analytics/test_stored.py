@@ -7,7 +7,7 @@ from decimal import Decimal as D
 
 import pandas as pd
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Engine
 
 from arena.analytics import stored
@@ -34,7 +34,7 @@ def book(engine: Engine) -> Engine:
 def test_stored_frames_equal_the_live_read_models(book: Engine) -> None:
     outcome = stored.store_analyses(book, AT)
     assert outcome.scopes == ["all", "cohort:1", "cohort:2"]
-    assert outcome.stored == 7  # the overview has one scope: all cohorts
+    assert outcome.stored == 16  # 5 per scope; the overview has one scope: all cohorts
     for name, compute in stored.ANALYSES.items():
         for cohort in (None, 1, 2) if compute.per_cohort else (None,):
             frame, used = stored.current_or_live(book, name, cohort=cohort)
@@ -87,7 +87,7 @@ def test_the_analyses_job_runs_once_per_slot(book: Engine) -> None:
     again = run_job(ctx, ANALYSES, slot_for(ANALYSES, at), at)
     assert (first.status, again.status) == ("ok", "skipped")
     assert first.slot == AT + timedelta(minutes=30)
-    assert first.counts["stored"] == 7
+    assert first.counts["stored"] == 16
     with book.connect() as conn:
         scopes = set(conn.execute(select(ANALYSIS_RESULTS.c.scope)).scalars())
     assert scopes == {"all", "cohort:1", "cohort:2"}
@@ -102,7 +102,7 @@ def test_the_analyses_command_stores_and_says_what(book: Engine) -> None:
         app, ["analyses", "--at", AT.isoformat()], env={"ARENA_DATABASE_URL": str(book.url)}
     )
     assert result.exit_code == 0, result.output
-    assert "stored 7 frame(s) for all, cohort:1, cohort:2" in result.output
+    assert "stored 16 frame(s) for all, cohort:1, cohort:2" in result.output
 
 
 def test_the_overview_is_stored_once_for_all_cohorts(book: Engine) -> None:
@@ -115,3 +115,26 @@ def test_the_overview_is_stored_once_for_all_cohorts(book: Engine) -> None:
     assert stored.stored_result(book, "overview", cohort=1) is None
     with pytest.raises(ValueError, match="per-cohort"):
         stored.ANALYSES["overview"](book, cohort=1)
+
+
+def test_a_completed_cohort_missing_an_analysis_is_stored_again(book: Engine) -> None:
+    """A completed cohort stored by an older version (without a newer analysis) gets it."""
+    with book.begin() as conn:
+        conn.execute(
+            update(COHORTS)
+            .where(COHORTS.c.number == 1)
+            .values(status="completed", completed_at=AT - timedelta(hours=1))
+        )
+    stored.store_analyses(book, AT)
+    assert stored.store_analyses(book, AT + timedelta(hours=1)).scopes == ["all", "cohort:2"]
+    with book.begin() as conn:  # as if "brier_over_time" had not existed back then
+        conn.execute(
+            delete(ANALYSIS_RESULTS).where(
+                ANALYSIS_RESULTS.c.scope == "cohort:1",
+                ANALYSIS_RESULTS.c.name == "brier_over_time",
+            )
+        )
+    later = AT + timedelta(hours=2)
+    assert stored.store_analyses(book, later).scopes == ["all", "cohort:1", "cohort:2"]
+    _frame, used = stored.current_or_live(book, "brier_over_time", cohort=1)
+    assert used is not None and used.computed_at == later
