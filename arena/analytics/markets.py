@@ -5,7 +5,6 @@ decision run showed (market_snapshot_items, the prices agents could trade at) pl
 synced price. That is the evidence the benchmark used; finer history is not stored.
 """
 
-import json
 from typing import Any
 
 import pandas as pd
@@ -141,14 +140,9 @@ def markets(
     return priced_frame(engine, query, MARKET_COLUMNS)
 
 
-def _json_text(row: dict[str, Any]) -> None:
-    row["outcomes"] = json.dumps(row.get("outcomes") or [], ensure_ascii=False)
-    row["prices"] = json.dumps(row.get("prices") or [])
-
-
 def priced_frame(engine: Engine, query: Select[Any], kinds: Kinds) -> pd.DataFrame:
     """`read_frame` for rows with a market's ``outcomes`` and ``prices``: those as JSON text
-    (outcome names unescaped), as `_json_text` writes them for one row."""
+    (outcome names unescaped)."""
     with engine.connect() as conn:
         frame = query_frame(conn, query, {**kinds, "outcomes": OBJECT, "prices": OBJECT})
     frame["outcomes"] = json_texts(frame["outcomes"], [], ensure_ascii=False)
@@ -211,12 +205,9 @@ def market_detail(engine: Engine, market_id: str) -> pd.DataFrame:
         MARKETS.c.resolved_at,
         MARKETS.c.source,
     ).where(MARKETS.c.id == market_id)
-    with engine.connect() as conn:
-        rows = fetch(conn, query)
-    for row in rows:
-        _json_text(row)
-        row["neg_risk"] = "yes" if row["neg_risk"] else "no"
-    return typed_frame(rows, DETAIL_COLUMNS)
+    frame = priced_frame(engine, query, {**DETAIL_COLUMNS, "neg_risk": OBJECT})
+    frame["neg_risk"] = pd.Series(["yes" if v else "no" for v in frame["neg_risk"]], dtype="string")
+    return frame
 
 
 PRICE_COLUMNS: dict[str, str] = {
