@@ -99,8 +99,13 @@ def agent_summary(engine: Engine, cohort: int, family: str) -> pd.DataFrame:
     the first snapshot); ``brier``, ``resolved_bets``; ``open_positions`` and ``positions``
     (ever held); ``decisions``, ``fallback_holds``, ``api_cost_usd``; ``last_snapshot``.
     """
-    latest = latest_snapshots()
-    decisions, positions, briers = agent_stats()
+    mine = (
+        select(AGENTS.c.id)
+        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+        .where(COHORTS.c.number == cohort, AGENTS.c.family_id == family)
+    )
+    latest = latest_snapshots(mine)
+    decisions, positions, briers = agent_stats(mine)
     query = (
         select(
             COHORTS.c.number.label("cohort_number"),

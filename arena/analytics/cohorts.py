@@ -99,9 +99,10 @@ def newest_snapshots(before: Any = None, agents: Any = None) -> Any:
     return query.subquery("newest_snapshots")
 
 
-def latest_snapshots() -> Any:
-    """Subquery: each agent's most recent portfolio snapshot (agent_id, slot, values)."""
-    newest = newest_snapshots()
+def latest_snapshots(agents: Any = None) -> Any:
+    """Subquery: each agent's most recent portfolio snapshot (agent_id, slot, values), for
+    the agents of the `agents` id select, or all."""
+    newest = newest_snapshots(agents=agents)
     return (
         select(
             newest.c.agent_id,
@@ -118,8 +119,17 @@ def latest_snapshots() -> Any:
     )
 
 
-def agent_stats() -> Any:
-    """Subquery per agent: decisions made, fallback HOLDs, API cost, open positions, Brier."""
+def _of_agents(query: Any, column: Any, agents: Any) -> Any:
+    return query if agents is None else query.where(column.in_(agents))
+
+
+def agent_stats(agents: Any = None) -> Any:
+    """Subqueries per agent: decisions made, fallback HOLDs, API cost, open positions, Brier;
+    for the agents of the `agents` id select, or all.
+
+    A page about one agent or one cohort passes its agents, so the aggregates seek those
+    agents' rows instead of grouping every decision, position and Brier row ever written.
+    """
     decisions = (
         select(
             DECISIONS.c.agent_id,
@@ -131,27 +141,21 @@ def agent_stats() -> Any:
         )
         .where(DECISIONS.c.status != "in_progress")
         .group_by(DECISIONS.c.agent_id)
-        .subquery("agent_decisions")
     )
-    positions = (
-        select(
-            POSITIONS.c.agent_id,
-            func.sum(case((POSITIONS.c.status == "open", 1), else_=0)).label("open_positions"),
-            func.count(POSITIONS.c.id).label("positions"),
-        )
-        .group_by(POSITIONS.c.agent_id)
-        .subquery("agent_positions")
-    )
-    briers = (
-        select(
-            BRIERS.c.agent_id,
-            func.avg(BRIERS.c.brier_score).label("brier"),
-            func.count(BRIERS.c.id).label("resolved_bets"),
-            func.sum(BRIERS.c.actual_outcome).label("wins"),
-        )
-        .group_by(BRIERS.c.agent_id)
-        .subquery("agent_briers")
-    )
+    decisions = _of_agents(decisions, DECISIONS.c.agent_id, agents).subquery("agent_decisions")
+    positions = select(
+        POSITIONS.c.agent_id,
+        func.sum(case((POSITIONS.c.status == "open", 1), else_=0)).label("open_positions"),
+        func.count(POSITIONS.c.id).label("positions"),
+    ).group_by(POSITIONS.c.agent_id)
+    positions = _of_agents(positions, POSITIONS.c.agent_id, agents).subquery("agent_positions")
+    briers = select(
+        BRIERS.c.agent_id,
+        func.avg(BRIERS.c.brier_score).label("brier"),
+        func.count(BRIERS.c.id).label("resolved_bets"),
+        func.sum(BRIERS.c.actual_outcome).label("wins"),
+    ).group_by(BRIERS.c.agent_id)
+    briers = _of_agents(briers, BRIERS.c.agent_id, agents).subquery("agent_briers")
     return decisions, positions, briers
 
 
@@ -300,11 +304,16 @@ def cohort_standings(engine: Engine, cohort: int) -> pd.DataFrame:
     ``win_rate`` (share of resolved bets won); ``open_positions``; ``decisions``,
     ``fallback_holds``, ``api_cost_usd``; ``last_snapshot``.
     """
-    latest = latest_snapshots()
-    decisions, positions, briers = agent_stats()
+    mine = (
+        select(AGENTS.c.id)
+        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+        .where(COHORTS.c.number == cohort)
+    )
+    latest = latest_snapshots(mine)
+    decisions, positions, briers = agent_stats(mine)
     open_cost = (
         select(POSITIONS.c.agent_id, func.sum(POSITIONS.c.cost_basis).label("open_cost"))
-        .where(POSITIONS.c.status == "open")
+        .where(POSITIONS.c.status == "open", POSITIONS.c.agent_id.in_(mine))
         .group_by(POSITIONS.c.agent_id)
         .subquery("open_cost")
     )
