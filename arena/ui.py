@@ -358,6 +358,18 @@ def table(
     return list(event.selection.rows) if event is not None else []
 
 
+def listed(count: int, cap: int, noun: str, order: str) -> str:
+    """A list's caption: how many rows and in which order, and, when the list reached its cap,
+    that it may not be everything (a silently cut list reads as complete)."""
+    text = f"{count:,} {noun}, {order}."
+    if count >= cap:
+        text += (
+            f" That is this list's cap of {cap:,}: more may match. Narrow it with the filters,"
+            " or download every row from Exports."
+        )
+    return text
+
+
 def money(value: Any) -> str:
     """$1,234.56 / -$1,234.56 (— when missing)."""
     if _missing(value):

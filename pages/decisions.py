@@ -8,6 +8,7 @@ import streamlit as st
 from arena import ui
 from arena.analytics.agents import agent_index
 from arena.analytics.decisions import (
+    DEFAULT_LIMIT,
     DecisionDetail,
     decision_detail,
     decision_weeks,
@@ -44,12 +45,21 @@ action = ui.select_link("Action", "action", list(DECISION_ACTIONS), container=co
 status = ui.select_link("Status", "status", list(DECISION_STATUSES), container=cols[4])
 
 listing: pd.DataFrame = ui.read(
-    decisions, cohort=cohort, family=family, week=week_value, action=action, status=status
+    decisions,
+    cohort=cohort,
+    family=family,
+    week=week_value,
+    action=action,
+    status=status,
+    limit=DEFAULT_LIMIT,
 )
 if listing.empty:
     ui.empty("No decision matches these filters: widen them (set a filter back to All).")
 else:
-    st.caption(f"{len(listing)} decision(s), newest first. Select a row to audit it.")
+    st.caption(
+        ui.listed(len(listing), DEFAULT_LIMIT, "decision(s)", "newest first")
+        + " Select a row to audit it."
+    )
     ui.pick_link(
         listing,
         key=f"decisions-table:{cohort}:{family}:{week_value}:{action}:{status}",

@@ -9,6 +9,7 @@ import streamlit as st
 from arena import ui
 from arena.analytics.decisions import snapshot_info, snapshot_markets
 from arena.analytics.markets import (
+    DEFAULT_LIMIT,
     categories,
     market_brier,
     market_detail,
@@ -74,8 +75,8 @@ if found.empty:
     )
 else:
     st.caption(
-        f"{len(found)} market(s) (at most {1000}), held ones first, then by volume. Select a "
-        "row to open one."
+        ui.listed(len(found), DEFAULT_LIMIT, "market(s)", "held ones first, then by volume")
+        + " Select a row to open one."
     )
     ui.pick_link(
         found,

@@ -13,6 +13,7 @@ import streamlit as st
 from arena import ui
 from arena.admin import AdminGate
 from arena.analytics.operations import (
+    DEFAULT_LIMIT,
     job_health,
     job_runs,
     levels_at_least,
@@ -103,6 +104,7 @@ runs: pd.DataFrame = ui.read(
 if runs.empty:
     st.text("No job run matches.")
 else:
+    st.caption(ui.listed(len(runs), DEFAULT_LIMIT, "run(s)", "newest slot first"))
     ui.table(runs, key="ops-runs")
     ui.download_csv(runs, "job-runs")
 
@@ -116,6 +118,7 @@ log: pd.DataFrame = ui.read(
 if log.empty:
     st.text("No log line at this severity.")
 else:
+    st.caption(ui.listed(len(log), DEFAULT_LIMIT, "line(s)", "newest first"))
     ui.table(log, key="ops-log")
     ui.download_csv(log, "system-log")
 

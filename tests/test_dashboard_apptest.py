@@ -369,6 +369,31 @@ def test_decision_filters_narrow_the_list(season_engine: Engine) -> None:
     assert at.query_params["status"] == "fallback_hold"
 
 
+def test_a_list_cut_at_its_cap_says_so(
+    season_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    everything = decisions.decisions(season_engine)
+    at = _run("decisions")
+    _ok(at)
+    captions = " ".join(str(c.value) for c in at.caption)
+    assert f"{len(everything)} decision(s), newest first." in captions
+    assert "cap" not in captions
+
+    monkeypatch.setattr(decisions, "DEFAULT_LIMIT", 5)
+    at = _run("decisions")
+    _ok(at)
+    assert at.dataframe[0].value["decision_id"].tolist() == everything["decision_id"][:5].tolist()
+    captions = " ".join(str(c.value) for c in at.caption)
+    assert "5 decision(s), newest first. That is this list's cap of 5: more may match." in captions
+
+
+def test_listed_names_the_cap_only_when_reached() -> None:
+    assert ui.listed(999, 1000, "market(s)", "by volume") == "999 market(s), by volume."
+    assert ui.listed(1000, 1000, "market(s)", "by volume").startswith(
+        "1,000 market(s), by volume. That is this list's cap of 1,000: more may match."
+    )
+
+
 def test_calibration_page_shows_the_summary(season_engine: Engine) -> None:
     at = _run("calibration", family="oracle")
 
