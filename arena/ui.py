@@ -358,15 +358,14 @@ def table(
     return list(event.selection.rows) if event is not None else []
 
 
-def listed(count: int, cap: int, noun: str, order: str) -> str:
+def listed(count: int, cap: int, noun: str, order: str, *, exported: bool = True) -> str:
     """A list's caption: how many rows and in which order, and, when the list reached its cap,
-    that it may not be everything (a silently cut list reads as complete)."""
+    that it may not be everything (a silently cut list reads as complete). `exported`: the
+    table is one of the Exports page's, where every row can be downloaded."""
     text = f"{count:,} {noun}, {order}."
     if count >= cap:
-        text += (
-            f" That is this list's cap of {cap:,}: more may match. Narrow it with the filters,"
-            " or download every row from Exports."
-        )
+        text += f" That is this list's cap of {cap:,}: more may match. Narrow it with the filters"
+        text += ", or download every row from Exports." if exported else "."
     return text
 
 

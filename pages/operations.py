@@ -104,7 +104,7 @@ runs: pd.DataFrame = ui.read(
 if runs.empty:
     st.text("No job run matches.")
 else:
-    st.caption(ui.listed(len(runs), DEFAULT_LIMIT, "run(s)", "newest slot first"))
+    st.caption(ui.listed(len(runs), DEFAULT_LIMIT, "run(s)", "newest slot first", exported=False))
     ui.table(runs, key="ops-runs")
     ui.download_csv(runs, "job-runs")
 
@@ -118,7 +118,7 @@ log: pd.DataFrame = ui.read(
 if log.empty:
     st.text("No log line at this severity.")
 else:
-    st.caption(ui.listed(len(log), DEFAULT_LIMIT, "line(s)", "newest first"))
+    st.caption(ui.listed(len(log), DEFAULT_LIMIT, "line(s)", "newest first", exported=False))
     ui.table(log, key="ops-log")
     ui.download_csv(log, "system-log")
 

@@ -389,8 +389,12 @@ def test_a_list_cut_at_its_cap_says_so(
 
 def test_listed_names_the_cap_only_when_reached() -> None:
     assert ui.listed(999, 1000, "market(s)", "by volume") == "999 market(s), by volume."
-    assert ui.listed(1000, 1000, "market(s)", "by volume").startswith(
-        "1,000 market(s), by volume. That is this list's cap of 1,000: more may match."
+    assert ui.listed(1000, 1000, "market(s)", "by volume") == (
+        "1,000 market(s), by volume. That is this list's cap of 1,000: more may match. Narrow "
+        "it with the filters, or download every row from Exports."
+    )
+    assert ui.listed(1000, 1000, "line(s)", "newest first", exported=False).endswith(
+        "more may match. Narrow it with the filters."
     )
 
 
