@@ -20,6 +20,7 @@ from arena.analytics.cohorts import (
     MONEY,
     TEXT,
     TIME,
+    agent_ids,
     agent_stats,
     fetch,
     latest_snapshots,
@@ -99,11 +100,7 @@ def agent_summary(engine: Engine, cohort: int, family: str) -> pd.DataFrame:
     the first snapshot); ``brier``, ``resolved_bets``; ``open_positions`` and ``positions``
     (ever held); ``decisions``, ``fallback_holds``, ``api_cost_usd``; ``last_snapshot``.
     """
-    mine = (
-        select(AGENTS.c.id)
-        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
-        .where(COHORTS.c.number == cohort, AGENTS.c.family_id == family)
-    )
+    mine = agent_ids(cohort, family)
     latest = latest_snapshots(mine)
     decisions, positions, briers = agent_stats(mine)
     query = (

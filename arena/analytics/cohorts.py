@@ -119,6 +119,17 @@ def latest_snapshots(agents: Any = None) -> Any:
     )
 
 
+def agent_ids(cohort: int | None = None, family: str | None = None) -> Select[Any]:
+    """Select of the ids of the agents in cohort number `cohort` and of `family` (either
+    filter optional): the scope a page about one agent, one cohort or one family reads."""
+    query = select(AGENTS.c.id).join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+    if cohort is not None:
+        query = query.where(COHORTS.c.number == cohort)
+    if family is not None:
+        query = query.where(AGENTS.c.family_id == family)
+    return query
+
+
 def _of_agents(query: Any, column: Any, agents: Any) -> Any:
     return query if agents is None else query.where(column.in_(agents))
 
@@ -304,19 +315,15 @@ def cohort_standings(engine: Engine, cohort: int) -> pd.DataFrame:
     ``win_rate`` (share of resolved bets won); ``open_positions``; ``decisions``,
     ``fallback_holds``, ``api_cost_usd``; ``last_snapshot``.
     """
-    mine = (
-        select(AGENTS.c.id)
-        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
-        .where(COHORTS.c.number == cohort)
-    )
+    mine = agent_ids(cohort)
     latest = latest_snapshots(mine)
     decisions, positions, briers = agent_stats(mine)
     open_cost = (
         select(POSITIONS.c.agent_id, func.sum(POSITIONS.c.cost_basis).label("open_cost"))
-        .where(POSITIONS.c.status == "open", POSITIONS.c.agent_id.in_(mine))
+        .where(POSITIONS.c.status == "open")
         .group_by(POSITIONS.c.agent_id)
-        .subquery("open_cost")
     )
+    open_cost = _of_agents(open_cost, POSITIONS.c.agent_id, mine).subquery("open_cost")
     query = (
         select(
             AGENTS.c.family_id,

@@ -33,6 +33,7 @@ from arena.analytics.cohorts import (
     SNAPSHOTS,
     TEXT,
     TIME,
+    agent_ids,
     fetch,
     newest_snapshots,
     raw_rows,
@@ -168,9 +169,7 @@ def portfolio_curves(
     if window.end is None or window.start is None:
         return typed_frame([], CURVE_COLUMNS)
     width = window.bucket_seconds
-    agent_scope = _scope(
-        select(AGENTS.c.id).join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id), cohort, family
-    )
+    agent_scope = agent_ids(cohort, family)
     first_bucket = int(window.start.timestamp()) // width * width
     if width in WIDTHS:  # one pre-computed row per agent × bucket
         in_range = select(
