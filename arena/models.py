@@ -15,9 +15,12 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     CheckConstraint,
+    Column,
     ForeignKey,
     Index,
+    Integer,
     LargeBinary,
+    String,
     Text,
     UniqueConstraint,
     text,
@@ -54,6 +57,12 @@ def _ts(nullable: bool = False, **kwargs: Any) -> Any:
 
 def _money(nullable: bool = False, **kwargs: Any) -> Any:
     return Field(sa_type=MONEY, nullable=nullable, **kwargs)
+
+
+def _count() -> Any:
+    """A counter column the database maintains: 0 for a new row by the server's default, so
+    inserts (bulk ones included) need not name it."""
+    return Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
 
 
 def _fk(target: str, nullable: bool = False, ondelete: str | None = None) -> Any:
@@ -140,6 +149,7 @@ class Market(SQLModel, table=True):
         CheckConstraint(_in("market_type", MARKET_TYPES), name="ck_markets_type"),
         CheckConstraint(_in("status", MARKET_STATUSES), name="ck_markets_status"),
         Index("ix_markets_status_volume", "status", "volume"),
+        Index("ix_markets_category", "category"),
     )
 
     id: str = Field(primary_key=True, max_length=64)
@@ -167,6 +177,23 @@ class Market(SQLModel, table=True):
     source: str = Field(default="gamma", max_length=16)
     first_seen_at: datetime = _ts(default_factory=utcnow)
     updated_at: datetime = _ts(default_factory=utcnow)
+
+
+class MarketHolding(SQLModel, table=True):
+    """Our positions in one market: ever opened, open now, distinct agents that held it.
+
+    Why stored: the Markets list orders by them, and counting them at read time grouped
+    every position ever opened. Database triggers on `positions` keep them (migration 0006),
+    so no write path (engine, bulk load, repair by hand) can forget them; Python only reads
+    them. A market nobody ever held has no row (or zeros, once its positions are deleted).
+    """
+
+    __tablename__ = "market_holdings"
+
+    market_id: str = Field(sa_column=Column(String(64), ForeignKey("markets.id"), primary_key=True))
+    position_count: int = _count()
+    open_position_count: int = _count()
+    holder_count: int = _count()
 
 
 class MarketSnapshot(SQLModel, table=True):
@@ -480,6 +507,21 @@ class JobRun(SQLModel, table=True):
     finished_at: datetime | None = _ts(nullable=True, default=None)
     counts: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
     error: str | None = Field(default=None, sa_type=Text)
+
+
+class JobRunCount(SQLModel, table=True):
+    """How many runs of a job are in each status (the Operations page's health table).
+
+    Why stored: counting them at read time walked every run ever claimed (the snapshot job
+    alone claims 52,000 slots a year). Database triggers on `job_runs` keep them (migration
+    0006), adding and taking one per run as it is claimed and finished.
+    """
+
+    __tablename__ = "job_run_counts"
+
+    job: str = Field(primary_key=True, max_length=32)
+    status: str = Field(primary_key=True, max_length=16)
+    runs: int = _count()
 
 
 class SystemLog(SQLModel, table=True):

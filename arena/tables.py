@@ -15,7 +15,9 @@ from arena.models import (
     DecisionAttempt,
     Family,
     JobRun,
+    JobRunCount,
     Market,
+    MarketHolding,
     MarketSnapshot,
     MarketSnapshotItem,
     MethodologyVersion,
@@ -39,7 +41,9 @@ DECISIONS = _table(Decision)
 DECISION_ATTEMPTS = _table(DecisionAttempt)
 FAMILIES = _table(Family)
 JOB_RUNS = _table(JobRun)
+JOB_RUN_COUNTS = _table(JobRunCount)
 MARKETS = _table(Market)
+MARKET_HOLDINGS = _table(MarketHolding)
 MARKET_SNAPSHOTS = _table(MarketSnapshot)
 MARKET_SNAPSHOT_ITEMS = _table(MarketSnapshotItem)
 METHODOLOGY_VERSIONS = _table(MethodologyVersion)

@@ -46,6 +46,7 @@ from arena.models import (
 from tests.engine.test_decisions import MARKETS
 from tests.engine.test_two_processes import BASELINES
 from tests.factories import WEEK1
+from tests.faults.invariants import assert_books_balance, assert_job_run_counts_match
 from tests.markets.gamma_server import Reply, serve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,6 +141,7 @@ def test_a_failing_job_is_recorded_and_does_not_raise(engine: Engine) -> None:
     assert run_job(ctx, SYNC_MARKETS, at, at).status == "skipped"
     later = at + timedelta(minutes=5)
     assert run_job(ctx, SYNC_MARKETS, later, later).status == "ok"
+    assert_job_run_counts_match(engine)
 
 
 def test_error_lines_are_one_line_and_blank_out_secrets() -> None:
@@ -170,6 +172,7 @@ def test_a_stale_running_claim_is_taken_over_and_a_fresh_one_is_not(engine: Engi
     assert (rows[stale_slot].status, rows[stale_slot].owner) == ("ok", "test-owner")
     assert rows[stale_slot].started_at == at
     assert (rows[fresh_slot].status, rows[fresh_slot].owner) == ("running", "crashed")
+    assert_job_run_counts_match(engine)  # the take-over moved one run from running to ok
     with session_scope(engine) as s:
         warnings = s.exec(select(SystemLog).where(SystemLog.level == "WARNING")).all()
     assert any("re-claimed a stale running claim" in w.message for w in warnings)
@@ -320,6 +323,7 @@ def test_two_scheduler_processes_never_do_a_slot_twice(
         rows = s.exec(select(PortfolioSnapshot)).all()
         assert len({(r.agent_id, r.slot) for r in rows}) == len(rows)
         assert {r.slot for r in rows} <= set(snapshot_slots)
+    assert_books_balance(engine)  # incl. market holdings and job-run counts: two writers
 
 
 @pytest.fixture(autouse=True)

@@ -28,6 +28,7 @@ from arena.analytics.cohorts import (
     typed_frame,
 )
 from arena.models import LOG_LEVELS
+from arena.tables import JOB_RUN_COUNTS as COUNTS
 from arena.tables import JOB_RUNS as RUNS
 from arena.tables import SYSTEM_LOGS as LOGS
 
@@ -54,15 +55,21 @@ def job_health(engine: Engine) -> pd.DataFrame:
     latest run) and its ``last_status``; ``last_success`` / ``last_failure`` (slots); and
     ``last_error`` (the latest failure's one-line error).
 
-    Read as counts and latest slot per job × status (a walk of the job/status/slot index),
-    then one index seek per job with failures for its last error.
+    The counts are the trigger-kept `job_run_counts` (counting the runs walked every run
+    ever claimed); the latest slot per job × status is one seek each on the job/status/slot
+    index, and the last error one more per job with failures.
     """
-    by_status = select(
-        RUNS.c.job, RUNS.c.status, func.count().label("n"), func.max(RUNS.c.slot).label("last")
-    ).group_by(RUNS.c.job, RUNS.c.status)
     jobs: dict[str, dict[str, Any]] = {}
     with engine.connect() as conn:
-        for job, status, n, last in conn.execute(by_status):
+        last_slot = (
+            select(func.max(RUNS.c.slot))
+            .where(RUNS.c.job == COUNTS.c.job, RUNS.c.status == COUNTS.c.status)
+            .scalar_subquery()
+        )
+        counted = select(COUNTS.c.job, COUNTS.c.status, COUNTS.c.runs, last_slot).where(
+            COUNTS.c.runs > 0
+        )
+        for job, status, n, last in conn.execute(counted):
             row = jobs.setdefault(
                 job, {"job": job, "runs": 0, "ok": 0, "failed": 0, "running": 0, "last": {}}
             )

@@ -7,7 +7,18 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from arena.db import session_scope
-from arena.models import Agent, BrierScore, Decision, PortfolioSnapshot, Position, Trade
+from arena.models import (
+    Agent,
+    BrierScore,
+    Decision,
+    JobRun,
+    JobRunCount,
+    Market,
+    MarketHolding,
+    PortfolioSnapshot,
+    Position,
+    Trade,
+)
 
 
 def assert_books_balance(engine: Engine) -> None:
@@ -25,6 +36,36 @@ def assert_books_balance(engine: Engine) -> None:
             assert agent.cash_balance + open_cost - realized == agent.starting_balance
             assert agent.cash_balance >= 0
     assert_leg_tallies_match(engine)
+    assert_market_counts_match(engine)
+    assert_job_run_counts_match(engine)
+
+
+def assert_job_run_counts_match(engine: Engine) -> None:
+    """The trigger-kept runs per job × status equal the job runs counted afresh."""
+    with session_scope(engine) as s:
+        fresh = Counter((r.job, r.status) for r in s.exec(select(JobRun)))
+        stored = {(c.job, c.status): c.runs for c in s.exec(select(JobRunCount)) if c.runs}
+    assert stored == dict(fresh)
+
+
+def assert_market_counts_match(engine: Engine) -> None:
+    """Each market's trigger-kept holding counts equal its positions counted afresh."""
+    with session_scope(engine) as s:
+        positions = s.exec(select(Position)).all()
+        holdings = {h.market_id: h for h in s.exec(select(MarketHolding))}
+        for market in s.exec(select(Market)):
+            mine = [p for p in positions if p.market_id == market.id]
+            held = holdings.get(market.id)
+            stored = (
+                (held.position_count, held.open_position_count, held.holder_count)
+                if held
+                else (0, 0, 0)
+            )
+            assert stored == (
+                len(mine),
+                sum(1 for p in mine if p.status == "open"),
+                len({p.agent_id for p in mine}),
+            ), market.id
 
 
 def assert_leg_tallies_match(engine: Engine) -> None:
