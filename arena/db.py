@@ -47,11 +47,25 @@ def create_db_engine(
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(url, parsed.database, role, busy_timeout_ms)
     if parsed.get_backend_name() == "postgresql":
-        return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+        return _postgresql_engine(url)
     raise ConfigError(
         f"unsupported database backend {parsed.get_backend_name()!r}",
         "use sqlite:/// or postgresql+psycopg://",
     )
+
+
+def _postgresql_engine(url: str) -> Engine:
+    """Sessions in UTC, whatever the server's default: times come back as UTC (psycopg hands
+    out `timezone.utc` for a session named exactly "UTC", which pandas converts about ten
+    times faster than a `ZoneInfo`), and any date arithmetic in SQL is done in UTC."""
+    engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.execute("SET TIME ZONE 'UTC'")
+        dbapi_conn.commit()
+
+    return engine
 
 
 def _sqlite_engine(url: str, database: str | None, role: Role, busy_timeout_ms: int) -> Engine:

@@ -2,7 +2,7 @@
 
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel, select
 
@@ -17,7 +17,9 @@ EXPECTED_TABLES = {
     "decision_attempts",
     "decisions",
     "families",
+    "job_run_counts",
     "job_runs",
+    "market_holdings",
     "market_snapshot_items",
     "market_snapshots",
     "markets",
@@ -64,4 +66,18 @@ def test_an_older_database_is_brought_up_to_date(db_url: str) -> None:
     init_db(eng)
     assert current_revision(eng) == head_revision()
     assert set(inspect(eng).get_table_names()) >= EXPECTED_TABLES
+    eng.dispose()
+
+
+def test_a_database_never_migrated_has_no_revision(db_url: str) -> None:
+    """No version table at all (a fresh database): None, and the engine stays usable (on
+    PostgreSQL the failed select aborts its transaction; the reading starts over)."""
+    eng = create_db_engine(db_url)
+    downgrade(eng, "base")
+    with eng.begin() as conn:
+        conn.execute(text("DROP TABLE alembic_version"))
+    assert current_revision(eng) is None
+    assert current_revision(eng) is None
+    init_db(eng)
+    assert current_revision(eng) == head_revision()
     eng.dispose()

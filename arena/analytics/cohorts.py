@@ -19,6 +19,7 @@ from arena.analytics.frames import (  # noqa: F401 (kinds re-exported to every r
     BOOL,
     FLOAT,
     INT,
+    JSON,
     MONEY,
     NULLABLE_INT,
     OBJECT,

@@ -28,9 +28,10 @@ from arena.analytics.cohorts import (
     NULLABLE_INT,
     TEXT,
     TIME,
+    agent_ids,
     fetch,
     leg_tallies,
-    read_frame,
+    query_frame,
     typed_frame,
 )
 from arena.analytics.markets import priced_frame
@@ -84,15 +85,15 @@ def decisions(
     none); ``decided_at``.
 
     Every decision column comes from the covering `ix_decisions_list` (on SQLite a row's
-    list columns sit behind its inline prompts), and the leg numbers are the tallies the
-    engine writes with the legs (`leg_tallies`).
+    list columns sit behind its inline prompts), newest first in index order; the leg
+    numbers are the tallies the engine writes with the legs (`leg_tallies`). The agents'
+    cohort, family and name come from a second read of the agents (hundreds of rows),
+    matched here: joined in SQL, PostgreSQL hashed the agents and sorted the list again.
     """
     query = (
         select(
             DECISIONS.c.id.label("decision_id"),
-            COHORTS.c.number.label("cohort_number"),
-            AGENTS.c.family_id,
-            func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
+            DECISIONS.c.agent_id,
             DECISIONS.c.decision_week,
             DECISIONS.c.action,
             DECISIONS.c.status,
@@ -106,23 +107,45 @@ def decisions(
             DECISIONS.c.market_snapshot_id,
             func.coalesce(DECISIONS.c.decided_at, DECISIONS.c.created_at).label("decided_at"),
         )
-        .join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id)
-        .join(COHORTS, COHORTS.c.id == DECISIONS.c.cohort_id)
-        .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
         .order_by(DECISIONS.c.id.desc())
         .limit(limit)
     )
-    if cohort is not None:
-        query = query.where(COHORTS.c.number == cohort)
-    if family is not None:
-        query = query.where(AGENTS.c.family_id == family)
+    if cohort is not None or family is not None:
+        query = query.where(DECISIONS.c.agent_id.in_(agent_ids(cohort, family)))
     if week is not None:
         query = query.where(DECISIONS.c.decision_week == week)
     if action is not None:
         query = query.where(DECISIONS.c.action == action)
     if status is not None:
         query = query.where(DECISIONS.c.status == status)
-    return read_frame(engine, query, DECISION_COLUMNS)
+    with engine.connect() as conn:
+        # the agent columns come back blank, in their documented places, filled below
+        listed = query_frame(conn, query, {**DECISION_COLUMNS, "agent_id": INT})
+        agents = query_frame(conn, _AGENT_NAMES, AGENT_NAME_COLUMNS)
+    at = pd.Index(agents["agent_id"]).get_indexer(listed.pop("agent_id"))
+    if (at < 0).any():  # the foreign key makes this impossible; never show a wrong name
+        raise LookupError("a decision's agent is missing from the agents table")
+    for column in AGENT_NAME_COLUMNS.keys() - {"agent_id"}:
+        listed[column] = agents[column].array.take(at)
+    return listed
+
+
+AGENT_NAME_COLUMNS: dict[str, str] = {
+    "agent_id": INT,
+    "cohort_number": INT,
+    "family_id": TEXT,
+    "display_name": TEXT,
+}
+_AGENT_NAMES = (
+    select(
+        AGENTS.c.id.label("agent_id"),
+        COHORTS.c.number.label("cohort_number"),
+        AGENTS.c.family_id,
+        func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
+    )
+    .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+    .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
+)
 
 
 def decision_weeks(engine: Engine) -> list[int]:

@@ -13,6 +13,7 @@ Decimal: both round the same exact quotient once), and a `UTCDateTime` column's 
 """
 
 import json
+import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -26,8 +27,9 @@ from sqlalchemy.types import TypeEngine
 
 from arena.dbtypes import Fixed, UTCDateTime
 
-# Column kinds: how each documented column is converted.
-MONEY, FLOAT, INT, NULLABLE_INT, TIME, TEXT, BOOL, OBJECT = (
+# Column kinds: how each documented column is converted. JSON: a JSON column as the driver
+# hands it (text on SQLite, decoded on PostgreSQL), for `json_texts`.
+MONEY, FLOAT, INT, NULLABLE_INT, TIME, TEXT, BOOL, OBJECT, JSON = (
     "money",
     "float",
     "int",
@@ -36,6 +38,7 @@ MONEY, FLOAT, INT, NULLABLE_INT, TIME, TEXT, BOOL, OBJECT = (
     "text",
     "bool",
     "object",
+    "json",
 )
 Kinds = Mapping[str, str]
 
@@ -119,7 +122,7 @@ def _processor(
     if isinstance(typ, Fixed) and kind in (MONEY, FLOAT):
         scale = float(10**typ.places)
         return lambda values: _floats(values) / scale
-    if isinstance(typ, UTCDateTime) and kind == TIME:
+    if (isinstance(typ, UTCDateTime) and kind == TIME) or kind == JSON:
         return lambda values: values
     process = typ.dialect_impl(dialect).result_processor(dialect, coltype)
     if process is None:
@@ -146,11 +149,27 @@ def query_frame(conn: Connection, query: Select[Any], kinds: Kinds) -> pd.DataFr
     return columns_frame(columns, kinds, len(raw))
 
 
-def json_texts(values: Iterable[Any], empty: Any, **dumps: Any) -> pd.Series:
-    """A JSON column (decoded values) as canonical JSON text, `empty` standing in for None:
-    the same text on both backends, whatever the driver handed back.
+# A non-empty list of strings exactly as `json.dumps` writes it when no character needs
+# escaping (an empty list still goes through `empty`).
+_PLAIN_LIST = re.compile(r'\["[^"\\\x00-\x1f]*"(?:, "[^"\\\x00-\x1f]*")*\]')
 
-    One encoder for the column (exactly `json.dumps(value, **dumps)`, which builds a new
-    encoder per call when given options)."""
+
+def json_texts(values: Iterable[Any], empty: Any, **dumps: Any) -> pd.Series:
+    """A JSON column (decoded values, or JSON text) as canonical JSON text: exactly
+    `json.dumps(value or empty, **dumps)`, the same text on both backends.
+
+    Text that already is that (a list of strings none of which needs escaping, as a market's
+    outcomes and prices almost always are) is kept as it is: checking costs a fraction of
+    decoding and encoding it again. Any other text is decoded and encoded once more.
+    """
     encode = json.JSONEncoder(**dumps).encode
-    return pd.Series([encode(v or empty) for v in values], dtype="string")
+    ascii_only = dumps.get("ensure_ascii", True)
+    texts = []
+    for value in values:
+        if isinstance(value, str):
+            if _PLAIN_LIST.fullmatch(value) and (value.isascii() or not ascii_only):
+                texts.append(value)
+                continue
+            value = json.loads(value)
+        texts.append(encode(value or empty))
+    return pd.Series(texts, dtype="string")

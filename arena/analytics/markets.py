@@ -19,6 +19,7 @@ from arena.analytics.cohorts import (
     COHORTS,
     FLOAT,
     INT,
+    JSON,
     OBJECT,
     TEXT,
     TIME,
@@ -135,7 +136,7 @@ def priced_frame(engine: Engine, query: Select[Any], kinds: Kinds) -> pd.DataFra
     """`read_frame` for rows with a market's ``outcomes`` and ``prices``: those as JSON text
     (outcome names unescaped)."""
     with engine.connect() as conn:
-        frame = query_frame(conn, query, {**kinds, "outcomes": OBJECT, "prices": OBJECT})
+        frame = query_frame(conn, query, {**kinds, "outcomes": JSON, "prices": JSON})
     frame["outcomes"] = json_texts(frame["outcomes"], [], ensure_ascii=False)
     frame["prices"] = json_texts(frame["prices"], [])
     return frame

@@ -6,10 +6,11 @@ database URL or API keys are never part of any row.
 """
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import BigInteger, Subquery, cast, func, select
+from sqlalchemy import BigInteger, Select, cast, func, literal_column, select
 from sqlalchemy.engine import Engine
 
 from arena.analytics.cohorts import (
@@ -19,15 +20,16 @@ from arena.analytics.cohorts import (
     FAMILIES,
     FLOAT,
     INT,
-    OBJECT,
+    JSON,
     TEXT,
     TIME,
     json_texts,
     query_frame,
-    read_frame,
+    raw_rows,
     typed_frame,
 )
 from arena.models import LOG_LEVELS
+from arena.sqltime import epoch_seconds
 from arena.tables import JOB_RUN_COUNTS as COUNTS
 from arena.tables import JOB_RUNS as RUNS
 from arena.tables import SYSTEM_LOGS as LOGS
@@ -146,7 +148,7 @@ def job_runs(
     if status is not None:
         query = query.where(RUNS.c.status == status)
     with engine.connect() as conn:
-        frame = query_frame(conn, query, {**JOB_RUN_COLUMNS, "counts": OBJECT})
+        frame = query_frame(conn, query, {**JOB_RUN_COLUMNS, "counts": JSON})
     frame["duration_s"] = (frame["finished_at"] - frame["started_at"]).dt.total_seconds()
     frame["counts"] = json_texts(frame["counts"], {}, sort_keys=True, default=str)
     return frame
@@ -198,7 +200,7 @@ def system_log(
     if source is not None:
         query = query.where(LOGS.c.source == source)
     with engine.connect() as conn:
-        frame = query_frame(conn, query, {**LOG_COLUMNS, "context": OBJECT})
+        frame = query_frame(conn, query, {**LOG_COLUMNS, "context": JSON})
     frame["context"] = json_texts(frame["context"], {}, sort_keys=True, default=str)
     return frame
 
@@ -219,37 +221,57 @@ def log_sources(engine: Engine) -> list[str]:
         return sorted(str(s) for s in conn.execute(query).scalars())
 
 
-def _spend() -> Subquery:
-    """Decisions' spend per cohort × decision week × agent: a walk of the covering
-    ``ix_decisions_spend`` in its own order.
+WEEK_SECONDS = 7 * 24 * 3600
+SPEND_SUMS = ("decisions", "attempts", "tokens_in", "tokens_out", "cost_usd")
+WEEKLY_COLUMNS: dict[str, str] = {
+    "week": INT,
+    "family_id": TEXT,
+    "display_name": TEXT,
+    "kind": TEXT,
+    "decisions": INT,
+    "attempts": INT,
+    "tokens_in": INT,
+    "tokens_out": INT,
+    "cost_usd": FLOAT,
+}
 
-    Aggregated before any join, and in index order, so no planner trades the index for row
-    reads (on SQLite a decision row carries its prompts inline, in overflow pages)."""
-    keys = (DECISIONS.c.cohort_id, DECISIONS.c.decision_week, DECISIONS.c.agent_id)
+
+@cache
+def _weekly_spend(dialect: str) -> Select[Any]:
+    """Spend per calendar week × family (``week`` in epoch seconds): a few hundred rows a
+    year, from one walk of the covering ``ix_decisions_spend`` joined by primary keys (built
+    once per dialect).
+
+    Decisions drive the join: driven by agents, SQLite would fetch each agent's decision
+    rows, and on SQLite a decision row carries its prompts inline, in overflow pages.
+    """
+    week = (
+        epoch_seconds(COHORTS.c.week_start, dialect)
+        # literals, not bound parameters: GROUP BY and ORDER BY must see one expression
+        + (DECISIONS.c.decision_week - literal_column("1")) * literal_column(str(WEEK_SECONDS))
+    ).label("week")
     return (
         select(
-            *keys,
+            week,
+            AGENTS.c.family_id,
+            func.max(func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name)).label(
+                "display_name"
+            ),
+            func.max(func.coalesce(FAMILIES.c.kind, "llm")).label("kind"),
             func.count().label("decisions"),
-            func.sum(DECISIONS.c.attempts).label("attempts"),
-            func.sum(DECISIONS.c.tokens_in).label("tokens_in"),
-            func.sum(DECISIONS.c.tokens_out).label("tokens_out"),
+            *(
+                cast(func.sum(DECISIONS.c[name]), BigInteger).label(name)
+                for name in ("attempts", "tokens_in", "tokens_out")
+            ),
             func.sum(DECISIONS.c.cost_usd).label("cost_usd"),
         )
-        .group_by(*keys)
-        .subquery("spent")
+        .select_from(DECISIONS)
+        .join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id)
+        .join(COHORTS, COHORTS.c.id == DECISIONS.c.cohort_id)
+        .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
+        .group_by(week, AGENTS.c.family_id)
+        .order_by(week, AGENTS.c.family_id)
     )
-
-
-def _summed(spent: Subquery, *names: str) -> list[Any]:
-    """Sums of `spent` columns; integer sums cast back (PostgreSQL sums bigints as numeric)."""
-    return [
-        (
-            cast(func.sum(spent.c[name]), BigInteger)
-            if name != "cost_usd"
-            else func.sum(spent.c[name])
-        ).label(name)
-        for name in names
-    ]
 
 
 SPEND_FAMILY_COLUMNS: dict[str, str] = {
@@ -272,25 +294,23 @@ def spend_by_family(engine: Engine) -> pd.DataFrame:
     answers, retries included); ``tokens_in``, ``tokens_out``, ``cost_usd`` (sums over every
     attempt, failed ones included); ``cost_per_decision``.
     """
-    spent = _spend()
-    query = (
-        select(
-            AGENTS.c.family_id,
-            func.max(func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name)).label(
-                "display_name"
-            ),
-            func.max(func.coalesce(FAMILIES.c.kind, "llm")).label("kind"),
-            *_summed(spent, "decisions", "attempts", "tokens_in", "tokens_out", "cost_usd"),
+    with engine.connect() as conn:  # plain numbers and text: the driver's tuples as they are
+        weekly = raw_rows(conn, _weekly_spend(engine.dialect.name))
+    families: dict[str, dict[str, Any]] = {}
+    for _week, family_id, name, kind, *sums in weekly:  # a few hundred rows a year
+        family = families.setdefault(
+            family_id,
+            {"family_id": family_id, "display_name": name, "kind": kind}
+            | dict.fromkeys(SPEND_SUMS, 0),
         )
-        .join(AGENTS, AGENTS.c.id == spent.c.agent_id)
-        .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
-        .group_by(AGENTS.c.family_id)
-    )
-    frame = read_frame(engine, query, SPEND_FAMILY_COLUMNS)
-    frame["cost_per_decision"] = frame["cost_usd"].fillna(0.0) / frame["decisions"]
-    return frame.sort_values(["cost_usd", "family_id"], ascending=[False, True]).reset_index(
-        drop=True
-    )
+        family["display_name"] = max(family["display_name"], name)
+        family["kind"] = max(family["kind"], kind)
+        for key, value in zip(SPEND_SUMS, sums, strict=True):
+            family[key] += value
+    rows = sorted(families.values(), key=lambda f: (-f["cost_usd"], f["family_id"]))
+    for family in rows:
+        family["cost_per_decision"] = family["cost_usd"] / family["decisions"]
+    return typed_frame(rows, SPEND_FAMILY_COLUMNS)
 
 
 SPEND_WEEK_COLUMNS: dict[str, str] = {
@@ -310,19 +330,7 @@ def spend_by_week(engine: Engine) -> pd.DataFrame:
     Columns: ``week_start`` (Sunday 00:00 UTC), ``family_id``, ``decisions``,
     ``tokens_in``, ``tokens_out``, ``cost_usd``.
     """
-    spent = _spend()
-    query = (
-        select(
-            COHORTS.c.week_start,
-            spent.c.decision_week,
-            AGENTS.c.family_id,
-            *_summed(spent, "decisions", "tokens_in", "tokens_out", "cost_usd"),
-        )
-        .join(AGENTS, AGENTS.c.id == spent.c.agent_id)
-        .join(COHORTS, COHORTS.c.id == spent.c.cohort_id)
-        .group_by(COHORTS.c.week_start, spent.c.decision_week, AGENTS.c.family_id)
-    )
-    frame = read_frame(engine, query, {**SPEND_WEEK_COLUMNS, "decision_week": INT})
-    frame["week_start"] += pd.to_timedelta(frame.pop("decision_week") - 1, unit="W")
-    summed = frame.groupby(["week_start", "family_id"], as_index=False, sort=True).sum()
-    return summed[list(SPEND_WEEK_COLUMNS)].astype(frame.dtypes.to_dict())
+    with engine.connect() as conn:
+        weekly = query_frame(conn, _weekly_spend(engine.dialect.name), WEEKLY_COLUMNS)
+    weekly["week_start"] = pd.to_datetime(weekly.pop("week"), unit="s", utc=True).dt.as_unit("us")
+    return weekly[list(SPEND_WEEK_COLUMNS)]

@@ -2,11 +2,14 @@
 (`fetch` + `typed_frame`, SQLAlchemy's own type processing) gives, on both backends: money to
 the micro-dollar, UTC times, missing values, JSON, booleans, empty results."""
 
+import json
 from datetime import timedelta
 from decimal import Decimal as D
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import func, literal, select, type_coerce
 from sqlalchemy.engine import Engine
 
@@ -173,3 +176,29 @@ def test_a_column_the_query_lacks_is_blank() -> None:
     frame = columns_frame({"a": [1, 2]}, {"a": INT, "b": MONEY, "c": TEXT}, 2)
     assert frame["b"].isna().all() and frame["c"].isna().all()
     assert frame["a"].tolist() == [1, 2]
+
+
+texts = st.lists(st.text(max_size=12), max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=texts, written_ascii=st.booleans(), shown_ascii=st.booleans())
+def test_json_texts_of_stored_text_equal_dumps_of_the_value(
+    value: list[str], written_ascii: bool, shown_ascii: bool
+) -> None:
+    """Whatever text a list of strings was stored as (escaped or not) and whether the shown
+    text escapes non-ASCII: the plain-list shortcut gives exactly what `json.dumps` gives."""
+    stored = json.dumps(value, ensure_ascii=written_ascii)
+    expected = json.dumps(value or [], ensure_ascii=shown_ascii)
+    got = json_texts([stored, value, None], [], ensure_ascii=shown_ascii).tolist()
+    assert got == [expected, expected, "[]"]
+
+
+def test_json_texts_decode_text_that_is_not_a_plain_list() -> None:
+    stored = ['{"b": 1, "a": [2]}', '["x","y"]', "[]", '["a", 1]']
+    assert json_texts(stored, {}, sort_keys=True).tolist() == [
+        '{"a": [2], "b": 1}',
+        '["x", "y"]',
+        "{}",
+        '["a", 1]',
+    ]
