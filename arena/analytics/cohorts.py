@@ -19,7 +19,6 @@ from arena.analytics.frames import (  # noqa: F401 (kinds re-exported to every r
     BOOL,
     FLOAT,
     INT,
-    JSON,
     MONEY,
     NULLABLE_INT,
     OBJECT,
@@ -27,6 +26,7 @@ from arena.analytics.frames import (  # noqa: F401 (kinds re-exported to every r
     TIME,
     Kinds,
     columns_frame,
+    json_as_stored,
     json_texts,
     query_frame,
 )

@@ -30,6 +30,7 @@ from arena.analytics.cohorts import (
     TIME,
     agent_ids,
     fetch,
+    json_as_stored,
     leg_tallies,
     query_frame,
     typed_frame,
@@ -341,8 +342,8 @@ def snapshot_markets(engine: Engine, snapshot_id: int) -> pd.DataFrame:
             UNIVERSE_ITEMS.c.market_id,
             UNIVERSE_ITEMS.c.question,
             UNIVERSE_ITEMS.c.market_type,
-            UNIVERSE_ITEMS.c.outcomes,
-            UNIVERSE_ITEMS.c.prices,
+            json_as_stored(UNIVERSE_ITEMS.c.outcomes),
+            json_as_stored(UNIVERSE_ITEMS.c.prices),
             UNIVERSE_ITEMS.c.volume,
             UNIVERSE_ITEMS.c.end_date,
         )

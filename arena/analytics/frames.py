@@ -21,15 +21,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from sqlalchemy import Select
+from sqlalchemy import Select, Text, cast, func
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.types import TypeEngine
 
 from arena.dbtypes import Fixed, UTCDateTime
 
-# Column kinds: how each documented column is converted. JSON: a JSON column as the driver
-# hands it (text on SQLite, decoded on PostgreSQL), for `json_texts`.
-MONEY, FLOAT, INT, NULLABLE_INT, TIME, TEXT, BOOL, OBJECT, JSON = (
+# Column kinds: how each documented column is converted.
+MONEY, FLOAT, INT, NULLABLE_INT, TIME, TEXT, BOOL, OBJECT = (
     "money",
     "float",
     "int",
@@ -38,7 +37,6 @@ MONEY, FLOAT, INT, NULLABLE_INT, TIME, TEXT, BOOL, OBJECT, JSON = (
     "text",
     "bool",
     "object",
-    "json",
 )
 Kinds = Mapping[str, str]
 
@@ -122,7 +120,7 @@ def _processor(
     if isinstance(typ, Fixed) and kind in (MONEY, FLOAT):
         scale = float(10**typ.places)
         return lambda values: _floats(values) / scale
-    if (isinstance(typ, UTCDateTime) and kind == TIME) or kind == JSON:
+    if isinstance(typ, UTCDateTime) and kind == TIME:
         return lambda values: values
     process = typ.dialect_impl(dialect).result_processor(dialect, coltype)
     if process is None:
@@ -154,9 +152,23 @@ def query_frame(conn: Connection, query: Select[Any], kinds: Kinds) -> pd.DataFr
 _PLAIN_LIST = re.compile(r'\["[^"\\\x00-\x1f]*"(?:, "[^"\\\x00-\x1f]*")*\]')
 
 
+def json_as_stored(column: Any, empty: str | None = None) -> Any:
+    """SQL: a JSON column's text exactly as stored, labelled as the column; with `empty`, a
+    JSON or SQL null reads as `empty`.
+
+    Its writer is SQLAlchemy's JSON type, `json.dumps` with default options, and
+    PostgreSQL's `json` type keeps the text verbatim: so this is the same text on both
+    backends, keys in the order written, and no driver decodes it only to be encoded again.
+    """
+    text = cast(column, Text)
+    if empty is not None:
+        text = func.coalesce(func.nullif(text, "null"), empty)
+    return text.label(column.key)
+
+
 def json_texts(values: Iterable[Any], empty: Any, **dumps: Any) -> pd.Series:
     """A JSON column (decoded values, or JSON text) as canonical JSON text: exactly
-    `json.dumps(value or empty, **dumps)`, the same text on both backends.
+    `json.dumps(value or empty, **dumps)`.
 
     Text that already is that (a list of strings none of which needs escaping, as a market's
     outcomes and prices almost always are) is kept as it is: checking costs a fraction of

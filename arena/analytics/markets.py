@@ -19,12 +19,12 @@ from arena.analytics.cohorts import (
     COHORTS,
     FLOAT,
     INT,
-    JSON,
     OBJECT,
     TEXT,
     TIME,
     Kinds,
     fetch,
+    json_as_stored,
     json_texts,
     query_frame,
     typed_frame,
@@ -95,8 +95,8 @@ def markets(
             MARKETS.c.category,
             MARKETS.c.market_type,
             MARKETS.c.status,
-            MARKETS.c.outcomes,
-            MARKETS.c.prices,
+            json_as_stored(MARKETS.c.outcomes),
+            json_as_stored(MARKETS.c.prices),
             MARKETS.c.volume,
             MARKETS.c.end_date,
             MARKETS.c.resolution_outcome,
@@ -133,10 +133,10 @@ def markets(
 
 
 def priced_frame(engine: Engine, query: Select[Any], kinds: Kinds) -> pd.DataFrame:
-    """`read_frame` for rows with a market's ``outcomes`` and ``prices``: those as JSON text
-    (outcome names unescaped)."""
+    """`read_frame` for rows with a market's ``outcomes`` and ``prices`` (selected with
+    `json_as_stored`): those as canonical JSON text, outcome names unescaped."""
     with engine.connect() as conn:
-        frame = query_frame(conn, query, {**kinds, "outcomes": JSON, "prices": JSON})
+        frame = query_frame(conn, query, {**kinds, "outcomes": OBJECT, "prices": OBJECT})
     frame["outcomes"] = json_texts(frame["outcomes"], [], ensure_ascii=False)
     frame["prices"] = json_texts(frame["prices"], [])
     return frame
@@ -178,8 +178,8 @@ def market_detail(engine: Engine, market_id: str) -> pd.DataFrame:
             MARKETS.c.category,
             MARKETS.c.market_type,
             MARKETS.c.status,
-            MARKETS.c.outcomes,
-            MARKETS.c.prices,
+            json_as_stored(MARKETS.c.outcomes),
+            json_as_stored(MARKETS.c.prices),
             MARKETS.c.volume,
             MARKETS.c.end_date,
             MARKETS.c.resolution_outcome,

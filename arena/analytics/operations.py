@@ -20,10 +20,9 @@ from arena.analytics.cohorts import (
     FAMILIES,
     FLOAT,
     INT,
-    JSON,
     TEXT,
     TIME,
-    json_texts,
+    json_as_stored,
     query_frame,
     raw_rows,
     typed_frame,
@@ -138,7 +137,7 @@ def job_runs(
             RUNS.c.finished_at,
             RUNS.c.owner,
             RUNS.c.error,
-            RUNS.c.counts,
+            json_as_stored(RUNS.c.counts, "{}"),
         )
         .order_by(RUNS.c.slot.desc(), RUNS.c.id.desc())
         .limit(limit)
@@ -148,9 +147,8 @@ def job_runs(
     if status is not None:
         query = query.where(RUNS.c.status == status)
     with engine.connect() as conn:
-        frame = query_frame(conn, query, {**JOB_RUN_COLUMNS, "counts": JSON})
+        frame = query_frame(conn, query, JOB_RUN_COLUMNS)
     frame["duration_s"] = (frame["finished_at"] - frame["started_at"]).dt.total_seconds()
-    frame["counts"] = json_texts(frame["counts"], {}, sort_keys=True, default=str)
     return frame
 
 
@@ -190,7 +188,7 @@ def system_log(
             LOGS.c.level,
             LOGS.c.source,
             LOGS.c.message,
-            LOGS.c.context,
+            json_as_stored(LOGS.c.context, "{}"),
         )
         .order_by(LOGS.c.at.desc(), LOGS.c.id.desc())
         .limit(limit)
@@ -200,8 +198,7 @@ def system_log(
     if source is not None:
         query = query.where(LOGS.c.source == source)
     with engine.connect() as conn:
-        frame = query_frame(conn, query, {**LOG_COLUMNS, "context": JSON})
-    frame["context"] = json_texts(frame["context"], {}, sort_keys=True, default=str)
+        frame = query_frame(conn, query, LOG_COLUMNS)
     return frame
 
 

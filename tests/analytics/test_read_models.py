@@ -521,12 +521,13 @@ def test_job_health_runs_logs_and_spend(engine: Engine) -> None:
                     started_at=WEEK1 + k * hour,
                     finished_at=WEEK1 + k * hour + timedelta(seconds=3),
                     error=f"boom {k}" if status == "failed" else None,
-                    counts={"checked": k},
+                    counts={"checked": k, "names": ["Zoë"], "a": None},
                 )
             )
         s.add(JobRun(job="snapshot", slot=WEEK1, status="running", started_at=WEEK1))
         for level in ("DEBUG", "INFO", "WARNING", "ERROR"):
             s.add(SystemLog(at=WEEK1, level=level, source="jobs", message=f"a {level} line"))
+        s.add(SystemLog(at=WEEK1, level="ERROR", source="x", message="m", context=None))
         s.execute(update(Decision).values(cost_usd=0.25, tokens_in=100, tokens_out=10))
 
     health = operations.job_health(engine).set_index("job")
@@ -540,11 +541,13 @@ def test_job_health_runs_logs_and_spend(engine: Engine) -> None:
     runs = operations.job_runs(engine, job="resolve", status="failed")
     assert runs["error"].tolist() == ["boom 3", "boom 1"]
     assert runs["duration_s"].tolist() == [3.0, 3.0]
-    assert json.loads(runs["counts"][0]) == {"checked": 3}
+    # exactly the text json.dumps wrote, keys in the order written, on both backends
+    assert runs["counts"][0] == json.dumps({"checked": 3, "names": ["Zoë"], "a": None})
 
     log = operations.system_log(engine, levels=operations.levels_at_least("WARNING"))
-    assert sorted(log["level"]) == ["ERROR", "WARNING"]
-    assert operations.log_sources(engine) == ["jobs"]
+    assert sorted(log["level"]) == ["ERROR", "ERROR", "WARNING"]
+    assert log["context"].tolist() == ["{}"] * 3  # empty, or a JSON null: shown as {}
+    assert operations.log_sources(engine) == ["jobs", "x"]
 
     family = operations.spend_by_family(engine).set_index("family_id")
     assert family.loc["gpt-5.1", ["decisions", "tokens_in"]].tolist() == [2, 200]
