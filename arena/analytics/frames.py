@@ -61,7 +61,8 @@ def _times(values: Sequence[Any]) -> Any:
     per-format parser, and it takes text with and without a fraction alike); anything it
     refuses, such as aware datetimes or an offset, goes to `pd.to_datetime`.
     """
-    if all(v is None or type(v) is str for v in values):
+    first = next((v for v in values if v is not None), None)
+    if type(first) is str:  # SQLite: a UTCDateTime column comes back as text throughout
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")  # numpy only warns on an offset it would drop
