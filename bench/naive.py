@@ -767,6 +767,7 @@ def decisions_page(t: Tables, _sel: Selection) -> Checks:
     weeks = sorted(set(t.get("decisions", "decision_week")["decision_week"]))
     listing = decisions_list(t)
     return {
+        **filter_choices(t),
         "weeks": float(len(weeks)),
         "decisions.rows": float(len(listing)),
         "decisions.amount": float(listing["amount"].sum()),
@@ -906,8 +907,17 @@ def operations_page(t: Tables, _sel: Selection) -> Checks:
     }
 
 
+def filter_choices(t: Tables) -> Checks:
+    """How many cohorts and families the filters offer (from the whole agent index)."""
+    index = agent_index(t)
+    return {
+        "filters.cohorts": float(index["cohort_number"].nunique()),
+        "filters.families": float(index["family_id"].nunique()),
+    }
+
+
 def exports_page(t: Tables, _sel: Selection) -> Checks:
-    return {"index.rows": float(len(agent_index(t)))}
+    return filter_choices(t)
 
 
 def curve_page(range_key: str) -> Callable[[Tables, Selection], Checks]:
@@ -934,6 +944,14 @@ def summary_checks(summary: pd.DataFrame) -> Checks:
 def _curve_expect(results: dict[str, Any]) -> Checks:
     frame = results.get("portfolio_curves")
     return curve_checks(frame) if frame is not None else {}
+
+
+def _filter_expect(r: dict[str, Any]) -> Checks:
+    options = r["filter_options"]
+    return {
+        "filters.cohorts": float(len(options.cohorts)),
+        "filters.families": float(len(options.families)),
+    }
 
 
 def expect(page: str, results: dict[str, Any]) -> Checks:
@@ -987,6 +1005,7 @@ def expect(page: str, results: dict[str, Any]) -> Checks:
     if page == "decisions":
         listing = r["decisions"]
         return {
+            **_filter_expect(r),
             "weeks": float(len(r["decision_weeks"])),
             "decisions.rows": float(len(listing)),
             "decisions.amount": float(listing["amount"].sum()),
@@ -1040,7 +1059,7 @@ def expect(page: str, results: dict[str, Any]) -> Checks:
             "spend_week.rows": float(len(r["spend_by_week"])),
         }
     if page == "exports":
-        return {"index.rows": float(len(r["agent_index"]))}
+        return _filter_expect(r)
     if page.startswith("curve "):
         return _curve_expect(r)
     return {}

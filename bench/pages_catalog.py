@@ -194,8 +194,7 @@ def calibration_live(read: Reader, _sel: Selection) -> None:
 
 def decisions_page(read: Reader, _sel: Selection) -> None:
     _entry(read)
-    index = read(agents_rm.agent_index)
-    if index.empty:
+    if not read(agents_rm.filter_options).cohorts:
         return
     read(decisions_rm.decision_weeks)
     read(decisions_rm.decisions, cohort=None, family=None, week=None, action=None, status=None)
@@ -248,9 +247,9 @@ def operations_page(read: Reader, _sel: Selection) -> None:
 
 
 def exports_page(read: Reader, _sel: Selection) -> None:
-    """The zip is built only when the button is clicked; first load reads the agent index."""
+    """The zip is built only when the button is clicked; first load reads the filters' choices."""
     _entry(read)
-    read(agents_rm.agent_index)
+    read(agents_rm.filter_options)
 
 
 def curves_at(range_key: str) -> PageRun:

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from arena import ui
-from arena.analytics.agents import agent_index
+from arena.analytics.agents import FilterOptions, filter_options
 from arena.analytics.decisions import (
     DEFAULT_LIMIT,
     DecisionDetail,
@@ -24,22 +24,20 @@ NO_DECISION = (
 )
 
 st.title("Decisions")
-index: pd.DataFrame = ui.read(agent_index)
-if index.empty:
+options: FilterOptions = ui.read(filter_options)
+if not options.cohorts:
     ui.empty(NO_DECISION)
     st.stop()
 
 cols = st.columns(5)
-numbers = sorted({int(n) for n in index["cohort_number"]}, reverse=True)
 cohort = ui.select_link(
     "Cohort",
     "cohort",
-    numbers,
+    options.cohorts,
     format_func=lambda n: "All" if n == ui.ALL else f"Cohort {n}",
     container=cols[0],
 )
-families = sorted({str(f) for f in index["family_id"]})
-family = ui.select_link("Family", "family", families, container=cols[1])
+family = ui.select_link("Family", "family", options.families, container=cols[1])
 week_value = ui.select_link("Week", "week", ui.read(decision_weeks), container=cols[2])
 action = ui.select_link("Action", "action", list(DECISION_ACTIONS), container=cols[3])
 status = ui.select_link("Status", "status", list(DECISION_STATUSES), container=cols[4])

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from arena import ui
-from arena.analytics.agents import agent_index
+from arena.analytics.agents import FilterOptions, filter_options
 from arena.config import get_settings
 from arena.db import get_engine
 from arena.export import EXPORTS, ExportFilters
@@ -24,20 +24,17 @@ st.caption(
     "is exactly what `arena export TABLE --cohort N --family ID --since T --until T` prints."
 )
 
-index: pd.DataFrame = ui.read(agent_index)
+options: FilterOptions = ui.read(filter_options)
 tables = st.multiselect("Tables", list(EXPORTS), default=list(EXPORTS), key="export-tables")
 cols = st.columns(4)
-numbers = sorted({int(n) for n in index["cohort_number"]}, reverse=True)
 cohort = ui.select_link(
     "Cohort",
     "cohort",
-    numbers,
+    options.cohorts,
     format_func=lambda n: "All" if n == ui.ALL else f"Cohort {n}",
     container=cols[0],
 )
-family = ui.select_link(
-    "Family", "family", sorted({str(f) for f in index["family_id"]}), container=cols[1]
-)
+family = ui.select_link("Family", "family", options.families, container=cols[1])
 since_day: date | None = cols[2].date_input("From (UTC, inclusive)", value=None, key="since")
 until_day: date | None = cols[3].date_input("Until (UTC, exclusive)", value=None, key="until")
 settings = get_settings()

@@ -5,6 +5,7 @@ Positions and trades come from the same queries as `arena export positions` / `t
 snapshot rule (§12.4), and a researcher's CSV matches the page exactly.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -66,6 +67,30 @@ def agent_index(engine: Engine) -> pd.DataFrame:
         .order_by(COHORTS.c.number.desc(), AGENTS.c.family_id)
     )
     return read_frame(engine, query, AGENT_INDEX_COLUMNS)
+
+
+@dataclass(frozen=True)
+class FilterOptions:
+    """What the cohort and family filters offer: cohort numbers newest first, family ids."""
+
+    cohorts: list[int]
+    families: list[str]
+
+
+def filter_options(engine: Engine) -> FilterOptions:
+    """The cohorts that have agents (newest first) and every family with an agent (by id).
+
+    For pages that only need the choices of their filters: two index walks handed back as
+    lists, not the agent index as a frame (a tenth of its cost).
+    """
+    has_agents = select(AGENTS.c.id).where(AGENTS.c.cohort_id == COHORTS.c.id).exists()
+    cohorts = select(COHORTS.c.number).where(has_agents).order_by(COHORTS.c.number.desc())
+    families = select(AGENTS.c.family_id).distinct().order_by(AGENTS.c.family_id)
+    with engine.connect() as conn:
+        return FilterOptions(
+            cohorts=[int(n) for n in conn.execute(cohorts).scalars()],
+            families=[str(f) for f in conn.execute(families).scalars()],
+        )
 
 
 SUMMARY_COLUMNS: dict[str, str] = {

@@ -26,6 +26,7 @@ from arena.export import EXPORTS, ExportFilters, write_csv
 from arena.export_bundle import README_NAME, build_bundle, bundle_name
 from arena.migrate import downgrade, upgrade
 from arena.models import (
+    Cohort,
     Decision,
     DecisionAttempt,
     JobRun,
@@ -278,6 +279,24 @@ def test_positions_show_outcome_and_marked_value(engine: Engine) -> None:
     assert agents.agent_summary(engine, 1, "nobody").empty
     index = agents.agent_index(engine)
     assert index[["cohort_number", "family_id"]].values.tolist() == [[1, "gpt-5.1"]]
+
+
+def test_filter_options_offer_cohorts_with_agents_newest_first(engine: Engine) -> None:
+    assert agents.filter_options(engine) == agents.FilterOptions([], [])
+    new_cohort_agents(engine, ("gpt-5.1", "baseline-cash"), number=1)
+    new_cohort_agents(engine, ("claude-4",), number=2)
+    with session_scope(engine) as s:  # a cohort without agents offers nothing to filter
+        s.add(
+            Cohort(
+                number=3,
+                week_start=WEEK1 + timedelta(weeks=2),
+                methodology_version="v1",
+                constants={},
+            )
+        )
+    options = agents.filter_options(engine)
+    assert options.cohorts == [2, 1]
+    assert options.families == ["baseline-cash", "claude-4", "gpt-5.1"]
 
 
 # --------------------------------------------------------------------------------------------
