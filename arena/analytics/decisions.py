@@ -29,12 +29,14 @@ from arena.analytics.cohorts import (
     TEXT,
     TIME,
     agent_ids,
+    columns_frame,
     fetch,
     json_as_stored,
     leg_tallies,
     query_frame,
     typed_frame,
 )
+from arena.analytics.frames import query_columns
 from arena.analytics.markets import priced_frame
 from arena.tables import DECISION_ATTEMPTS as ATTEMPTS
 from arena.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
@@ -120,15 +122,14 @@ def decisions(
     if status is not None:
         query = query.where(DECISIONS.c.status == status)
     with engine.connect() as conn:
-        # the agent columns come back blank, in their documented places, filled below
-        listed = query_frame(conn, query, {**DECISION_COLUMNS, "agent_id": INT})
+        columns, rows = query_columns(conn, query, {**DECISION_COLUMNS, "agent_id": INT})
         agents = query_frame(conn, _AGENT_NAMES, AGENT_NAME_COLUMNS)
-    at = pd.Index(agents["agent_id"]).get_indexer(listed.pop("agent_id"))
+    at = pd.Index(agents["agent_id"]).get_indexer(columns.pop("agent_id"))
     if (at < 0).any():  # the foreign key makes this impossible; never show a wrong name
         raise LookupError("a decision's agent is missing from the agents table")
     for column in AGENT_NAME_COLUMNS.keys() - {"agent_id"}:
-        listed[column] = agents[column].array.take(at)
-    return listed
+        columns[column] = agents[column].array.take(at)
+    return columns_frame(columns, DECISION_COLUMNS, rows)
 
 
 AGENT_NAME_COLUMNS: dict[str, str] = {

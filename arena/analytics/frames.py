@@ -83,7 +83,10 @@ def _texts(values: Sequence[Any]) -> Any:
 
 
 def _array(values: Sequence[Any], kind: str) -> Any:
-    """One column of Python values as an array of the dtype of `kind`."""
+    """One column of Python values as an array of the dtype of `kind` (an array already,
+    as a caller built it, is taken as it is)."""
+    if isinstance(values, np.ndarray | pd.api.extensions.ExtensionArray):
+        return values
     if kind in (MONEY, FLOAT):
         return _floats(values)
     if kind == INT:
@@ -108,7 +111,8 @@ def convert(values: Sequence[Any], kind: str) -> pd.Series:
 
 def columns_frame(columns: Mapping[str, Sequence[Any]], kinds: Kinds, rows: int) -> pd.DataFrame:
     """A frame with exactly the columns of `kinds`, in that order; a column missing from
-    `columns` is all None (then 0, NaN, NaT or <NA> by its kind)."""
+    `columns` is all None (then 0, NaN, NaT or <NA> by its kind). A column given as a numpy
+    or pandas array must already have its kind's dtype."""
     blank: Sequence[Any] = [None] * rows
     data = {name: _array(columns.get(name, blank), kind) for name, kind in kinds.items()}
     return pd.DataFrame(data, columns=list(kinds), copy=False)
@@ -129,9 +133,11 @@ def _processor(
     return lambda values: [None if v is None else process(v) for v in values]
 
 
-def query_frame(conn: Connection, query: Select[Any], kinds: Kinds) -> pd.DataFrame:
-    """Run `query` and return its rows typed by `kinds` (matched by column label), built
-    column-wise from the driver's tuples (see the module docstring)."""
+def query_columns(
+    conn: Connection, query: Select[Any], kinds: Kinds
+) -> tuple[dict[str, Sequence[Any]], int]:
+    """Run `query`: its columns by label, each column's values processed for its kind, and
+    the row count (for a caller that adds columns before `columns_frame`)."""
     result = conn.execute(query)
     try:
         labels = list(result.keys())
@@ -145,7 +151,14 @@ def query_frame(conn: Connection, query: Select[Any], kinds: Kinds) -> pd.DataFr
         label: _processor(typ, kinds.get(label), conn.dialect, desc[1])(list(values))
         for label, typ, desc, values in zip(labels, types, description, transposed, strict=True)
     }
-    return columns_frame(columns, kinds, len(raw))
+    return columns, len(raw)
+
+
+def query_frame(conn: Connection, query: Select[Any], kinds: Kinds) -> pd.DataFrame:
+    """Run `query` and return its rows typed by `kinds` (matched by column label), built
+    column-wise from the driver's tuples (see the module docstring)."""
+    columns, rows = query_columns(conn, query, kinds)
+    return columns_frame(columns, kinds, rows)
 
 
 # A non-empty list of strings exactly as `json.dumps` writes it when no character needs
