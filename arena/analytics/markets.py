@@ -62,6 +62,23 @@ def _like_pattern(text: str) -> str:
     return f"%{escaped.lower()}%"
 
 
+def _listed_columns() -> tuple[Any, ...]:
+    """The market's own columns that the list and the detail both show, in their order."""
+    return (
+        MARKETS.c.id.label("market_id"),
+        MARKETS.c.question,
+        MARKETS.c.event_title,
+        MARKETS.c.category,
+        MARKETS.c.market_type,
+        MARKETS.c.status,
+        json_as_stored(MARKETS.c.outcomes),
+        json_as_stored(MARKETS.c.prices),
+        MARKETS.c.volume,
+        MARKETS.c.end_date,
+        MARKETS.c.resolution_outcome,
+    )
+
+
 def markets(
     engine: Engine,
     *,
@@ -89,17 +106,7 @@ def markets(
     opened = func.coalesce(HOLDINGS.c.position_count, 0)
     query = (
         select(
-            MARKETS.c.id.label("market_id"),
-            MARKETS.c.question,
-            MARKETS.c.event_title,
-            MARKETS.c.category,
-            MARKETS.c.market_type,
-            MARKETS.c.status,
-            json_as_stored(MARKETS.c.outcomes),
-            json_as_stored(MARKETS.c.prices),
-            MARKETS.c.volume,
-            MARKETS.c.end_date,
-            MARKETS.c.resolution_outcome,
+            *_listed_columns(),
             HOLDINGS.c.position_count.label("positions"),
             HOLDINGS.c.open_position_count.label("open_positions"),
             HOLDINGS.c.holder_count.label("agents"),
@@ -172,17 +179,7 @@ def market_detail(engine: Engine, market_id: str) -> pd.DataFrame:
     ``resolved_at`` and ``source`` (gamma | simulated)."""
     query = (
         select(
-            MARKETS.c.id.label("market_id"),
-            MARKETS.c.question,
-            MARKETS.c.event_title,
-            MARKETS.c.category,
-            MARKETS.c.market_type,
-            MARKETS.c.status,
-            json_as_stored(MARKETS.c.outcomes),
-            json_as_stored(MARKETS.c.prices),
-            MARKETS.c.volume,
-            MARKETS.c.end_date,
-            MARKETS.c.resolution_outcome,
+            *_listed_columns(),
             func.coalesce(HOLDINGS.c.holder_count, 0).label("agents"),
             MARKETS.c.updated_at,
             MARKETS.c.description,

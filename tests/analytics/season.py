@@ -12,6 +12,7 @@ and one leg under the $50 minimum; ``llm-b`` always answers prose (a fallback HO
 """
 
 import json
+import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -208,6 +209,18 @@ def sqlite_season(base: Path) -> Season:
         done.write_text(built.end.isoformat())
     end = datetime.fromisoformat(done.read_text())
     return Season(url, end, FAMILY_IDS, START + FAIL_AFTER)
+
+
+def writable_copy(built: Season, path: Path) -> str:
+    """A private copy of the shared season at `path` (SQLite's backup API: the WAL folded
+    in) for a test that writes, such as a migration taken down and up; returns its URL."""
+    source = sqlite3.connect(built.url.removeprefix("sqlite:///"))
+    try:
+        with sqlite3.connect(path) as target:
+            source.backup(target)
+    finally:
+        source.close()
+    return f"sqlite:///{path}"
 
 
 if __name__ == "__main__":  # python -m tests.analytics.season PATH: build one to look at

@@ -4,7 +4,6 @@ models must agree with each other and with the exports."""
 
 import io
 import json
-import sqlite3
 import zipfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -38,7 +37,7 @@ from arena.models import (
     SystemLog,
     Trade,
 )
-from tests.analytics.season import LLM_A, LLM_B, Season, sqlite_season
+from tests.analytics.season import LLM_A, LLM_B, Season, sqlite_season, writable_copy
 from tests.factories import WEEK1, market, new_cohort_agents, seed_basic, trade_into
 from tests.faults.invariants import assert_leg_tallies_match
 
@@ -670,12 +669,7 @@ def test_season_leg_tallies_match_legs_and_trades_and_the_backfill(
     """The engine's tallies agree with the legs and trades, and migration 0005's backfill
     reproduces them exactly on a real season (a copy taken back to 0004 and upgraded)."""
     built, _engine = season
-    copy = tmp_path / "season.db"
-    source = sqlite3.connect(built.url.removeprefix("sqlite:///"))
-    with sqlite3.connect(copy) as target:
-        source.backup(target)
-    source.close()
-    engine = create_db_engine(f"sqlite:///{copy}")
+    engine = create_db_engine(writable_copy(built, tmp_path / "season.db"))
     try:
         assert_leg_tallies_match(engine)
         before = decisions.decisions(engine)

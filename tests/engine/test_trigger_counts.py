@@ -3,7 +3,6 @@ open, distinct holders) and the job runs per job × status. Every kind of write 
 equal to a fresh count, on both backends, and the migration backfills an older database."""
 
 import random
-import sqlite3
 import threading
 from datetime import timedelta
 from decimal import Decimal as D
@@ -19,7 +18,7 @@ from arena.db import create_db_engine, session_scope
 from arena.migrate import downgrade, upgrade
 from arena.models import MarketHolding, Position
 from arena.tables import JOB_RUNS, POSITIONS
-from tests.analytics.season import sqlite_season
+from tests.analytics.season import sqlite_season, writable_copy
 from tests.factories import WEEK1, market, new_cohort_agents
 from tests.faults.invariants import assert_job_run_counts_match, assert_market_counts_match
 
@@ -164,12 +163,7 @@ def test_season_counts_match_and_survive_the_migration(
     """A real season (engine, settlement, sells): the counts agree with a fresh count, and a
     copy taken back to 0005 and upgraded lists the same markets, counts and order."""
     built = sqlite_season(tmp_path_factory.getbasetemp())  # the session's, built once
-    copy = tmp_path / "season.db"
-    source = sqlite3.connect(built.url.removeprefix("sqlite:///"))
-    with sqlite3.connect(copy) as target:
-        source.backup(target)
-    source.close()
-    engine = create_db_engine(f"sqlite:///{copy}")
+    engine = create_db_engine(writable_copy(built, tmp_path / "season.db"))
     try:
         assert_market_counts_match(engine)
         before = markets.markets(engine)
