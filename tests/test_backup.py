@@ -11,8 +11,9 @@ from arena.backup import backup, restore
 from arena.cli import main
 from arena.db import session_scope
 from arena.errors import InputError
-from arena.models import Agent, Cohort
+from arena.models import Agent, Cohort, MarketHolding
 from tests.factories import seed_basic
+from tests.faults.invariants import assert_market_counts_match
 
 AT = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)
 
@@ -38,6 +39,10 @@ def test_backup_then_restore_brings_the_data_back(
     with session_scope(engine) as s:
         assert {a.cash_balance for a in s.exec(select(Agent))} == {9500}
     assert cohort_numbers(engine) == [1, 2]
+    # the trigger-kept counts come back as they were, not counted twice by the reload
+    assert_market_counts_match(engine)
+    with session_scope(engine) as s:
+        assert sorted(h.position_count for h in s.exec(select(MarketHolding))) == [2, 2]
 
 
 def test_retention_keeps_the_newest(engine: Engine, db_url: str, tmp_path: Path) -> None:
