@@ -3,7 +3,7 @@
 Also home of the small helpers the dashboard's other read models share (table handles, running
 a select into a typed DataFrame), so every module converts money and time the same way: money
 columns are float64 dollars (exact to the micro-dollar the database stores), timestamps are
-pandas ``datetime64[ns, UTC]``, counts are int64, text is pandas ``string``.
+pandas ``datetime64[us, UTC]``, counts are int64, text is pandas ``string``.
 """
 
 from collections.abc import Mapping, Sequence

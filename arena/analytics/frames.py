@@ -9,7 +9,8 @@ documented dtype is a numpy / pandas call on the whole column.
 The two column types of our own are handled without a Python call per value: a `Fixed`
 column's integer units become float dollars by one division (exactly the float of the stored
 Decimal: both round the same exact quotient once), and a `UTCDateTime` column's driver values
-(naive UTC text on SQLite, aware datetimes on PostgreSQL) go straight to `pd.to_datetime`.
+(naive UTC text on SQLite, UTC datetimes on PostgreSQL) are parsed by numpy or pandas in one
+call.
 """
 
 import json

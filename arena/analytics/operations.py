@@ -56,9 +56,9 @@ def job_health(engine: Engine) -> pd.DataFrame:
     latest run) and its ``last_status``; ``last_success`` / ``last_failure`` (slots); and
     ``last_error`` (the latest failure's one-line error).
 
-    The counts are the trigger-kept `job_run_counts` (counting the runs walked every run
-    ever claimed); the latest slot per job × status is one seek each on the job/status/slot
-    index, and the last error one more per job with failures.
+    The counts are the trigger-kept `job_run_counts` (counted at read time, they walked every
+    run ever claimed); the latest slot per job × status is one seek each on the
+    job/status/slot index, and the last error one more per job with failures.
     """
     jobs: dict[str, dict[str, Any]] = {}
     with engine.connect() as conn:
