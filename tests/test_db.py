@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal as D
 from typing import Any
 
+import psycopg
 import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
@@ -319,3 +320,29 @@ def test_bulk_execute_writes_what_execute_writes(engine: Engine) -> None:
     assert got["b2"][5] == WEEK1 + timedelta(hours=1) and got["b2"][3].tzinfo is not None
     with engine.begin() as conn, pytest.raises(ValueError, match="active"):
         bulk_execute(conn, insert(MARKETS), [{k: v for k, v in row("c1").items() if k != "active"}])
+
+
+@pytest.mark.postgres
+def test_postgresql_sessions_run_in_utc_whatever_the_server_default(
+    pg_cluster: Any,
+) -> None:
+    """A database whose default time zone is not UTC: our sessions still run in UTC, and a
+    timestamptz comes back as the same instant with `timezone.utc`, which pandas converts
+    fast (a `ZoneInfo` there costs about ten times as much)."""
+    url = pg_cluster.new_database()
+    name = url.rsplit("/", 1)[1]
+    engine = create_db_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text(f"ALTER DATABASE {name} SET timezone = 'America/New_York'"))
+        engine.dispose()  # new sessions pick up the database default
+        with engine.connect() as conn:
+            assert conn.execute(text("SHOW timezone")).scalar() == "UTC"
+            got = conn.execute(text("SELECT timestamptz '2026-07-01 12:00:00+00'")).scalar()
+        assert got == datetime(2026, 7, 1, 12, tzinfo=UTC) and got.tzinfo is UTC
+        plain = url.replace("postgresql+psycopg://", "postgresql://")
+        with psycopg.connect(plain) as bare:  # the control: the database default is not UTC
+            assert bare.execute("SHOW timezone").fetchone() == ("America/New_York",)
+    finally:
+        engine.dispose()
+        pg_cluster.drop_database(url)
