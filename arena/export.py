@@ -7,16 +7,18 @@ database; a row cap stops runaway exports and the result says whether it was hit
 
 import csv
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, TextIO
 
 from sqlalchemy import ColumnElement, Select, exists, select
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from arena.accounting import TradeRejected, choose_mark, mark_value, side_price
 from arena.csvsafe import cell
+from arena.db import consistent_read
 from arena.errors import InputError
 from arena.tables import (
     AGENTS,
@@ -454,14 +456,26 @@ def get_spec(table: str) -> ExportSpec:
         ) from None
 
 
+@contextmanager
+def reading(source: Engine | Connection) -> Iterator[Connection]:
+    """`source` itself when it is a connection (a caller reading several tables in one
+    snapshot), else a `consistent_read` of the engine for this one table."""
+    if isinstance(source, Connection):
+        yield source
+        return
+    with consistent_read(source) as conn:
+        yield conn
+
+
 def iter_rows(
-    engine: Engine, table: str, filters: ExportFilters, cap: int
+    source: Engine | Connection, table: str, filters: ExportFilters, cap: int
 ) -> Iterator[dict[str, Any]]:
-    """Up to `cap` + 1 rows of `table` (the extra row tells the caller the cap was hit)."""
+    """Up to `cap` + 1 rows of `table` (the extra row tells the caller the cap was hit),
+    streamed in batches; a streaming cursor needs a transaction, which `reading` opens."""
     spec = get_spec(table)
     query = spec.query(filters).limit(cap + 1)
-    with engine.connect() as conn:
-        for row in conn.execution_options(yield_per=1000).execute(query).mappings():
+    with reading(source) as conn, conn.execution_options(yield_per=1000).execute(query) as rows:
+        for row in rows.mappings():
             record = dict(row)
             if spec.enrich is not None:
                 record.update(spec.enrich(row))
@@ -469,7 +483,7 @@ def iter_rows(
 
 
 def write_csv(
-    engine: Engine, table: str, filters: ExportFilters, out: TextIO, cap: int
+    source: Engine | Connection, table: str, filters: ExportFilters, out: TextIO, cap: int
 ) -> ExportResult:
     """Write the header and up to `cap` rows of `table` as CSV to `out`."""
     if cap < 1:
@@ -479,7 +493,7 @@ def write_csv(
     writer.writerow(spec.columns)
     count = 0
     truncated = False
-    for record in iter_rows(engine, table, filters, cap):
+    for record in iter_rows(source, table, filters, cap):
         if count == cap:
             truncated = True
             break

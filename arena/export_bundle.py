@@ -4,7 +4,9 @@ Each CSV is written by `arena.export.write_csv` — the very code behind `arena 
 so a bundle's `trades.csv` is byte for byte what `arena export trades` prints with the same
 filters. The README records what a researcher needs to cite and reproduce the slice: the
 methodology version and constants, when it was exported, the filters, and each table's row
-count (and whether the row cap cut it short).
+count (and whether the row cap cut it short). Every file of a bundle is read in one snapshot
+(`consistent_read`), so the files agree with each other even while the scheduler writes (every
+table is as of the same instant).
 """
 
 import io
@@ -16,9 +18,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from arena.config import METHODOLOGY_VERSION, Methodology
+from arena.db import consistent_read
 from arena.errors import InputError
 from arena.export import EXPORTS, ExportFilters, ExportResult, write_csv
 from arena.tables import COHORTS
@@ -35,18 +38,16 @@ class Bundle:
     results: dict[str, ExportResult]
 
 
-def _cohort_constants(engine: Engine, filters: ExportFilters) -> list[dict[str, Any]]:
+def _cohort_constants(conn: Connection, filters: ExportFilters) -> list[dict[str, Any]]:
     """Version and constants of the cohorts in scope (all, or the filtered one)."""
     query = select(COHORTS.c.number, COHORTS.c.methodology_version, COHORTS.c.constants).order_by(
         COHORTS.c.number
     )
     if filters.cohort is not None:
         query = query.where(COHORTS.c.number == filters.cohort)
-    with engine.connect() as conn:
-        return [
-            {"cohort": int(n), "version": v, "constants": c or {}}
-            for n, v, c in conn.execute(query)
-        ]
+    return [
+        {"cohort": int(n), "version": v, "constants": c or {}} for n, v, c in conn.execute(query)
+    ]
 
 
 def readme_text(
@@ -129,13 +130,16 @@ def build_bundle(
     methodology = methodology or Methodology()
     results: dict[str, ExportResult] = {}
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    with (
+        consistent_read(engine) as conn,
+        zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive,
+    ):
         for table in dict.fromkeys(tables):
             text = io.StringIO()
-            results[table] = write_csv(engine, table, filters, text, cap)
+            results[table] = write_csv(conn, table, filters, text, cap)
             archive.writestr(f"{table}.csv", text.getvalue().encode("utf-8"))
         readme = readme_text(
-            filters, results, exported_at, methodology, _cohort_constants(engine, filters)
+            filters, results, exported_at, methodology, _cohort_constants(conn, filters)
         )
         archive.writestr(README_NAME, readme.encode("utf-8"))
     return Bundle(buffer.getvalue(), bundle_name(filters, exported_at), results)

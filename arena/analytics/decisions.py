@@ -33,7 +33,6 @@ from arena.analytics.cohorts import (
     fetch,
     json_as_stored,
     leg_tallies,
-    query_frame,
     typed_frame,
 )
 from arena.analytics.frames import query_columns
@@ -91,7 +90,8 @@ def decisions(
     list columns sit behind its inline prompts), newest first in index order; the leg
     numbers are the tallies the engine writes with the legs (`leg_tallies`). The agents'
     cohort, family and name come from a second read of the agents (hundreds of rows),
-    matched here: joined in SQL, PostgreSQL hashed the agents and sorted the list again.
+    matched here by a dict: joined in SQL, PostgreSQL hashed the agents and sorted the list
+    again, and matching as frames cost more than the match itself.
     """
     query = (
         select(
@@ -123,21 +123,16 @@ def decisions(
         query = query.where(DECISIONS.c.status == status)
     with engine.connect() as conn:
         columns, rows = query_columns(conn, query, {**DECISION_COLUMNS, "agent_id": INT})
-        agents = query_frame(conn, _AGENT_NAMES, AGENT_NAME_COLUMNS)
-    at = pd.Index(agents["agent_id"]).get_indexer(columns.pop("agent_id"))
-    if (at < 0).any():  # the foreign key makes this impossible; never show a wrong name
-        raise LookupError("a decision's agent is missing from the agents table")
-    for column in AGENT_NAME_COLUMNS.keys() - {"agent_id"}:
-        columns[column] = agents[column].array.take(at)
+        names = {agent_id: rest for agent_id, *rest in conn.execute(_AGENT_NAMES).all()}
+    try:
+        matched = [names[agent_id] for agent_id in columns.pop("agent_id")]
+    except KeyError:  # the foreign key makes this impossible; never show a wrong name
+        raise LookupError("a decision's agent is missing from the agents table") from None
+    if matched:
+        columns.update(zip(_AGENT_NAME_LABELS, zip(*matched, strict=True), strict=True))
     return columns_frame(columns, DECISION_COLUMNS, rows)
 
 
-AGENT_NAME_COLUMNS: dict[str, str] = {
-    "agent_id": INT,
-    "cohort_number": INT,
-    "family_id": TEXT,
-    "display_name": TEXT,
-}
 _AGENT_NAMES = (
     select(
         AGENTS.c.id.label("agent_id"),
@@ -148,6 +143,7 @@ _AGENT_NAMES = (
     .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
     .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
 )
+_AGENT_NAME_LABELS = tuple(_AGENT_NAMES.selected_columns.keys())[1:]  # after agent_id
 
 
 def decision_weeks(engine: Engine) -> list[int]:

@@ -56,6 +56,7 @@ from arena.accounting import (
     side_price,
 )
 from arena.analytics.cohorts import latest_snapshots, result_frame
+from arena.db import consistent_read
 from arena.errors import InputError
 from arena.money import ZERO, money
 from arena.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, POSITIONS, TRADES
@@ -446,15 +447,6 @@ def _units(conn: Connection, cohort_id: int | None, agents: pd.DataFrame) -> pd.
     units["cohort_id"] = owner.loc[units["agent_id"], "cohort_id"].to_numpy()
     units["cluster"] = [cluster_label(events.get(m), m) for m in units["market_id"]]
     return units
-
-
-def consistent_read(engine: Engine) -> Connection:
-    """A read connection whose statements share one snapshot on PostgreSQL (REPEATABLE READ),
-    so totals and per-market rows agree even while the scheduler writes."""
-    conn = engine.connect()
-    if engine.dialect.name == "postgresql":
-        conn = conn.execution_options(isolation_level="REPEATABLE READ")
-    return conn
 
 
 def _load(engine: Engine, cohort: int | None) -> tuple[_Data, dict[str, tuple[str, str]]]:

@@ -13,12 +13,12 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from sqlalchemy import inspect, update
-from sqlalchemy.engine import Engine
+from sqlalchemy import event, inspect, update
+from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics import agents, cohorts, curves, decisions, markets, operations
 from arena.analytics.leaderboard import leaderboard
-from arena.db import create_db_engine, session_scope
+from arena.db import consistent_read, create_db_engine, session_scope
 from arena.engine.rollups import rebuild_rollups
 from arena.errors import InputError
 from arena.export import EXPORTS, ExportFilters, write_csv
@@ -626,6 +626,84 @@ def test_bundle_holds_the_cli_csvs_and_a_readme(engine: Engine) -> None:
     with pytest.raises(InputError):
         build_bundle(engine, ["secrets"], filters, cap=10, exported_at=at)
     assert set(EXPORTS) >= {"trades", "positions"}
+
+
+def _csv(source: Engine | Connection, table: str) -> str:
+    out = io.StringIO()
+    write_csv(source, table, ExportFilters(), out, 100)
+    return out.getvalue()
+
+
+def test_a_bundle_reads_every_table_in_one_snapshot(engine: Engine, db_url: str) -> None:
+    """The scheduler commits a trade (and its position) just after the bundle's first read,
+    on the dashboard's reader engine: every file of the bundle is still as of that read."""
+    ids = seed_basic(engine)
+    reader = create_db_engine(db_url, role="reader")
+    before = {table: _csv(reader, table) for table in ("trades", "positions")}
+    committed: list[int] = []
+
+    def commit_a_trade(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if not committed and statement.lstrip().upper().startswith("SELECT"):
+            agent = ids["agent_1_gpt-5.1"]
+            committed.append(trade_into(engine, agent, "900001", "NO", "100", "0.7", AT))
+
+    event.listen(reader, "after_cursor_execute", commit_a_trade)
+    try:
+        at = datetime(2026, 12, 1, 12, 30, tzinfo=UTC)
+        bundle = build_bundle(
+            reader, ["trades", "positions"], ExportFilters(), cap=100, exported_at=at
+        )
+        event.remove(reader, "after_cursor_execute", commit_a_trade)
+        after = {table: _csv(reader, table) for table in before}
+    finally:
+        reader.dispose()
+    assert committed
+    with zipfile.ZipFile(io.BytesIO(bundle.data)) as archive:
+        assert {t: archive.read(f"{t}.csv").decode() for t in before} == before
+    assert all(after[t].count("\n") == before[t].count("\n") + 1 for t in before)
+
+
+def test_the_dashboard_reader_builds_a_bundle(engine: Engine, db_url: str) -> None:
+    """The Exports page's engine streams every table (a server-side cursor on PostgreSQL,
+    which needs the transaction `consistent_read` opens on the autocommit reader)."""
+    seed_basic(engine)
+    reader = create_db_engine(db_url, role="reader")
+    try:
+        at = datetime(2026, 12, 1, 12, 30, tzinfo=UTC)
+        bundle = build_bundle(reader, list(EXPORTS), ExportFilters(), cap=10, exported_at=at)
+        written = build_bundle(engine, list(EXPORTS), ExportFilters(), cap=10, exported_at=at)
+    finally:
+        reader.dispose()
+    assert bundle.results == written.results
+    assert bundle.results["trades"].rows == 4 and bundle.results["positions"].rows == 4
+
+
+@pytest.mark.postgres
+def test_a_postgres_reader_holds_no_transaction_between_reads(pg_cluster: Any) -> None:
+    """Reader engines on PostgreSQL run in autocommit: a read leaves its session idle, not
+    idle in a transaction, and `consistent_read` still gets a real one."""
+    url = pg_cluster.new_database()
+    reader, admin = create_db_engine(url, role="reader"), create_db_engine(url)
+
+    def state(conn: Connection) -> str:
+        pid = conn.exec_driver_sql("select pg_backend_pid()").scalar()
+        with admin.connect() as other:
+            query = "select state from pg_stat_activity where pid = %(pid)s"
+            return str(other.exec_driver_sql(query, {"pid": pid}).scalar())
+
+    try:
+        with reader.connect() as conn:
+            assert state(conn) == "idle"
+        with consistent_read(reader) as conn:
+            assert state(conn) == "idle in transaction"
+            level = conn.exec_driver_sql("show transaction_isolation").scalar()
+            assert level == "repeatable read"
+        with reader.connect() as conn:  # the pool hands it back in autocommit
+            assert state(conn) == "idle"
+    finally:
+        reader.dispose()
+        admin.dispose()
+        pg_cluster.drop_database(url)
 
 
 # --------------------------------------------------------------------------------------------
