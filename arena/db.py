@@ -9,6 +9,7 @@ the writer.
 """
 
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from typing import Any, Literal
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.exc import ArgumentError, DisconnectionError, OperationalError
 from sqlalchemy.sql import Executable
 from sqlmodel import Session
 
@@ -65,8 +66,11 @@ def _postgresql_engine(url: str, role: Role) -> Engine:
     reads), and no reader can be left idle in a transaction. A read that needs one snapshot
     across statements, or a streaming cursor, asks for it: `consistent_read`.
     """
-    options: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"} if role == "reader" else {}
-    engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5, **options)
+    reader = role == "reader"
+    options: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"} if reader else {}
+    engine = create_engine(url, pool_pre_ping=not reader, pool_size=5, max_overflow=5, **options)
+    if reader:
+        _ping_after_idle(engine)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -74,6 +78,36 @@ def _postgresql_engine(url: str, role: Role) -> Engine:
         dbapi_conn.commit()
 
     return engine
+
+
+# A pooled reader connection idle at least this long is pinged before it is handed out.
+READER_PING_AFTER_IDLE_S = 10.0
+
+
+def _ping_after_idle(engine: Engine) -> None:
+    """`pool_pre_ping`, but only for a connection idle `READER_PING_AFTER_IDLE_S` or more.
+
+    Why: a dashboard page makes several reads back to back, and a ping before each doubled
+    the round trips of the short ones. A connection used moments ago is trusted; one that sat
+    idle (the first read of a page, after a server restart say) is pinged, and a dead one is
+    replaced before the read, as `pool_pre_ping` does (SQLAlchemy retries the checkout on
+    `DisconnectionError`). A server restart in the seconds between two reads of one page
+    fails that read only; the pool then drops every connection older than the failure.
+    """
+
+    @event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi_conn: Any, record: Any) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checked_out(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        idle_since = record.info.pop("idle_since", None)
+        if idle_since is None or time.monotonic() - idle_since < READER_PING_AFTER_IDLE_S:
+            return
+        try:
+            dbapi_conn.execute("SELECT 1")
+        except engine.dialect.loaded_dbapi.Error as exc:
+            raise DisconnectionError(f"idle reader connection is gone: {exc}") from exc
 
 
 def _sqlite_engine(url: str, database: str | None, role: Role, busy_timeout_ms: int) -> Engine:

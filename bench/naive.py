@@ -25,6 +25,7 @@ from sqlalchemy.engine import Engine
 from arena import stats
 from arena.accounting import BetLimits, TradeRejected, choose_mark, side_price
 from arena.analytics.curves import RANGES, bucket_width
+from arena.analytics.decisions import DEFAULT_LIMIT as DECISION_LIST_CAP
 from arena.analytics.leaderboard import (
     DEFAULT_NULL_SEEDS,
     UNIT_SUMS,
@@ -147,7 +148,11 @@ def leg_numbers(legs: Any) -> tuple[int, int, int, float]:
 
 
 def decisions_list(
-    t: Tables, *, cohort: int | None = None, family: str | None = None, limit: int = 5000
+    t: Tables,
+    *,
+    cohort: int | None = None,
+    family: str | None = None,
+    limit: int = DECISION_LIST_CAP,
 ) -> pd.DataFrame:
     decisions = t.get(
         "decisions",

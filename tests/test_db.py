@@ -8,11 +8,12 @@ from typing import Any
 import psycopg
 import pytest
 from sqlalchemy import text
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError, StatementError
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError, IntegrityError, StatementError
 from sqlmodel import Session, select
 
-from arena.db import create_db_engine, session_scope
+from arena import db
+from arena.db import consistent_read, create_db_engine, session_scope
 from arena.models import (
     Agent,
     BrierScore,
@@ -345,4 +346,84 @@ def test_postgresql_sessions_run_in_utc_whatever_the_server_default(
             assert bare.execute("SHOW timezone").fetchone() == ("America/New_York",)
     finally:
         engine.dispose()
+        pg_cluster.drop_database(url)
+
+
+@pytest.mark.postgres
+def test_a_postgres_reader_holds_no_transaction_between_reads(pg_cluster: Any) -> None:
+    """Reader engines on PostgreSQL run in autocommit: a read leaves its session idle, not
+    idle in a transaction, and `consistent_read` still gets a real one."""
+    url = pg_cluster.new_database()
+    reader, admin = create_db_engine(url, role="reader"), create_db_engine(url)
+
+    def state(conn: Connection) -> str:
+        pid = conn.exec_driver_sql("select pg_backend_pid()").scalar()
+        with admin.connect() as other:
+            query = "select state from pg_stat_activity where pid = %(pid)s"
+            return str(other.exec_driver_sql(query, {"pid": pid}).scalar())
+
+    try:
+        with reader.connect() as conn:
+            assert state(conn) == "idle"
+        with consistent_read(reader) as conn:
+            assert state(conn) == "idle in transaction"
+            level = conn.exec_driver_sql("show transaction_isolation").scalar()
+            assert level == "repeatable read"
+        with reader.connect() as conn:  # the pool hands it back in autocommit
+            assert state(conn) == "idle"
+    finally:
+        reader.dispose()
+        admin.dispose()
+        pg_cluster.drop_database(url)
+
+
+def _backend_pid(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return int(conn.exec_driver_sql("select pg_backend_pid()").scalar_one())
+
+
+def _terminate(admin: Engine, pid: int) -> None:
+    """What a server restart or an idle-session timeout does to a pooled connection."""
+    with admin.connect() as conn:
+        assert conn.exec_driver_sql(f"select pg_terminate_backend({pid})").scalar() is True
+
+
+@pytest.mark.postgres
+def test_an_idle_postgres_reader_connection_that_died_is_replaced_before_the_read(
+    pg_cluster: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pooled reader connection idle past `READER_PING_AFTER_IDLE_S` is pinged on
+    checkout; a dead one is replaced, and the read never sees it."""
+    monkeypatch.setattr(db, "READER_PING_AFTER_IDLE_S", 0.0)
+    url = pg_cluster.new_database()
+    reader, admin = create_db_engine(url, role="reader"), create_db_engine(url)
+    try:
+        first = _backend_pid(reader)
+        _terminate(admin, first)
+        assert _backend_pid(reader) != first
+    finally:
+        reader.dispose()
+        admin.dispose()
+        pg_cluster.drop_database(url)
+
+
+@pytest.mark.postgres
+def test_a_reader_connection_used_moments_ago_is_trusted(
+    pg_cluster: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The price of not pinging before every read: a connection that died within the idle
+    window fails one read; the pool then drops it and the next read gets a new one."""
+    monkeypatch.setattr(db, "READER_PING_AFTER_IDLE_S", 3600.0)
+    url = pg_cluster.new_database()
+    reader, admin = create_db_engine(url, role="reader"), create_db_engine(url)
+    try:
+        first = _backend_pid(reader)
+        _terminate(admin, first)
+        with pytest.raises(DBAPIError) as failed:
+            _backend_pid(reader)
+        assert failed.value.connection_invalidated
+        assert _backend_pid(reader) != first
+    finally:
+        reader.dispose()
+        admin.dispose()
         pg_cluster.drop_database(url)

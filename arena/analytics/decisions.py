@@ -41,7 +41,10 @@ from arena.tables import DECISION_ATTEMPTS as ATTEMPTS
 from arena.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
 from arena.tables import MARKET_SNAPSHOTS as UNIVERSES
 
-DEFAULT_LIMIT = 5_000
+# The list's cap, as the other dashboard lists have (markets, job runs, log lines): the newest
+# 1,000 matching decisions, about five weeks of ten agents × five cohorts. Older ones are a
+# filter away (a cohort's whole life is 50 decisions), and Exports has every row.
+DEFAULT_LIMIT = 1_000
 
 DECISION_COLUMNS: dict[str, str] = {
     "decision_id": INT,

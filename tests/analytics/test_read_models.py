@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics import agents, cohorts, curves, decisions, markets, operations
 from arena.analytics.leaderboard import leaderboard
-from arena.db import consistent_read, create_db_engine, session_scope
+from arena.db import create_db_engine, session_scope
 from arena.engine.rollups import rebuild_rollups
 from arena.errors import InputError
 from arena.export import EXPORTS, ExportFilters, write_csv
@@ -676,34 +676,6 @@ def test_the_dashboard_reader_builds_a_bundle(engine: Engine, db_url: str) -> No
         reader.dispose()
     assert bundle.results == written.results
     assert bundle.results["trades"].rows == 4 and bundle.results["positions"].rows == 4
-
-
-@pytest.mark.postgres
-def test_a_postgres_reader_holds_no_transaction_between_reads(pg_cluster: Any) -> None:
-    """Reader engines on PostgreSQL run in autocommit: a read leaves its session idle, not
-    idle in a transaction, and `consistent_read` still gets a real one."""
-    url = pg_cluster.new_database()
-    reader, admin = create_db_engine(url, role="reader"), create_db_engine(url)
-
-    def state(conn: Connection) -> str:
-        pid = conn.exec_driver_sql("select pg_backend_pid()").scalar()
-        with admin.connect() as other:
-            query = "select state from pg_stat_activity where pid = %(pid)s"
-            return str(other.exec_driver_sql(query, {"pid": pid}).scalar())
-
-    try:
-        with reader.connect() as conn:
-            assert state(conn) == "idle"
-        with consistent_read(reader) as conn:
-            assert state(conn) == "idle in transaction"
-            level = conn.exec_driver_sql("show transaction_isolation").scalar()
-            assert level == "repeatable read"
-        with reader.connect() as conn:  # the pool hands it back in autocommit
-            assert state(conn) == "idle"
-    finally:
-        reader.dispose()
-        admin.dispose()
-        pg_cluster.drop_database(url)
 
 
 # --------------------------------------------------------------------------------------------
