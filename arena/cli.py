@@ -26,6 +26,8 @@ from arena.errors import ArenaError, InputError
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
+    from arena.db import Role
+
 app = typer.Typer(
     name="arena",
     help="Forecaster Arena: LLMs paper-trade Polymarket prediction markets (methodology v1).",
@@ -57,12 +59,17 @@ def _at(value: str | None) -> datetime:
     return parse_instant(value) if value else datetime.now(UTC)
 
 
-def _engine() -> "Engine":
-    """The configured database's writer engine."""
+def _engine(role: "Role" = "writer") -> "Engine":
+    """The configured database's engine; a command that only reads takes a reader's.
+
+    Why a reader: on SQLite a writer's transaction takes the write lock as it begins, so
+    `arena export trades | less` on a writer would hold the scheduler's writes off until the
+    pager quit (and past the busy timeout, fail them).
+    """
     from arena.config import get_settings
     from arena.db import get_engine
 
-    return get_engine(get_settings().database_url)
+    return get_engine(get_settings().database_url, role=role)
 
 
 @app.command("init-db")
@@ -242,7 +249,7 @@ def leaderboard(
         raise InputError(f"--format {format!r} is not supported", "use --format table or csv")
     from arena.analytics import leaderboard as board
 
-    frame = board.leaderboard(_engine(), cohort=cohort)
+    frame = board.leaderboard(_engine("reader"), cohort=cohort)
     if format == "csv":
         board.write_leaderboard_csv(frame, sys.stdout)
         return
@@ -291,7 +298,7 @@ def export(
     if filters.since and filters.until and filters.since >= filters.until:
         raise InputError("--since must be before --until", "swap or widen the range")
     cap = limit or get_settings().export_row_cap
-    engine = _engine()
+    engine = _engine("reader")
     if out is None:
         result = write_csv(engine, table, filters, sys.stdout, cap)
     else:

@@ -6,13 +6,17 @@
 2. The dashboard's read path (a reader engine and the analytics read models) reads in a tight
    loop while another process writes snapshots (SQLite WAL): no error and no "database is
    locked" on either side, and the reader sees the writes land.
+3. `arena export` piped into a pager that stopped reading (SQLite): the scheduler still
+   commits, and the export, once read, holds the rows of its first read.
 """
 
 import os
 import subprocess
 import sys
+import time
 from collections import Counter
-from datetime import timedelta
+from datetime import datetime, timedelta
+from decimal import Decimal as D
 from pathlib import Path
 
 import pytest
@@ -163,3 +167,61 @@ def test_dashboard_reads_continuously_while_the_engine_writes(tmp_path: Path) ->
 @pytest.fixture(autouse=True)
 def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+
+
+def test_an_export_piped_into_a_stalled_pager_never_holds_off_the_scheduler(
+    tmp_path: Path,
+) -> None:
+    """`arena export snapshots | less`, the pager left open: the export blocks on the full
+    pipe with its cursor open mid-table. A writer with a 500 ms busy timeout still commits
+    (it failed with "database is locked" while `arena export` ran on a writer engine, whose
+    transaction took SQLite's write lock as it began), and the CSV, once read, is the
+    database as of the export's first read."""
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    engine = create_db_engine(url)
+    init_db(engine)
+    agents = new_cohort_agents(engine, ("gpt-5.1", "baseline-cash", "baseline-random"))
+    slots = [WEEK1 + timedelta(minutes=10 * i) for i in range(1_500)]  # ~400 kB of CSV
+    with session_scope(engine) as s:
+        s.add_all(_flat_snapshot(agent, slot) for slot in slots for agent in agents)
+    engine.dispose()
+
+    export = subprocess.Popen(
+        [sys.executable, "-m", "arena", "export", "snapshots"],
+        env=_clean_env(ARENA_DATABASE_URL=url),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert export.stdout is not None
+        header = export.stdout.readline()  # rows are flowing: the export's read has begun
+        time.sleep(0.5)  # it fills the pipe (64 kB) and blocks, its cursor open
+        assert export.poll() is None, "the export ended before the pipe could fill"
+        scheduler = create_db_engine(url, busy_timeout_ms=500)
+        with session_scope(scheduler) as s:
+            s.add(_flat_snapshot(agents[0], slots[-1] + timedelta(minutes=10)))
+        scheduler.dispose()
+        rest, err = export.communicate(timeout=60)
+    finally:
+        if export.poll() is None:
+            export.kill()
+            export.communicate()
+    assert export.returncode == 0, err.decode()
+    assert header.startswith(b"cohort_number,family_id,snapshot_timestamp")
+    assert len(rest.decode().splitlines()) == len(slots) * len(agents)
+
+
+def _flat_snapshot(agent_id: int, slot: datetime) -> PortfolioSnapshot:
+    """An agent's snapshot of an untouched $10,000 (for bulk, not accounting)."""
+    cash = D("10000")
+    return PortfolioSnapshot(
+        agent_id=agent_id,
+        slot=slot,
+        snapshot_timestamp=slot,
+        cash_balance=cash,
+        positions_value=D("0"),
+        total_value=cash,
+        total_pnl=D("0"),
+        total_pnl_percent=0.0,
+    )
