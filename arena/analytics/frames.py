@@ -199,4 +199,4 @@ def json_texts(values: Iterable[Any], empty: Any, **dumps: Any) -> pd.Series:
                 continue
             value = json.loads(value)
         texts.append(encode(value or empty))
-    return pd.Series(texts, dtype="string")
+    return pd.Series(_texts(texts))
