@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import func, select
+from sqlalchemy import Integer, String, cast, func, null, select, union_all
 from sqlalchemy.engine import Engine
 
 from arena.analytics.cohorts import (
@@ -80,17 +80,21 @@ class FilterOptions:
 def filter_options(engine: Engine) -> FilterOptions:
     """The cohorts that have agents (newest first) and every family with an agent (by id).
 
-    For pages that only need the choices of their filters: two index walks handed back as
-    lists, not the agent index as a frame (a tenth of its cost).
+    For pages that only need the choices of their filters: two lists, not the agent index as
+    a frame (a tenth of its cost), read by one statement (half the cost of two): a cohort row
+    has no family, a family row no cohort, and each list keeps the statement's order.
     """
     has_agents = select(AGENTS.c.id).where(AGENTS.c.cohort_id == COHORTS.c.id).exists()
-    cohorts = select(COHORTS.c.number).where(has_agents).order_by(COHORTS.c.number.desc())
-    families = select(AGENTS.c.family_id).distinct().order_by(AGENTS.c.family_id)
+    cohorts = select(COHORTS.c.number, cast(null(), String).label("family_id")).where(has_agents)
+    families = select(cast(null(), Integer), AGENTS.c.family_id).distinct()
+    both = union_all(cohorts, families).subquery()
+    query = select(both).order_by(both.c.number.desc(), both.c.family_id)
     with engine.connect() as conn:
-        return FilterOptions(
-            cohorts=[int(n) for n in conn.execute(cohorts).scalars()],
-            families=[str(f) for f in conn.execute(families).scalars()],
-        )
+        rows = conn.execute(query).all()
+    return FilterOptions(
+        cohorts=[int(number) for number, _ in rows if number is not None],
+        families=[str(family) for _, family in rows if family is not None],
+    )
 
 
 SUMMARY_COLUMNS: dict[str, str] = {
