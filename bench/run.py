@@ -1067,7 +1067,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--pages", default=None, help="comma list of page-name substrings")
     parser.add_argument("--repeats", type=int, default=5, help="warm runs per page (median)")
-    parser.add_argument("--naive-repeats", type=int, default=3)
+    parser.add_argument("--naive-repeats", type=int, default=5)
     parser.add_argument("--no-naive", action="store_true")
     parser.add_argument("--no-cold", action="store_true")
     parser.add_argument("--markdown", action="store_true", help="print RESULTS.md rows")
