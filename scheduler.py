@@ -233,6 +233,7 @@ def build_context(settings: Settings, lineup: Lineup) -> tuple[JobContext, Calla
     responders, close_responders = default_responders(settings)
     ctx = JobContext(
         engine=get_engine(settings.database_url),
+        reader=get_engine(settings.database_url, role="reader"),
         settings=settings,
         lineup=lineup,
         source=GammaSource(gamma),

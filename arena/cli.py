@@ -193,7 +193,7 @@ def analyses(at: AtOption = None) -> None:
     """Compute and store the leaderboard and calibration frames the dashboard shows."""
     from arena.analytics.stored import store_analyses
 
-    result = store_analyses(_engine(), _at(at))
+    result = store_analyses(_engine(), _at(at), reader=_engine("reader"))
     typer.echo(f"stored {result.stored} frame(s) for {', '.join(result.scopes)}")
 
 

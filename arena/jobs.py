@@ -95,6 +95,9 @@ class JobContext:
     owner: str = field(default_factory=new_owner)
     clock: Callable[[], datetime] | None = None
     secrets: tuple[str, ...] = ()
+    # A reader engine for jobs that only read before they write (the hourly analyses); None:
+    # `engine`. On SQLite a writer's transaction takes the write lock as it begins.
+    reader: Engine | None = None
 
     @property
     def stale_after(self) -> timedelta:
@@ -203,7 +206,7 @@ def analyses_job(ctx: JobContext, at: datetime) -> JobOutcome:
     """Recompute and store the leaderboard and calibration frames the dashboard shows."""
     from arena.analytics.stored import store_analyses  # pandas & co: only when it runs
 
-    return store_analyses(ctx.engine, at)
+    return store_analyses(ctx.engine, at, reader=ctx.reader)
 
 
 JOBS: dict[str, JobFunction] = {

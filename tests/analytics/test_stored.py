@@ -4,15 +4,16 @@ completed cohort is stored once more after it completed, then left alone."""
 
 from datetime import timedelta
 from decimal import Decimal as D
+from typing import Any
 
 import pandas as pd
 import pytest
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, event, select, update
 from sqlalchemy.engine import Engine
 
 from arena.analytics import stored
 from arena.config import load_settings
-from arena.db import session_scope
+from arena.db import create_db_engine, session_scope
 from arena.engine.snapshots import take_snapshots
 from arena.jobs import ANALYSES, JobContext, run_job, slot_for
 from arena.lineup import Lineup
@@ -138,3 +139,33 @@ def test_a_completed_cohort_missing_an_analysis_is_stored_again(book: Engine) ->
     assert stored.store_analyses(book, later).scopes == ["all", "cohort:1", "cohort:2"]
     _frame, used = stored.current_or_live(book, "brier_over_time", cohort=1)
     assert used is not None and used.computed_at == later
+
+
+def test_the_analyses_job_reads_without_holding_off_the_writers(book: Engine, db_url: str) -> None:
+    """With the scheduler's reader engine, another writer commits while the analyses read
+    (a 100 ms busy timeout would fail it if they held SQLite's write lock), and what is
+    stored is what the writer engine would have stored."""
+    reader = create_db_engine(db_url, role="reader")
+    other = create_db_engine(db_url, busy_timeout_ms=100)
+    commits: list[int] = []
+
+    def commit_meanwhile(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if len(commits) < 3 and statement.lstrip().upper().startswith("SELECT"):
+            with other.begin() as conn:
+                conn.execute(update(COHORTS).values(constants=COHORTS.c.constants))
+            commits.append(1)
+
+    settings = load_settings(database_url=db_url)
+    ctx = JobContext(book, settings, Lineup(families=[]), None, lambda f: None, reader=reader)  # type: ignore[arg-type]
+    event.listen(reader, "after_cursor_execute", commit_meanwhile)
+    try:
+        outcome = run_job(ctx, ANALYSES, slot_for(ANALYSES, AT), AT)
+    finally:
+        event.remove(reader, "after_cursor_execute", commit_meanwhile)
+        reader.dispose()
+        other.dispose()
+    assert outcome.status == "ok" and commits == [1, 1, 1]
+    for name, compute in stored.ANALYSES.items():
+        frame, used = stored.current_or_live(book, name)
+        assert used is not None
+        pd.testing.assert_frame_equal(frame, compute(book))
