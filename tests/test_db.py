@@ -1,6 +1,6 @@
 """The database layer on both backends: exact money, UTC times, natural keys, WAL readers."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal as D
 from typing import Any
@@ -349,28 +349,14 @@ def test_postgresql_sessions_run_in_utc_whatever_the_server_default(
         pg_cluster.drop_database(url)
 
 
-@pytest.mark.postgres
-def test_a_postgres_reader_holds_no_transaction_between_reads(pg_cluster: Any) -> None:
-    """Reader engines on PostgreSQL run in autocommit: a read leaves its session idle, not
-    idle in a transaction, and `consistent_read` still gets a real one."""
+@pytest.fixture
+def pg_reader(pg_cluster: Any) -> Iterator[tuple[Engine, Engine]]:
+    """A fresh PostgreSQL database's dashboard reader engine, and an admin (writer) engine
+    to watch or break the reader's sessions from outside."""
     url = pg_cluster.new_database()
     reader, admin = create_db_engine(url, role="reader"), create_db_engine(url)
-
-    def state(conn: Connection) -> str:
-        pid = conn.exec_driver_sql("select pg_backend_pid()").scalar()
-        with admin.connect() as other:
-            query = "select state from pg_stat_activity where pid = %(pid)s"
-            return str(other.exec_driver_sql(query, {"pid": pid}).scalar())
-
     try:
-        with reader.connect() as conn:
-            assert state(conn) == "idle"
-        with consistent_read(reader) as conn:
-            assert state(conn) == "idle in transaction"
-            level = conn.exec_driver_sql("show transaction_isolation").scalar()
-            assert level == "repeatable read"
-        with reader.connect() as conn:  # the pool hands it back in autocommit
-            assert state(conn) == "idle"
+        yield reader, admin
     finally:
         reader.dispose()
         admin.dispose()
@@ -389,41 +375,53 @@ def _terminate(admin: Engine, pid: int) -> None:
 
 
 @pytest.mark.postgres
+def test_a_postgres_reader_holds_no_transaction_between_reads(
+    pg_reader: tuple[Engine, Engine],
+) -> None:
+    """Reader engines on PostgreSQL run in autocommit: a read leaves its session idle, not
+    idle in a transaction, and `consistent_read` still gets a real one."""
+    reader, admin = pg_reader
+
+    def state(conn: Connection) -> str:
+        pid = conn.exec_driver_sql("select pg_backend_pid()").scalar()
+        with admin.connect() as other:
+            query = "select state from pg_stat_activity where pid = %(pid)s"
+            return str(other.exec_driver_sql(query, {"pid": pid}).scalar())
+
+    with reader.connect() as conn:
+        assert state(conn) == "idle"
+    with consistent_read(reader) as conn:
+        assert state(conn) == "idle in transaction"
+        level = conn.exec_driver_sql("show transaction_isolation").scalar()
+        assert level == "repeatable read"
+    with reader.connect() as conn:  # the pool hands it back in autocommit
+        assert state(conn) == "idle"
+
+
+@pytest.mark.postgres
 def test_an_idle_postgres_reader_connection_that_died_is_replaced_before_the_read(
-    pg_cluster: Any, monkeypatch: pytest.MonkeyPatch
+    pg_reader: tuple[Engine, Engine], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A pooled reader connection idle past `READER_PING_AFTER_IDLE_S` is pinged on
     checkout; a dead one is replaced, and the read never sees it."""
     monkeypatch.setattr(db, "READER_PING_AFTER_IDLE_S", 0.0)
-    url = pg_cluster.new_database()
-    reader, admin = create_db_engine(url, role="reader"), create_db_engine(url)
-    try:
-        first = _backend_pid(reader)
-        _terminate(admin, first)
-        assert _backend_pid(reader) != first
-    finally:
-        reader.dispose()
-        admin.dispose()
-        pg_cluster.drop_database(url)
+    reader, admin = pg_reader
+    first = _backend_pid(reader)
+    _terminate(admin, first)
+    assert _backend_pid(reader) != first
 
 
 @pytest.mark.postgres
 def test_a_reader_connection_used_moments_ago_is_trusted(
-    pg_cluster: Any, monkeypatch: pytest.MonkeyPatch
+    pg_reader: tuple[Engine, Engine], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The price of not pinging before every read: a connection that died within the idle
     window fails one read; the pool then drops it and the next read gets a new one."""
     monkeypatch.setattr(db, "READER_PING_AFTER_IDLE_S", 3600.0)
-    url = pg_cluster.new_database()
-    reader, admin = create_db_engine(url, role="reader"), create_db_engine(url)
-    try:
-        first = _backend_pid(reader)
-        _terminate(admin, first)
-        with pytest.raises(DBAPIError) as failed:
-            _backend_pid(reader)
-        assert failed.value.connection_invalidated
-        assert _backend_pid(reader) != first
-    finally:
-        reader.dispose()
-        admin.dispose()
-        pg_cluster.drop_database(url)
+    reader, admin = pg_reader
+    first = _backend_pid(reader)
+    _terminate(admin, first)
+    with pytest.raises(DBAPIError) as failed:
+        _backend_pid(reader)
+    assert failed.value.connection_invalidated
+    assert _backend_pid(reader) != first
