@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Integer, String, cast, func, null, select, union_all
+from sqlalchemy import Integer, Select, String, cast, func, null, select, union_all
 from sqlalchemy.engine import Engine
 
 from arena.analytics.cohorts import (
@@ -77,20 +77,28 @@ class FilterOptions:
     families: list[str]
 
 
-def filter_options(engine: Engine) -> FilterOptions:
-    """The cohorts that have agents (newest first) and every family with an agent (by id).
-
-    For pages that only need the choices of their filters: two lists, not the agent index as
-    a frame (a tenth of its cost), read by one statement (half the cost of two): a cohort row
-    has no family, a family row no cohort, and each list keeps the statement's order.
-    """
+def _filter_options_query() -> Select[Any]:
+    """Both lists in one statement: a cohort row has no family, a family row no cohort."""
     has_agents = select(AGENTS.c.id).where(AGENTS.c.cohort_id == COHORTS.c.id).exists()
     cohorts = select(COHORTS.c.number, cast(null(), String).label("family_id")).where(has_agents)
     families = select(cast(null(), Integer), AGENTS.c.family_id).distinct()
     both = union_all(cohorts, families).subquery()
-    query = select(both).order_by(both.c.number.desc(), both.c.family_id)
+    return select(both).order_by(both.c.number.desc(), both.c.family_id)
+
+
+# Built once: constructing the statement cost more than SQLite running it.
+_FILTER_OPTIONS = _filter_options_query()
+
+
+def filter_options(engine: Engine) -> FilterOptions:
+    """The cohorts that have agents (newest first) and every family with an agent (by id).
+
+    For pages that only need the choices of their filters: two lists, not the agent index as
+    a frame (a tenth of its cost), read by one statement (one PostgreSQL round trip instead
+    of two); each list keeps the statement's order.
+    """
     with engine.connect() as conn:
-        rows = conn.execute(query).all()
+        rows = conn.execute(_FILTER_OPTIONS).all()
     return FilterOptions(
         cohorts=[int(number) for number, _ in rows if number is not None],
         families=[str(family) for _, family in rows if family is not None],
