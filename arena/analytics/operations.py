@@ -271,15 +271,9 @@ def _weekly_spend(dialect: str) -> Select[Any]:
     )
 
 
+# A family's totals: the weekly columns summed over the weeks, and the cost per decision.
 SPEND_FAMILY_COLUMNS: dict[str, str] = {
-    "family_id": TEXT,
-    "display_name": TEXT,
-    "kind": TEXT,
-    "decisions": INT,
-    "attempts": INT,
-    "tokens_in": INT,
-    "tokens_out": INT,
-    "cost_usd": FLOAT,
+    **{name: kind for name, kind in WEEKLY_COLUMNS.items() if name != "week"},
     "cost_per_decision": FLOAT,
 }
 
