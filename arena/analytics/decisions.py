@@ -43,7 +43,7 @@ from arena.tables import MARKET_SNAPSHOTS as UNIVERSES
 
 # The list's cap, as the other dashboard lists have (markets, job runs, log lines): the newest
 # 1,000 matching decisions, about five weeks of ten agents × five cohorts. Older ones are a
-# filter away (a cohort's whole life is 50 decisions), and Exports has every row.
+# cohort filter away (a cohort's whole life is 50 decisions), and Exports has every row.
 DEFAULT_LIMIT = 1_000
 
 DECISION_COLUMNS: dict[str, str] = {
