@@ -58,12 +58,12 @@ def fetch(conn: Connection, query: Select[Any]) -> list[dict[str, Any]]:
 
 
 def raw_rows(conn: Connection, query: Select[Any]) -> list[tuple[Any, ...]]:
-    """The driver's own tuples for a select of plain integer or text columns (no column
-    type to process): SQLAlchemy's per-row Row objects cost more than the query when a
-    curve reads tens of thousands of (agent, bucket, units) rows."""
+    """The driver's own rows (tuples for sqlite3 and psycopg) of a select of plain integer
+    or text columns (no column type to process): SQLAlchemy's per-row Row objects cost more
+    than the query when a curve reads tens of thousands of (agent, bucket, units) rows."""
     result = conn.execute(query)
     try:
-        return [tuple(row) for row in result.cursor.fetchall()]
+        return list(result.cursor.fetchall())
     finally:
         result.close()
 

@@ -99,7 +99,7 @@ def test_family_curves_equal_the_pandas_oracle(
     ]
     rows += [(agent, FIRST - WIDTH, value, pnl) for agent, (value, pnl) in seeds.items()]
 
-    got = family_curves(rows, agents, FIRST, WIDTH)
+    got = family_curves(np.array(rows, dtype=np.int64).reshape(-1, 4), agents, FIRST, WIDTH)
     expected = oracle(rows, agents)
 
     assert list(got.columns) == list(CURVE_COLUMNS)
@@ -108,6 +108,7 @@ def test_family_curves_equal_the_pandas_oracle(
 
 
 def test_family_curves_of_no_rows_is_the_typed_empty_frame() -> None:
-    frame = family_curves([], agent_rows(["a"], [Decimal("10000")]), FIRST, WIDTH)
+    agents = agent_rows(["a"], [Decimal("10000")])
+    frame = family_curves(np.empty((0, 4), np.int64), agents, FIRST, WIDTH)
     assert frame.empty and list(frame.columns) == list(CURVE_COLUMNS)
     assert frame.dtypes.to_dict() == typed_frame([], CURVE_COLUMNS).dtypes.to_dict()
