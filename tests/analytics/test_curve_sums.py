@@ -83,19 +83,23 @@ point = st.tuples(st.integers(1, 6), st.integers(0, 12), units, units)
     balances=st.lists(st.sampled_from([Decimal("10000"), Decimal("2500.125")]), min_size=6),
     points=st.lists(point, max_size=40),
     seeds=st.dictionaries(st.integers(1, 7), st.tuples(units, units), max_size=7),
+    by_slot=st.booleans(),
 )
 def test_family_curves_equal_the_pandas_oracle(
     families: list[str],
     balances: list[Decimal],
     points: list[tuple[int, int, int, int]],
     seeds: dict[int, tuple[int, int]],
+    by_slot: bool,
 ) -> None:
     agents = agent_rows(families, balances[: len(families)])
-    # The database's order: an agent's rows by slot (a stable sort keeps the drawn order
-    # of rows in one bucket, the last of which counts), then one seed per agent.
+    # The database's orders: by (agent, slot) for some agents, by slot for all of them; a
+    # stable sort keeps the drawn order of the rows in one bucket (the last one counts).
+    # Then one seed per agent.
+    order = (lambda p: (p[1], p[0])) if by_slot else (lambda p: (p[0], p[1]))
     rows = [
         (agent, FIRST + step * WIDTH, value, pnl)
-        for agent, step, value, pnl in sorted(points, key=lambda p: (p[0], p[1]))
+        for agent, step, value, pnl in sorted(points, key=order)
     ]
     rows += [(agent, FIRST - WIDTH, value, pnl) for agent, (value, pnl) in seeds.items()]
 
