@@ -17,7 +17,7 @@ from sqlmodel import Session, col, select
 from arena.config import Methodology
 from arena.db import session_scope
 from arena.engine.logs import log_event
-from arena.errors import InputError
+from arena.errors import ConfigError, InputError
 from arena.lineup import Lineup
 from arena.models import Agent, Cohort
 from arena.seed import sync_families
@@ -74,6 +74,13 @@ def _create(
             f"(#{latest.number}, week of {latest.week_start:%Y-%m-%d})",
             "cohorts are numbered in week order; pick a later --at",
         )
+    families = lineup.enabled()
+    if not families:  # a cohort is never without agents: pages and filters rely on it
+        raise ConfigError(
+            f"no family of the lineup is enabled: the cohort of week {start:%Y-%m-%d} would "
+            "have no agents",
+            "enable at least one [[family]] in the lineup",
+        )
     number = (session.exec(select(func.max(Cohort.number))).one() or 0) + 1
     cohort = Cohort(
         number=number,
@@ -85,7 +92,6 @@ def _create(
     )
     session.add(cohort)
     session.flush()
-    families = lineup.enabled()
     for family in families:
         session.add(
             Agent(

@@ -25,7 +25,6 @@ from arena.export import EXPORTS, ExportFilters, write_csv
 from arena.export_bundle import README_NAME, build_bundle, bundle_name
 from arena.migrate import downgrade, upgrade
 from arena.models import (
-    Cohort,
     Decision,
     DecisionAttempt,
     JobRun,
@@ -39,6 +38,7 @@ from arena.models import (
 )
 from tests.analytics.season import LLM_A, LLM_B, Season, sqlite_season, writable_copy
 from tests.factories import WEEK1, market, new_cohort_agents, seed_basic, trade_into
+from tests.factories import family as family_row
 from tests.faults.invariants import assert_leg_tallies_match
 
 AT = WEEK1 + timedelta(minutes=5)
@@ -280,19 +280,14 @@ def test_positions_show_outcome_and_marked_value(engine: Engine) -> None:
     assert index[["cohort_number", "family_id"]].values.tolist() == [[1, "gpt-5.1"]]
 
 
-def test_filter_options_offer_cohorts_with_agents_newest_first(engine: Engine) -> None:
+def test_filter_options_offer_every_cohort_newest_first_and_families_with_agents(
+    engine: Engine,
+) -> None:
     assert agents.filter_options(engine) == agents.FilterOptions([], [])
     new_cohort_agents(engine, ("gpt-5.1", "baseline-cash"), number=1)
     new_cohort_agents(engine, ("claude-4",), number=2)
-    with session_scope(engine) as s:  # a cohort without agents offers nothing to filter
-        s.add(
-            Cohort(
-                number=3,
-                week_start=WEEK1 + timedelta(weeks=2),
-                methodology_version="v1",
-                constants={},
-            )
-        )
+    with session_scope(engine) as s:  # in the lineup, never in a cohort: nothing to filter
+        s.add(family_row("gemini-3"))
     options = agents.filter_options(engine)
     assert options.cohorts == [2, 1]
     assert options.families == ["baseline-cash", "claude-4", "gpt-5.1"]
