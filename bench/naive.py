@@ -1060,8 +1060,8 @@ def expect(page: str, results: dict[str, Any]) -> Checks:
             "sources": float(len(r["log_sources"])),
             "log.rows": float(len(log)),
             "log.first_id": float(log["log_id"].iloc[0]) if len(log) else np.nan,
-            "spend.cost": float(r["spend_by_family"]["cost_usd"].sum()),
-            "spend_week.rows": float(len(r["spend_by_week"])),
+            "spend.cost": float(r["api_spend"].by_family["cost_usd"].sum()),
+            "spend_week.rows": float(len(r["api_spend"].by_week)),
         }
     if page == "exports":
         return _filter_expect(r)

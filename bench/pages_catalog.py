@@ -242,8 +242,7 @@ def operations_page(read: Reader, _sel: Selection) -> None:
     read(operations_rm.job_runs, job=None, status=None)
     read(operations_rm.log_sources)
     read(operations_rm.system_log, levels=operations_rm.levels_at_least("INFO"), source=None)
-    read(operations_rm.spend_by_family)
-    read(operations_rm.spend_by_week)
+    read(operations_rm.api_spend)
 
 
 def exports_page(read: Reader, _sel: Selection) -> None:

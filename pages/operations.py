@@ -14,12 +14,12 @@ from arena import ui
 from arena.admin import AdminGate
 from arena.analytics.operations import (
     DEFAULT_LIMIT,
+    ApiSpend,
+    api_spend,
     job_health,
     job_runs,
     levels_at_least,
     log_sources,
-    spend_by_family,
-    spend_by_week,
     system_log,
 )
 from arena.config import get_settings
@@ -123,8 +123,8 @@ else:
     ui.download_csv(log, "system-log")
 
 st.subheader("API spend")
-by_family: pd.DataFrame = ui.read(spend_by_family)
-by_week: pd.DataFrame = ui.read(spend_by_week)
+spend: ApiSpend = ui.read(api_spend)
+by_family, by_week = spend.by_family, spend.by_week
 if by_family.empty:
     st.text("No decision yet, so no spend.")
 else:

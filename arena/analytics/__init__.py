@@ -40,6 +40,7 @@ from arena.analytics.decisions import snapshot_markets as snapshot_markets
 from arena.analytics.markets import market_brier as market_brier
 from arena.analytics.markets import market_detail as market_detail
 from arena.analytics.markets import price_path as price_path
+from arena.analytics.operations import api_spend as api_spend
 from arena.analytics.operations import job_health as job_health
 from arena.analytics.operations import job_runs as job_runs
 from arena.analytics.operations import spend_by_family as spend_by_family

@@ -41,7 +41,7 @@ from arena.analytics.cohorts import (
     raw_rows,
     typed_frame,
 )
-from arena.analytics.frames import columns_frame
+from arena.analytics.frames import columns_frame, epoch_times
 from arena.engine.rollups import WIDTHS
 from arena.errors import InputError
 from arena.sqltime import epoch_bucket
@@ -269,9 +269,9 @@ def family_curves(
     """Carry each agent's value forward across buckets, then sum per family and bucket.
 
     `data`: int64 rows (agent_id, bucket, total_value, total_pnl), money in micro-dollars,
-    each agent's snapshot rows in slot order, so the LAST row of an agent × bucket is its value at
-    the bucket's end; seeds sit in the bucket before `first`. `agent_rows`:
-    the agents in scope (agent_id, family_id, display_name, kind, starting_balance).
+    each agent's snapshot rows in slot order, so the LAST row of an agent × bucket is its
+    value at the bucket's end; seeds sit in the bucket before `first`. `agent_rows`: the
+    agents in scope (agent_id, family_id, display_name, kind, starting_balance).
 
     Why arrays, not a pivot per family: one grid of buckets × agents, filled forward once
     and summed per family in integers (exact; dollars come from one division at the end),
@@ -297,19 +297,18 @@ def family_curves(
 
     counted = per_family(grid.present.astype(np.int64))
     keep = counted > 0
-    keep[:, 0] = False
+    keep[:, 0] = False  # the seeds' bucket is before the range
     family_at, bucket_at = np.nonzero(keep)  # family-major, then time: the documented order
     values = per_family(grid.values)[keep]
     pnls = per_family(grid.pnls)[keep]
     capital = per_family(grid.present * starting)[keep]
     # A family's name and kind as its first agent has them (the same for all of its agents).
     shown = [info[int(grid.agents[order[start]])] for start in starts]
-    micros = (origin + bucket_at.astype(np.int64) * width) * 1_000_000
     columns: dict[str, Any] = {
         "family_id": [names[i] for i in family_at],
         "display_name": [shown[i]["display_name"] for i in family_at],
         "kind": [shown[i]["kind"] for i in family_at],
-        "at": pd.DatetimeIndex(micros.astype("datetime64[us]")).tz_localize("UTC").array,
+        "at": epoch_times(origin + bucket_at.astype(np.int64) * width),
         "total_value": values / UNITS_PER_DOLLAR,
         "total_pnl": pnls / UNITS_PER_DOLLAR,
         "capital": capital / UNITS_PER_DOLLAR,

@@ -75,6 +75,12 @@ def _times(values: Sequence[Any]) -> Any:
     return parsed.dt.as_unit("us").array
 
 
+def epoch_times(seconds: Any) -> Any:
+    """UTC timestamps (microseconds, a TIME column's dtype) of whole epoch seconds."""
+    micros = np.asarray(seconds, dtype=np.int64) * 1_000_000
+    return pd.DatetimeIndex(micros.astype("datetime64[us]")).tz_localize("UTC").array
+
+
 def _texts(values: Sequence[Any]) -> Any:
     """A "string" array; pyarrow builds it from Python strings in one call."""
     try:

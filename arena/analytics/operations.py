@@ -6,6 +6,7 @@ database URL or API keys are never part of any row.
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -27,6 +28,7 @@ from arena.analytics.cohorts import (
     raw_rows,
     typed_frame,
 )
+from arena.analytics.frames import columns_frame, epoch_times
 from arena.models import LOG_LEVELS
 from arena.sqltime import epoch_seconds
 from arena.tables import JOB_RUN_COUNTS as COUNTS
@@ -278,6 +280,22 @@ SPEND_FAMILY_COLUMNS: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class ApiSpend:
+    """The Operations page's two spend tables, from one read of the weekly sums."""
+
+    by_family: pd.DataFrame
+    by_week: pd.DataFrame
+
+
+def api_spend(engine: Engine) -> ApiSpend:
+    """API spend per family (`spend_by_family`) and per week (`spend_by_week`) at once: both
+    add up the same weekly rows, so the page reads them once."""
+    with engine.connect() as conn:  # plain numbers and text: the driver's tuples as they are
+        weekly = raw_rows(conn, _weekly_spend(engine.dialect.name))
+    return ApiSpend(_family_totals(weekly), _weeks(weekly))
+
+
 def spend_by_family(engine: Engine) -> pd.DataFrame:
     """API spend per family over all cohorts, most expensive first.
 
@@ -285,8 +303,10 @@ def spend_by_family(engine: Engine) -> pd.DataFrame:
     answers, retries included); ``tokens_in``, ``tokens_out``, ``cost_usd`` (sums over every
     attempt, failed ones included); ``cost_per_decision``.
     """
-    with engine.connect() as conn:  # plain numbers and text: the driver's tuples as they are
-        weekly = raw_rows(conn, _weekly_spend(engine.dialect.name))
+    return api_spend(engine).by_family
+
+
+def _family_totals(weekly: Sequence[Sequence[Any]]) -> pd.DataFrame:
     families: dict[str, dict[str, Any]] = {}
     for _week, family_id, name, kind, *sums in weekly:  # a few hundred rows a year
         family = families.setdefault(
@@ -321,7 +341,10 @@ def spend_by_week(engine: Engine) -> pd.DataFrame:
     Columns: ``week_start`` (Sunday 00:00 UTC), ``family_id``, ``decisions``,
     ``tokens_in``, ``tokens_out``, ``cost_usd``.
     """
-    with engine.connect() as conn:
-        weekly = query_frame(conn, _weekly_spend(engine.dialect.name), WEEKLY_COLUMNS)
-    weekly["week_start"] = pd.to_datetime(weekly.pop("week"), unit="s", utc=True).dt.as_unit("us")
-    return weekly[list(SPEND_WEEK_COLUMNS)]
+    return api_spend(engine).by_week
+
+
+def _weeks(weekly: Sequence[Sequence[Any]]) -> pd.DataFrame:
+    columns = dict(zip(WEEKLY_COLUMNS, map(list, zip(*weekly, strict=True)), strict=False))
+    columns["week_start"] = epoch_times(columns.pop("week", []))
+    return columns_frame(columns, SPEND_WEEK_COLUMNS, len(weekly))
