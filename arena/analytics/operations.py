@@ -309,11 +309,14 @@ def spend_by_family(engine: Engine) -> pd.DataFrame:
 def _family_totals(weekly: Sequence[Sequence[Any]]) -> pd.DataFrame:
     families: dict[str, dict[str, Any]] = {}
     for _week, family_id, name, kind, *sums in weekly:  # a few hundred rows a year
-        family = families.setdefault(
-            family_id,
-            {"family_id": family_id, "display_name": name, "kind": kind}
-            | dict.fromkeys(SPEND_SUMS, 0),
-        )
+        family = families.get(family_id)
+        if family is None:  # not `setdefault`: its default would be built for every row
+            family = families[family_id] = {
+                "family_id": family_id,
+                "display_name": name,
+                "kind": kind,
+                **dict.fromkeys(SPEND_SUMS, 0),
+            }
         family["display_name"] = max(family["display_name"], name)
         family["kind"] = max(family["kind"], kind)
         for key, value in zip(SPEND_SUMS, sums, strict=True):
