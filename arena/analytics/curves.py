@@ -16,7 +16,6 @@ demo season from another year and a live database behave the same.
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import Decimal
 from itertools import chain
 from typing import Any
 
@@ -207,7 +206,7 @@ def portfolio_curves(
             AGENTS.c.family_id,
             func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
             func.coalesce(FAMILIES.c.kind, "llm").label("kind"),
-            AGENTS.c.starting_balance,
+            _units(AGENTS.c.starting_balance),
         )
         .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id),
@@ -271,7 +270,8 @@ def family_curves(
     `data`: int64 rows (agent_id, bucket, total_value, total_pnl), money in micro-dollars,
     each agent's snapshot rows in slot order, so the LAST row of an agent × bucket is its
     value at the bucket's end; seeds sit in the bucket before `first`. `agent_rows`: the
-    agents in scope (agent_id, family_id, display_name, kind, starting_balance).
+    agents in scope (agent_id, family_id, display_name, kind, starting_balance in
+    micro-dollars).
 
     Why arrays, not a pivot per family: one grid of buckets × agents, filled forward once
     and summed per family in integers (exact; dollars come from one division at the end),
@@ -287,9 +287,7 @@ def family_curves(
     order = sorted(range(len(families)), key=families.__getitem__)
     names = sorted(set(families))
     starts = np.searchsorted([families[i] for i in order], names)
-    starting = np.array(
-        [_units_of(info[int(agent)]["starting_balance"]) for agent in grid.agents], np.int64
-    )
+    starting = np.array([info[int(agent)]["starting_balance"] for agent in grid.agents], np.int64)
 
     def per_family(cells: np.ndarray) -> np.ndarray:
         """(families, buckets) sums over each family's agents, in integers."""
@@ -349,8 +347,3 @@ def _carried_forward(data: np.ndarray, origin: int, width: int) -> _Grid:
     values = np.where(present, data[source, 2], 0)
     pnls = np.where(present, data[source, 3], 0)
     return _Grid(agents, present, values, pnls)
-
-
-def _units_of(dollars: Any) -> int:
-    """Micro-dollars of a starting balance (a Decimal, exactly)."""
-    return int(Decimal(dollars).scaleb(6))

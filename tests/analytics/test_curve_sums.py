@@ -40,7 +40,7 @@ def oracle(rows: list[tuple[int, int, int, int]], agent_rows: list[dict[str, Any
     out = []
     for family_id, group in info.loc[info.index.isin(values.columns)].groupby("family_id"):
         ids = list(group.index)
-        starting = np.array([float(info.loc[i, "starting_balance"]) for i in ids])
+        starting = np.array([info.loc[i, "starting_balance"] / UNITS_PER_DOLLAR for i in ids])
         part = pd.DataFrame(
             {
                 "family_id": family_id,
@@ -67,7 +67,7 @@ def agent_rows(families: list[str], balances: list[Decimal]) -> list[dict[str, A
             "family_id": family,
             "display_name": family.upper(),
             "kind": "baseline" if family == "c" else "llm",
-            "starting_balance": balance,
+            "starting_balance": int(balance.scaleb(6)),  # micro-dollars, as read
         }
         for agent, (family, balance) in enumerate(zip(families, balances, strict=True), 1)
     ]
