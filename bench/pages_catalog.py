@@ -5,7 +5,9 @@ runs them one after another), without Streamlit and without `ui.read`'s cache. E
 replays the page script's `ui.read(...)` / `ui.curve_section(...)` calls in order, with the
 arguments the page passes when nothing is selected yet (no query-string links): the same
 defaults, derived from the same earlier results (e.g. the newest cohort from `cohorts`).
-Every page also pays dashboard.py's `schema_revision` gate first.
+Every page also pays dashboard.py's `schema_revision` gate first: it counts in a page's absolute
+times, but `bench/run.py` leaves it out of the ratio to the naive baseline, which does not run
+it (it is the same read whatever the page does).
 
 Clicks worth timing (open one decision, one market, one frozen snapshot) are separate
 entries marked "(click)"; they time only the reads that the click adds. The Leaderboard,

@@ -4,9 +4,11 @@ Run:
     .venv/bin/python bench/round_trips.py URL [--runs 500]
 
 Why: the Exports page makes two reads (the schema gate every page runs, and the filters'
-choices), about 1 ms in all, and its naive baseline is 11–22 ms, so the 20× bar sits at
-0.55–1.1 ms. Whether any two-read page can pass depends on what a single read costs on this
-machine. This prints, as medians of `--runs` calls on one warm connection:
+choices), about 1 ms in all, and its naive baseline is 11–22 ms. `bench/run.py` compares the
+naive baseline with the page's own read (the gate is the same code for any page and the naive
+side does not run it), so the 20× bar is on the filters' read alone; the page's absolute time
+keeps the gate. Either way the margin depends on what a single read costs on this machine.
+This prints, as medians of `--runs` calls on one warm connection:
 
 - a bare `SELECT 1` through psycopg (or sqlite3) alone: the round trip itself;
 - the same through the dashboard's reader engine (pool checkout, SQLAlchemy's execute);
@@ -99,7 +101,12 @@ def main() -> int:
         print(f"  {label:<34} {ms:7.3f} ms")
     print(f"  {'Exports page (gate + filters)':<34} {page_ms:7.3f} ms")
     print(f"  {'naive baseline of the page':<34} {naive_ms:7.3f} ms")
-    print(f"  page ratio: {naive_ms / page_ms:.1f}x; the 20x bar: {naive_ms / 20:.3f} ms")
+    models_ms = rows["filter_options()"]
+    print(f"  page ratio with the gate on one side only: {naive_ms / page_ms:.1f}x")
+    print(
+        f"  read-model ratio (bench/run.py's; the gate on neither side): "
+        f"{naive_ms / models_ms:.1f}x; the 20x bar: {naive_ms / 20:.3f} ms"
+    )
     print(f"  two SELECT 1 through the engine ({floor_ms:.3f} ms): {naive_ms / floor_ms:.1f}x")
     engine.dispose()
     raw.close()

@@ -17,7 +17,10 @@ What is measured, per backend:
   key. Cold = a brand-new reader engine, first call, after dropping the OS page cache when
   permitted (`echo 3 > /proc/sys/vm/drop_caches`); warm = median of `--repeats` runs on one
   engine after one warm-up run. Naive = load the needed tables with pandas + compute, median of
-  up to `--naive-repeats` runs (fewer when one run is slow). Ratio = naive / warm.
+  up to `--naive-repeats` runs (fewer when one run is slow). Ratio = naive / the page's own
+  read models warm: dashboard.py's schema gate, which every page pays before its reads and
+  which a naive page would pay alike, is in the warm and cold totals but not in the ratio
+  (the naive baseline does not run it either).
 - snapshot: `take_snapshots` on a COPY of the database, just after its last snapshot (one
   untimed pass warms the process, as in the long-running scheduler), timed with the valuation
   memo cleared (a sync changes prices every 5 minutes), then again 10 minutes later (medians
@@ -57,6 +60,7 @@ from typing import Any
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import Engine, make_url
 
+from arena.analytics.overview import schema_revision
 from arena.db import create_db_engine
 from arena.tables import AGENTS, COHORTS, PORTFOLIO_SNAPSHOTS, POSITIONS
 
@@ -79,6 +83,7 @@ ROOT = BENCH.parent
 WARM_MS = 300.0
 COLD_MS = 1500.0
 NAIVE_RATIO = 20.0
+GATE = schema_revision.__name__  # dashboard.py's gate before every page (pages_catalog._entry)
 SNAPSHOT_MS = 2000.0
 DECIDE_MS = 50.0
 TOKENS_PER_MARKET = 40.0
@@ -198,8 +203,22 @@ class PageResult:
     stored: bool | None = None  # whether the page was served a stored analysis
 
     @property
+    def gate_ms(self) -> float:
+        """Warm ms of dashboard.py's schema gate within this page's total (0 if not run)."""
+        return sum(
+            ms for call, ms in zip(self.calls, self.warm_calls, strict=False) if is_gate(call)
+        )
+
+    @property
+    def models_ms(self) -> float:
+        """Warm ms of the page's own read models: the total less the shared gate."""
+        return self.warm_ms - self.gate_ms
+
+    @property
     def ratio(self) -> float:
-        return self.naive_ms / self.warm_ms if self.warm_ms > 0 else float("nan")
+        """Naive / the page's own read models: both sides without the gate, which is the same
+        code for any implementation of the page."""
+        return self.naive_ms / self.models_ms if self.models_ms > 0 else float("nan")
 
     def misses(self) -> list[str]:
         """The targets this page misses, each with how far off it is."""
@@ -213,6 +232,11 @@ class PageResult:
         if self.ratio == self.ratio and self.ratio < NAIVE_RATIO:
             out.append(f"only {self.ratio:.1f}x naive (< {NAIVE_RATIO:.0f}x)")
         return out
+
+
+def is_gate(call: str) -> bool:
+    """Whether a timed call's label is dashboard.py's schema gate (pages_catalog._entry)."""
+    return call.split("(")[0] == GATE
 
 
 def run_page(engine: Engine, page: Page, selection: Selection) -> Reader:
@@ -351,33 +375,37 @@ def print_pages(label: str, url: str, results: list[PageResult], note: str) -> N
                 str(len(r.calls)),
                 fmt_ms(r.cold_ms),
                 fmt_ms(r.warm_ms),
+                fmt_ms(r.models_ms),
                 fmt_ms(r.naive_ms) + (f" ({r.naive_runs})" if r.naive_runs else ""),
                 fmt_ms(r.naive_load_ms),
                 f"{r.ratio:.1f}x" if r.ratio == r.ratio else "—",
                 verdict(r),
-                ", ".join(n for n in (c.split("(")[0] for c in r.calls) if n != "schema_revision"),
+                ", ".join(c.split("(")[0] for c in r.calls if not is_gate(c)),
             ]
         )
     print(
         table(
             rows,
-            right=set(range(1, 8)),
+            right=set(range(1, 9)),
             header=[
                 "page",
                 "calls",
                 "cold ms",
                 "warm ms",
+                "w/o gate",
                 "naive ms (runs)",
                 "of which load",
-                "naive/warm",
+                "naive/models",
                 "verdict",
-                "read models (after schema_revision)",
+                f"read models (after {GATE})",
             ],
         )
     )
     print(
-        f"targets: warm < {WARM_MS:.0f} ms, cold < {COLD_MS:,.0f} ms, naive/warm >= "
-        f"{NAIVE_RATIO:.0f}x; warm = median of the page's total over repeated runs; "
+        f"targets: warm < {WARM_MS:.0f} ms, cold < {COLD_MS:,.0f} ms, naive/models >= "
+        f"{NAIVE_RATIO:.0f}x; warm = median of the page's total over repeated runs, the "
+        f"schema gate included; w/o gate = the page's own read models, which the naive "
+        "baseline is compared with; "
         "[stored]/[live]: the page showed the hourly job's stored analysis / computed it live"
     )
     print("\nper read-model call (cold ms / warm ms):")
@@ -461,7 +489,11 @@ def page_rows(label: str, results: list[PageResult], server: str = "") -> list[R
             )
             continue
         naive_text = f", naive {fmt_ms(r.naive_ms)} ms" if r.naive_ms == r.naive_ms else ""
-        ratio = f"{r.ratio:.1f}x faster than naive; " if r.ratio == r.ratio else ""
+        ratio = (
+            f"{r.ratio:.1f}x faster than naive ({fmt_ms(r.models_ms)} ms without the gate); "
+            if r.ratio == r.ratio
+            else ""
+        )
         out.append(
             Row(
                 f"{label}: {r.page.name}{stored_mark(r)} read models "
