@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
@@ -35,7 +36,7 @@ from arena.analytics.cohorts import (
     leg_tallies,
     typed_frame,
 )
-from arena.analytics.frames import query_columns
+from arena.analytics.frames import column_array, query_columns
 from arena.analytics.markets import priced_frame
 from arena.tables import DECISION_ATTEMPTS as ATTEMPTS
 from arena.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
@@ -92,9 +93,10 @@ def decisions(
     Every decision column comes from the covering `ix_decisions_list` (on SQLite a row's
     list columns sit behind its inline prompts), newest first in index order; the leg
     numbers are the tallies the engine writes with the legs (`leg_tallies`). The agents'
-    cohort, family and name come from a second read of the agents (hundreds of rows),
-    matched here by a dict: joined in SQL, PostgreSQL hashed the agents and sorted the list
-    again, and matching as frames cost more than the match itself.
+    cohort, family and name come from a second read of the agents (hundreds of rows), typed
+    once per agent and taken per decision by position: joined in SQL, PostgreSQL hashed the
+    agents and sorted the list again; typing the names per decision, or matching as frames,
+    cost more than the match itself.
     """
     query = (
         select(
@@ -126,13 +128,14 @@ def decisions(
         query = query.where(DECISIONS.c.status == status)
     with engine.connect() as conn:
         columns, rows = query_columns(conn, query, {**DECISION_COLUMNS, "agent_id": INT})
-        names = {agent_id: rest for agent_id, *rest in conn.execute(_AGENT_NAMES).all()}
+        names, _count = query_columns(conn, _AGENT_NAMES, _AGENT_NAME_KINDS)
+    position = {agent_id: i for i, agent_id in enumerate(names.pop("agent_id"))}
     try:
-        matched = [names[agent_id] for agent_id in columns.pop("agent_id")]
+        at = np.fromiter(map(position.__getitem__, columns.pop("agent_id")), np.intp, rows)
     except KeyError:  # the foreign key makes this impossible; never show a wrong name
         raise LookupError("a decision's agent is missing from the agents table") from None
-    if matched:
-        columns.update(zip(_AGENT_NAME_LABELS, zip(*matched, strict=True), strict=True))
+    for label, values in names.items():
+        columns[label] = column_array(values, DECISION_COLUMNS[label]).take(at)
     return columns_frame(columns, DECISION_COLUMNS, rows)
 
 
@@ -146,7 +149,9 @@ _AGENT_NAMES = (
     .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
     .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
 )
-_AGENT_NAME_LABELS = tuple(_AGENT_NAMES.selected_columns.keys())[1:]  # after agent_id
+_AGENT_NAME_KINDS = {
+    label: DECISION_COLUMNS.get(label, INT) for label in _AGENT_NAMES.selected_columns
+}
 
 
 def decision_weeks(engine: Engine) -> list[int]:

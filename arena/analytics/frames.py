@@ -89,9 +89,10 @@ def _texts(values: Sequence[Any]) -> Any:
         return pd.array(values, dtype="string")
 
 
-def _array(values: Sequence[Any], kind: str) -> Any:
+def column_array(values: Sequence[Any], kind: str) -> Any:
     """One column of Python values as an array of the dtype of `kind` (an array already,
-    as a caller built it, is taken as it is)."""
+    as a caller built it, is taken as it is): what `columns_frame` makes of each column,
+    for a caller that reorders or repeats the typed values (`take`) before building it."""
     if isinstance(values, np.ndarray | pd.api.extensions.ExtensionArray):
         return values
     if kind in (MONEY, FLOAT):
@@ -113,7 +114,7 @@ def _array(values: Sequence[Any], kind: str) -> Any:
 
 def convert(values: Sequence[Any], kind: str) -> pd.Series:
     """One column of Python values as a Series of the dtype of `kind`."""
-    return pd.Series(_array(values, kind))
+    return pd.Series(column_array(values, kind))
 
 
 def columns_frame(columns: Mapping[str, Sequence[Any]], kinds: Kinds, rows: int) -> pd.DataFrame:
@@ -121,7 +122,7 @@ def columns_frame(columns: Mapping[str, Sequence[Any]], kinds: Kinds, rows: int)
     `columns` is all None (then 0, NaN, NaT or <NA> by its kind). A column given as a numpy
     or pandas array must already have its kind's dtype."""
     blank: Sequence[Any] = [None] * rows
-    data = {name: _array(columns.get(name, blank), kind) for name, kind in kinds.items()}
+    data = {name: column_array(columns.get(name, blank), kind) for name, kind in kinds.items()}
     return pd.DataFrame(data, columns=list(kinds), copy=False)
 
 

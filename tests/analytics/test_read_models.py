@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from sqlalchemy import event, inspect, update
+from sqlalchemy import event, inspect, text, update
 from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics import agents, cohorts, curves, decisions, markets, operations
@@ -728,9 +728,20 @@ def test_season_leg_tallies_match_legs_and_trades_and_the_backfill(
 
 
 def test_season_decisions_keep_every_attempt(season: tuple[Season, Engine]) -> None:
-    _built, engine = season
+    built, engine = season
     listing = decisions.decisions(engine)
     assert len(listing) == 18  # 6 agents × 2 weeks in cohort 1, 6 × 1 in cohort 2
+    named = text(
+        "SELECT d.id, c.number, a.family_id, coalesce(f.display_name, a.display_name) "
+        "FROM decisions d JOIN agents a ON a.id = d.agent_id "
+        "JOIN cohorts c ON c.id = a.cohort_id LEFT JOIN families f ON f.id = a.family_id "
+        "ORDER BY d.id DESC"
+    )
+    with engine.connect() as conn:
+        expected = [tuple(row) for row in conn.execute(named)]
+    shown = ["decision_id", "cohort_number", "family_id", "display_name"]
+    assert list(listing[shown].itertuples(index=False, name=None)) == expected
+    assert listing["display_name"].nunique() == len(set(built.families))
     holds = decisions.decisions(engine, family=LLM_B, status="fallback_hold")
     assert len(holds) == 3
 
