@@ -63,6 +63,9 @@ def _times(values: Sequence[Any]) -> Any:
     refuses, such as aware datetimes or an offset, goes to `pd.to_datetime`.
     """
     first = next((v for v in values if v is not None), None)
+    if first is None:  # no rows, or all NULL (e.g. runs still running): no parser needed
+        blank = np.full(len(values), np.datetime64("NaT"), dtype="datetime64[us]")
+        return pd.DatetimeIndex(blank).tz_localize("UTC").array
     if type(first) is str:  # SQLite: a UTCDateTime column comes back as text throughout
         try:
             with warnings.catch_warnings():

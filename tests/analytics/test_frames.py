@@ -172,6 +172,13 @@ def test_convert_treats_missing_values_by_kind(values: list, kind: str, expected
     ]
 
 
+@pytest.mark.parametrize("values", [[], [None, None]])
+def test_an_all_null_time_column_is_utc_nat_of_its_length(values: list) -> None:
+    got = convert(values, TIME)
+    assert str(got.dtype) == "datetime64[us, UTC]" and len(got) == len(values)
+    assert got.isna().all()
+
+
 def test_a_column_the_query_lacks_is_blank() -> None:
     frame = columns_frame({"a": [1, 2]}, {"a": INT, "b": MONEY, "c": TEXT}, 2)
     assert frame["b"].isna().all() and frame["c"].isna().all()
