@@ -37,6 +37,37 @@ def test_weights_count_draws_like_a_loop() -> None:
         assert weights[b].tolist() == naive
 
 
+def _one_call_indices(strata: np.ndarray, replicates: int, seed: int) -> np.ndarray:
+    """The index matrix drawn in one `integers` call (how it was drawn before chunking)."""
+    rng = np.random.default_rng(seed)
+    order = np.argsort(strata, kind="stable")
+    labels, first, counts = np.unique(strata[order], return_index=True, return_counts=True)
+    slot = np.searchsorted(labels, strata)
+    return order[first[slot] + rng.integers(0, counts[slot], size=(replicates, strata.size))]
+
+
+@pytest.mark.parametrize("replicates", [1, 63, 64, 65, 200, 2000])
+def test_chunked_draws_are_the_one_call_draws_so_seeds_keep_their_numbers(
+    replicates: int,
+) -> None:
+    rng = np.random.default_rng(replicates)
+    strata = rng.integers(0, 12, size=700)  # unsorted, uneven strata, some of one cluster
+    strata[:3] = [40, 41, 41]
+    expected = _one_call_indices(strata, replicates, seed=9)
+    assert np.array_equal(stats.bootstrap_indices(strata, replicates, seed=9), expected)
+    counted = np.zeros((replicates, strata.size))
+    np.add.at(counted, (np.arange(replicates)[:, None], expected), 1.0)
+    assert np.array_equal(stats.drawn_weights(strata, replicates, seed=9), counted)
+    boot = stats.ClusterBootstrap(strata, replicates, seed=9)
+    assert np.array_equal(boot.weights, counted) and np.array_equal(boot.indices, expected)
+
+
+def test_no_clusters_draw_empty_weights() -> None:
+    assert stats.drawn_weights([], 5, seed=0).shape == (5, 0)
+    with pytest.raises(ValueError, match="at least 1"):
+        stats.drawn_weights([1, 2], 0, seed=0)
+
+
 def test_vectorised_statistics_equal_a_naive_loop_over_rows() -> None:
     """Row-level data resampled replicate by replicate, with the same index matrix."""
     rng = np.random.default_rng(11)
