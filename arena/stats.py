@@ -15,14 +15,15 @@ The uncertainty model (see the README's methodology notes):
   on which events happened to be traded and how they resolved.
 * **Statistics as sums over clusters.** Every statistic is a total (P/L) or a ratio of totals
   (mean Brier = Σ Brier / Σ bets), so one replicate is a weight vector `w` (how often each
-  cluster was drawn) and the replicate's total is `w @ sums`. The index matrix is drawn once
-  and all replicates and all families are computed with one matrix product.
+  cluster was drawn) and the replicate's total is `w @ sums`. The weights are drawn once and
+  every statistic, for all replicates and all families, is a matrix product with them.
 * **Percentile intervals** at 95%: the 2.5% and 97.5% quantiles of the replicates.
 """
 
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -98,15 +99,18 @@ def bootstrap_weights(indices: np.ndarray, clusters: int) -> np.ndarray:
 
 
 def drawn_weights(stratum_of: Sequence[int] | np.ndarray, replicates: int, seed: int) -> np.ndarray:
-    """`bootstrap_weights(bootstrap_indices(...))` without ever holding the index matrix.
+    """`bootstrap_weights(bootstrap_indices(...))` without ever holding the index matrix, as
+    compact unsigned counts (a count never exceeds its stratum's size).
 
-    Why: at a year (2,000 replicates × 13,645 clusters) the index matrix, its offset copy
-    for one big `bincount` and the count array took 2.9 s to build; counted row by row, in
-    stratum order and scattered to the clusters (no gather of the matrix), about a third.
+    Why: at a year (2,000 replicates × 13,645 clusters) the index matrix, its offset copy for
+    one big `bincount` and the float count array took 2.9 s and 650 MB to build. Counted row
+    by row, in stratum order and scattered to the clusters, into 16-bit counts: 55 MB.
     """
-    order, chunks = _drawn_slots(stratum_of, replicates, seed)
+    strata = np.asarray(stratum_of)
+    order, chunks = _drawn_slots(strata, replicates, seed)
     clusters = order.size
-    weights = np.zeros((replicates, clusters))
+    largest = int(np.unique(strata, return_counts=True)[1].max()) if clusters else 0
+    weights = np.zeros((replicates, clusters), dtype=np.min_scalar_type(largest))
     b = 0
     for chunk in chunks:
         for row in chunk if clusters else ():
@@ -120,7 +124,9 @@ class ClusterBootstrap:
     reused for every statistic.
 
     Using the same draw for every family makes the replicates joint, so ranks, P(rank #1) and
-    differences between families are computed on the same resampled events.
+    differences between families are computed on the same resampled events. The weights are
+    kept as small integers and multiplied a block of replicates at a time as floats, so a
+    statistic never needs a float copy of the whole (replicates × clusters) matrix.
     """
 
     def __init__(
@@ -134,18 +140,27 @@ class ClusterBootstrap:
         self.seed = seed
         self.weights = drawn_weights(self.stratum_of, replicates, seed)
 
-    @property
+    @cached_property
     def indices(self) -> np.ndarray:
-        """The index matrix behind `weights` (drawn again on demand: for checks and tests)."""
+        """The index matrix behind `weights`, drawn again on first use (for checks and tests;
+        the statistics never need it)."""
         return bootstrap_indices(self.stratum_of, self.replicates, self.seed)
 
     @property
     def clusters(self) -> int:
         return int(self.stratum_of.size)
 
+    def _product(self, columns: np.ndarray | slice, values: np.ndarray) -> np.ndarray:
+        """weights[:, columns] @ values, a block of replicates at a time."""
+        out = np.empty((self.replicates, *values.shape[1:]))
+        for start in range(0, self.replicates, _DRAW_ROWS):
+            block = self.weights[start : start + _DRAW_ROWS, columns]
+            out[start : start + _DRAW_ROWS] = block.astype(np.float64) @ values
+        return out
+
     def total(self, sums: np.ndarray) -> np.ndarray:
         """Replicates of a total: `sums` is (K,) or (K × F) per-cluster sums → (B,) or (B × F)."""
-        return self.weights @ np.asarray(sums, dtype=np.float64)
+        return self._product(slice(None), np.asarray(sums, dtype=np.float64))
 
     def ratio(self, numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
         """Replicates of Σ numerator / Σ denominator; NaN where a replicate has no denominator."""
@@ -170,8 +185,8 @@ class ClusterBootstrap:
         values = np.asarray(sums, dtype=np.float64)
         out = np.zeros((self.replicates, values.shape[1]))
         for s, label in enumerate(strata):
-            members = self.stratum_of == label
-            part = self.weights[:, members] @ values[members] + offsets[s]
+            members = np.flatnonzero(self.stratum_of == label)
+            part = self._product(members, values[members]) + offsets[s]
             out += np.maximum(part, floors[s])
         return out
 

@@ -62,6 +62,17 @@ def test_chunked_draws_are_the_one_call_draws_so_seeds_keep_their_numbers(
     assert np.array_equal(boot.weights, counted) and np.array_equal(boot.indices, expected)
 
 
+def test_compact_counts_hold_a_stratum_larger_than_a_byte() -> None:
+    strata = np.array([0] * 300 + [1] * 3)  # a count can reach 300: more than uint8 holds
+    weights = stats.drawn_weights(strata, 70, seed=4)
+    expected = stats.bootstrap_weights(_one_call_indices(strata, 70, seed=4), strata.size)
+    assert weights.dtype == np.uint16 and np.array_equal(weights, expected)
+    assert np.all(weights[:, :300].sum(axis=1) == 300)
+    boot = stats.ClusterBootstrap(strata, 70, seed=4)
+    sums = np.arange(303, dtype=np.float64)
+    assert np.allclose(boot.total(sums), expected @ sums, rtol=0, atol=1e-9)
+
+
 def test_no_clusters_draw_empty_weights() -> None:
     assert stats.drawn_weights([], 5, seed=0).shape == (5, 0)
     with pytest.raises(ValueError, match="at least 1"):
