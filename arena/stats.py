@@ -38,8 +38,9 @@ _TIE_TOLERANCE = 1e-9
 # The cluster bootstrap
 
 
-# Rows of the index matrix drawn per call: the draws come from one stream in row order, so
-# chunks give the very same matrix as one call (a test pins it), without holding it whole.
+# Replicates per block: the draws are made, and the weights multiplied, this many rows at a
+# time. The draws come from one stream in row order, so blocks give the very same matrix as
+# one call (a test pins it), without holding a whole matrix of int64 or float64.
 _DRAW_ROWS = 64
 
 
@@ -113,7 +114,7 @@ def drawn_weights(stratum_of: Sequence[int] | np.ndarray, replicates: int, seed:
     weights = np.zeros((replicates, clusters), dtype=np.min_scalar_type(largest))
     b = 0
     for chunk in chunks:
-        for row in chunk if clusters else ():
+        for row in chunk:
             weights[b, order] = np.bincount(row, minlength=clusters)
             b += 1
     return weights
