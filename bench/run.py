@@ -404,7 +404,7 @@ def print_pages(label: str, url: str, results: list[PageResult], note: str) -> N
     print(
         f"targets: warm < {WARM_MS:.0f} ms, cold < {COLD_MS:,.0f} ms, naive/models >= "
         f"{NAIVE_RATIO:.0f}x; warm = median of the page's total over repeated runs, the "
-        f"schema gate included; w/o gate = the page's own read models, which the naive "
+        "schema gate included; w/o gate = the page's own read models, which the naive "
         "baseline is compared with; "
         "[stored]/[live]: the page showed the hourly job's stored analysis / computed it live"
     )
