@@ -62,33 +62,75 @@ class Fill:
     realized_pnl: Decimal = ZERO
 
 
-def normalise_side(side: str, market_type: str, outcomes: Sequence[str]) -> str:
-    """The canonical side name: YES/NO for binary markets, the exact outcome name otherwise."""
-    wanted = side.strip()
+def outcome_key(name: str) -> str:
+    """The form two outcome names are compared in: trimmed and case-folded.
+
+    Gamma's outcome strings are free text edited by people; a re-cased or re-spaced name
+    between a bet and its resolution must still name the same outcome.
+    """
+    return name.strip().casefold()
+
+
+def named_outcome(side: str, market_type: str, outcomes: Sequence[str]) -> str:
+    """The outcome a side names, in its canonical form: the one rule for BET, SELL, valuation
+    and settlement.
+
+    Binary markets: YES or NO (any case and spacing). Named-outcome markets: the market's own
+    spelling of the single outcome equal to `side` under `outcome_key`. Raises TradeRejected:
+    `bad_side` when the side names no outcome, `ambiguous_side` when it names two (a market
+    listing "Yes" and "yes " cannot be settled by a rule; a person decides).
+    """
+    wanted = outcome_key(side)
     if market_type == "binary":
-        upper = wanted.upper()
-        if upper in BINARY_SIDES:
-            return upper
+        if wanted.upper() in BINARY_SIDES:
+            return wanted.upper()
         raise TradeRejected("bad_side", f"side {side!r} is not YES or NO on a binary market")
-    for outcome in outcomes:
-        if outcome.strip().casefold() == wanted.casefold():
-            return outcome
+    matches = [outcome for outcome in outcomes if outcome_key(outcome) == wanted]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise TradeRejected(
+            "ambiguous_side", f"side {side!r} matches {len(matches)} outcomes: {matches!r}"
+        )
     raise TradeRejected("bad_side", f"side {side!r} is not an outcome of this market")
+
+
+def normalise_side(side: str, market_type: str, outcomes: Sequence[str]) -> str:
+    """The canonical side name of a BET leg (see `named_outcome`)."""
+    return named_outcome(side, market_type, outcomes)
+
+
+def ambiguous_outcomes(outcomes: Sequence[str]) -> list[str]:
+    """The outcomes that share their `outcome_key` with another outcome of the same market."""
+    keys = [outcome_key(outcome) for outcome in outcomes]
+    return [outcome for outcome, key in zip(outcomes, keys, strict=True) if keys.count(key) > 1]
+
+
+def side_won(side: str, winner: str, market_type: str) -> bool:
+    """Whether a stored side is the resolved winner, under the rule of `named_outcome`."""
+    if market_type == "binary":
+        return outcome_key(side).upper() == outcome_key(winner).upper()
+    return outcome_key(side) == outcome_key(winner)
 
 
 def side_price(
     market_type: str, outcomes: Sequence[str], prices: Sequence[object], side: str
 ) -> Decimal:
-    """The side-correct price (§10.3, §10.4): YES as stored, NO = 1 − YES, named as listed."""
+    """The side-correct price (§10.3, §10.4): YES as stored, NO = 1 − YES, named as listed.
+
+    The side must name an outcome (`named_outcome`): a stored side that names none is
+    rejected (`bad_side`), never priced as if it were NO.
+    """
     if len(outcomes) != len(prices) or not outcomes:
         raise TradeRejected("no_price", "market has no usable price list")
+    canonical = named_outcome(side, market_type, outcomes)
     try:
         if market_type == "binary":
-            yes_index = [o.strip().upper() for o in outcomes].index("YES")
+            yes_index = [outcome_key(o) for o in outcomes].index("yes")
             yes = price(to_decimal(prices[yes_index]))
-            value = yes if side == "YES" else price(ONE - yes)
+            value = yes if canonical == "YES" else price(ONE - yes)
         else:
-            value = price(to_decimal(prices[list(outcomes).index(side)]))
+            value = price(to_decimal(prices[list(outcomes).index(canonical)]))
     except ValueError:
         raise TradeRejected("no_price", f"no usable price for side {side!r}") from None
     if value < ZERO or value > ONE:

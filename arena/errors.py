@@ -1,5 +1,7 @@
 """Errors the CLI turns into one clear line on stderr (message, then how to fix it)."""
 
+from collections.abc import Iterable
+
 
 class ArenaError(Exception):
     """A problem the user can act on: bad input, bad configuration, an unreachable service."""
@@ -25,3 +27,26 @@ class InputError(ArenaError):
 
 class DatabaseBusyError(ArenaError):
     """The database stayed locked by another process longer than the busy timeout."""
+
+
+MAX_ERROR_CHARS = 500
+REDACTED = "***"
+
+
+def error_line(exc: BaseException, secrets: Iterable[str] = ()) -> str:
+    """One line naming a failure, with any known secret blanked out, at most 500 chars.
+
+    What jobs and per-market settlement failures store in `job_runs` and `system_logs`: short,
+    readable on the Operations page, and never carrying a key.
+    """
+    if isinstance(exc, ArenaError):
+        text = exc.one_line()
+    else:
+        detail = str(getattr(exc, "orig", None) or exc).strip()
+        first = detail.splitlines()[0] if detail else ""
+        text = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"

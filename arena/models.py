@@ -34,6 +34,7 @@ MONEY = Fixed(6)
 COHORT_STATUSES = ("deciding", "tracking", "completed")
 MARKET_TYPES = ("binary", "named")
 MARKET_STATUSES = ("open", "closed", "resolved", "cancelled")
+FINAL_STATUSES = ("resolved", "cancelled")  # a settled market: never checked or traded again
 DECISION_STATUSES = ("in_progress", "ok", "fallback_hold", "error", "zero_trade")
 DECISION_ACTIONS = ("BET", "SELL", "HOLD")
 POSITION_STATUSES = ("open", "sold", "won", "lost", "cancelled")

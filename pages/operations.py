@@ -20,6 +20,7 @@ from arena.analytics.operations import (
     job_runs,
     levels_at_least,
     log_sources,
+    settlement_failures,
     system_log,
 )
 from arena.config import get_settings
@@ -91,6 +92,16 @@ else:
         st.markdown("**Recent failures**")
         ui.table(failures, key="ops-failures")
         ui.download_csv(failures, "job-failures")
+
+stuck: pd.DataFrame = ui.read(settlement_failures)
+if not stuck.empty:
+    st.subheader("Markets that could not be settled")
+    st.error(
+        f"{len(stuck)} market(s) need a person: the resolve job logs each of them on every run "
+        "and goes on with the others. Their open positions keep their last mark."
+    )
+    ui.table(stuck, key="ops-settlement-failures")
+    ui.download_csv(stuck, "settlement-failures")
 
 st.subheader("Job runs")
 cols = st.columns(2)

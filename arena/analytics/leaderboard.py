@@ -54,6 +54,7 @@ from arena.accounting import (
     refund,
     settle,
     side_price,
+    side_won,
 )
 from arena.analytics.cohorts import latest_snapshots, result_frame
 from arena.db import consistent_read
@@ -974,12 +975,6 @@ def random_legs(
     return legs
 
 
-def _side_won(side: str, winner: str, market_type: str) -> bool:
-    from arena.engine.settlement import side_won
-
-    return side_won(side, winner, market_type)
-
-
 def _settle_due(
     book: dict[tuple[str, str], Holding],
     markets: dict[str, NullMarket],
@@ -999,7 +994,7 @@ def _settle_due(
             cash = refund(cash, holding).cash_after
         else:
             cash = settle(
-                cash, holding, _side_won(key[1], market.winner, market.market_type)
+                cash, holding, side_won(key[1], market.winner, market.market_type)
             ).cash_after
     return cash
 

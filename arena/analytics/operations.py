@@ -29,10 +29,11 @@ from arena.analytics.cohorts import (
     typed_frame,
 )
 from arena.analytics.frames import columns_frame, epoch_times
-from arena.models import LOG_LEVELS
+from arena.models import FINAL_STATUSES, LOG_LEVELS
 from arena.sqltime import epoch_seconds
 from arena.tables import JOB_RUN_COUNTS as COUNTS
 from arena.tables import JOB_RUNS as RUNS
+from arena.tables import MARKETS
 from arena.tables import SYSTEM_LOGS as LOGS
 
 DEFAULT_LIMIT = 1_000
@@ -218,6 +219,54 @@ def log_sources(engine: Engine) -> list[str]:
     query = select(walk.c.source).where(walk.c.source.is_not(None))
     with engine.connect() as conn:
         return sorted(str(s) for s in conn.execute(query).scalars())
+
+
+SETTLEMENT_FAILURE_COLUMNS: dict[str, str] = {
+    "market_id": TEXT,
+    "question": TEXT,
+    "failures": INT,
+    "first_failure": TIME,
+    "last_failure": TIME,
+    "last_error": TEXT,
+}
+
+
+def settlement_failures(engine: Engine) -> pd.DataFrame:
+    """Markets the resolve job could not settle and that are still unsettled, worst first.
+
+    One row per market: how many resolve runs logged an ERROR for it, the first and last of
+    them, and the last message (an exception, ambiguous outcomes, a refused position). A
+    market drops off the list once it is resolved or cancelled. Read from the system log's
+    `resolve` ERROR lines (one seek on the source/at index; a failing market adds one a run).
+    """
+    query = (
+        select(LOGS.c.at, LOGS.c.message, LOGS.c.context)
+        .where(LOGS.c.source == "resolve", LOGS.c.level == "ERROR")
+        .order_by(LOGS.c.at, LOGS.c.id)
+    )
+    markets: dict[str, dict[str, Any]] = {}
+    with engine.connect() as conn:
+        for at, message, context in conn.execute(query):
+            market_id = (context or {}).get("market_id")
+            if market_id is None:
+                continue
+            row = markets.setdefault(
+                str(market_id), {"market_id": str(market_id), "failures": 0, "first_failure": at}
+            )
+            row["failures"] += 1
+            row["last_failure"] = at
+            row["last_error"] = message
+        if markets:
+            state = select(MARKETS.c.id, MARKETS.c.question, MARKETS.c.status).where(
+                MARKETS.c.id.in_(list(markets))
+            )
+            for market_id, question, status in conn.execute(state):
+                if status in FINAL_STATUSES:
+                    markets.pop(market_id, None)
+                elif market_id in markets:
+                    markets[market_id]["question"] = question
+    rows = sorted(markets.values(), key=lambda r: (-r["failures"], r["market_id"]))
+    return typed_frame(rows, SETTLEMENT_FAILURE_COLUMNS)
 
 
 WEEK_SECONDS = 7 * 24 * 3600

@@ -19,12 +19,11 @@ from arena.engine.logs import log_event
 from arena.engine.sources import MarketSource
 from arena.errors import ArenaError
 from arena.markets.types import ParsedMarket
-from arena.models import Position
+from arena.models import FINAL_STATUSES, Position
 from arena.tables import MARKETS as _MARKETS
 
 log = logging.getLogger("arena.engine.market_sync")
 
-FINAL_STATUSES = ("resolved", "cancelled")
 _OPTIONAL_FIELDS = (
     "slug",
     "description",

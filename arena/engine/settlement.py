@@ -4,6 +4,12 @@ Order matters (methodology §13.2): positions settle first and the market is mar
 last, in the same transaction, so a crash can never strand open positions in a market that
 later jobs would skip. Settling twice is impossible: a final market is skipped, a position
 settles at most once (unique index on SETTLE/REFUND trades) and a trade has one Brier row.
+
+Each market is settled on its own: one that raises is logged (ERROR, with its id) and the run
+goes on, so a market that fails every time cannot starve the markets after it. A market whose
+outcomes are equal up to case and spacing, or a position whose side names no outcome of its
+market (`accounting.named_outcome`), is never settled by guesswork: it stays open and is
+logged as an ERROR for a person, every run, until mended (the Operations page lists it).
 """
 
 import logging
@@ -14,19 +20,28 @@ from decimal import Decimal
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, exists, or_, select
 
-from arena.accounting import Holding, refund, settle
+from arena.accounting import (
+    Holding,
+    TradeRejected,
+    ambiguous_outcomes,
+    named_outcome,
+    refund,
+    settle,
+    side_won,
+)
 from arena.db import session_scope
 from arena.engine.logs import log_event
-from arena.engine.market_sync import FINAL_STATUSES, upsert_markets
+from arena.engine.market_sync import upsert_markets
 from arena.engine.sources import MarketSource
-from arena.errors import ArenaError
+from arena.errors import ArenaError, error_line
 from arena.markets.resolution import Verdict, resolution_verdict
-from arena.models import Agent, BrierScore, Market, Position, Trade
+from arena.models import FINAL_STATUSES, Agent, BrierScore, Market, Position, Trade
 from arena.scoring import brier
 
 log = logging.getLogger("arena.engine.settlement")
 
 CANCELLED = "CANCELLED"
+SOURCE = "resolve"
 
 
 @dataclass
@@ -38,98 +53,146 @@ class ResolveResult:
     unavailable: list[str] = field(default_factory=list)
     positions_settled: int = 0
     brier_rows: int = 0
+    # Markets left for a person: settlement raised, outcomes ambiguous, or a position refused.
+    failed: list[str] = field(default_factory=list)
+    refused_positions: list[int] = field(default_factory=list)
 
     def counts(self) -> dict[str, object]:
         return dict(vars(self))
 
 
-def side_won(side: str, winner: str, market_type: str) -> bool:
-    """Whether a position's side is the winning outcome (YES/NO sides on binary markets)."""
-    if market_type == "binary":
-        return side.upper() == winner.strip().upper()
-    return side == winner
+@dataclass(frozen=True)
+class SettleOutcome:
+    """What `settle_market` did to one market.
+
+    `final` is False when the market was left unsettled (ambiguous outcomes) or when some
+    positions were refused; `refused` names those positions.
+    """
+
+    settled: int = 0
+    scored: int = 0
+    final: bool = True
+    refused: tuple[int, ...] = ()
+    problem: str | None = None
 
 
 def markets_due(session: Session, at: datetime) -> list[Market]:
-    """Unsettled markets, closed or past their end, in which some BUY is still unscored.
+    """Unsettled markets, closed or past their end, with an open position or an unscored BUY.
 
-    That covers every market with an open position, and also markets whose positions were
-    all sold before resolution: their BUY trades still get a Brier row (contract §5).
+    Markets whose positions were all sold before resolution still get a Brier row for their
+    BUY trades (contract §5); a market with a refused position stays due until it is mended.
     """
     unscored_buy = exists().where(
         Trade.market_id == Market.id,
         Trade.trade_type == "BUY",
         ~exists().where(BrierScore.trade_id == Trade.id),
     )
+    open_position = exists().where(Position.market_id == Market.id, Position.status == "open")
     query = (
         select(Market)
         .where(col(Market.status).not_in(FINAL_STATUSES))
         .where(or_(col(Market.closed).is_(True), col(Market.end_date) <= at))
-        .where(unscored_buy)
+        .where(or_(unscored_buy, open_position))
         .order_by(col(Market.id))
     )
     return list(session.exec(query))
 
 
 def resolve_markets(engine: Engine, source: MarketSource, at: datetime) -> ResolveResult:
-    """Check every due market against the source and settle the decided ones."""
+    """Check every due market against the source and settle the decided ones, one by one."""
     result = ResolveResult()
     with session_scope(engine) as session:
         due = [market.id for market in markets_due(session, at)]
     for market_id in due:
         result.checked += 1
         try:
-            fresh = source.get_market(market_id, at)
-        except ArenaError as exc:
-            log.warning("market %s could not be checked: %s", market_id, exc.one_line())
-            fresh = None
-        if fresh is None:
-            result.unavailable.append(market_id)
-            continue
-        with session_scope(engine) as session:
-            upsert_markets(session, [fresh], at)
-        verdict = resolution_verdict(fresh)
-        if verdict.state == "unresolved":
-            result.unresolved += 1
-            continue
-        settled, scored = settle_market(engine, market_id, verdict, at)
-        (result.cancelled if verdict.state == "cancelled" else result.resolved).append(market_id)
-        result.positions_settled += settled
-        result.brier_rows += scored
+            _resolve_one(engine, source, market_id, at, result)
+        except Exception as exc:  # one market must never stop the others
+            log.exception("settling market %s failed", market_id)
+            result.failed.append(market_id)
+            with session_scope(engine) as session:
+                log_event(
+                    session,
+                    at,
+                    "ERROR",
+                    SOURCE,
+                    f"market {market_id} could not be settled: {error_line(exc)}",
+                    market_id=market_id,
+                    error=error_line(exc),
+                )
     with session_scope(engine) as session:
         if result.unavailable:
             log_event(
                 session,
                 at,
                 "WARNING",
-                "resolve",
+                SOURCE,
                 f"{len(result.unavailable)} market(s) could not be checked",
                 market_ids=result.unavailable,
             )
+        failed = f", failed {len(result.failed)}" if result.failed else ""
         log_event(
             session,
             at,
-            "INFO",
-            "resolve",
+            "WARNING" if result.failed else "INFO",
+            SOURCE,
             f"checked {result.checked}, resolved {len(result.resolved)}, "
-            f"cancelled {len(result.cancelled)}",
+            f"cancelled {len(result.cancelled)}{failed}",
             **result.counts(),
         )
     return result
 
 
-def settle_market(
-    engine: Engine, market_id: str, verdict: Verdict, at: datetime
-) -> tuple[int, int]:
+def _resolve_one(
+    engine: Engine, source: MarketSource, market_id: str, at: datetime, result: ResolveResult
+) -> None:
+    """Ask the source about one due market and settle it if it is decided."""
+    try:
+        fresh = source.get_market(market_id, at)
+    except ArenaError as exc:
+        log.warning("market %s could not be checked: %s", market_id, exc.one_line())
+        fresh = None
+    if fresh is None:
+        result.unavailable.append(market_id)
+        return
+    with session_scope(engine) as session:
+        upsert_markets(session, [fresh], at)
+    verdict = resolution_verdict(fresh)
+    if verdict.state == "unresolved":
+        result.unresolved += 1
+        return
+    outcome = settle_market(engine, market_id, verdict, at)
+    result.positions_settled += outcome.settled
+    result.brier_rows += outcome.scored
+    result.refused_positions.extend(outcome.refused)
+    if not outcome.final:
+        result.failed.append(market_id)
+    elif verdict.state == "cancelled":
+        result.cancelled.append(market_id)
+    else:
+        result.resolved.append(market_id)
+
+
+def settle_market(engine: Engine, market_id: str, verdict: Verdict, at: datetime) -> SettleOutcome:
     """Settle (or refund) every open position of one market, score its BUYs, mark it final.
 
-    One transaction; returns (positions settled, Brier rows written). A market already
-    final is left alone, so a second call does nothing.
+    One transaction. A market already final is left alone, so a second call does nothing.
+    A resolved market listing two outcomes equal up to case and spacing is not touched; a
+    position whose side names no outcome is refused (left open at its last mark) and the
+    market stays unsettled, so the next run tries again. Both are logged as ERROR.
     """
     with session_scope(engine) as session:
         market = session.exec(select(Market).where(Market.id == market_id).with_for_update()).one()
         if market.status in FINAL_STATUSES:
-            return 0, 0
+            return SettleOutcome()
+        if verdict.state == "resolved" and ambiguous_outcomes(market.outcomes or []):
+            problem = (
+                f"market {market_id} not settled: outcomes "
+                f"{ambiguous_outcomes(market.outcomes or [])!r} are equal up to case and "
+                "spacing, so the winner cannot be matched to positions; a person must decide"
+            )
+            log_event(session, at, "ERROR", SOURCE, problem, market_id=market_id)
+            return SettleOutcome(final=False, problem=problem)
         positions = list(
             session.exec(
                 select(Position)
@@ -138,9 +201,33 @@ def settle_market(
                 .with_for_update()
             )
         )
+        refused: list[int] = []
         for position in positions:
+            assert position.id is not None
+            if _names_no_outcome(position.side, market):
+                refused.append(position.id)
+                continue
             _settle_position(session, position, market, verdict, at)
         scored = 0 if verdict.state == "cancelled" else _score_buys(session, market, verdict, at)
+        settled = len(positions) - len(refused)
+        if refused:
+            problem = (
+                f"market {market_id}: position(s) {', '.join(map(str, refused))} not settled: "
+                f"their side names no outcome of the market ({market.outcomes!r}); "
+                "left open at their last mark for a person to mend"
+            )
+            log_event(
+                session,
+                at,
+                "ERROR",
+                SOURCE,
+                problem,
+                market_id=market_id,
+                position_ids=refused,
+                positions=settled,
+                brier_rows=scored,
+            )
+            return SettleOutcome(settled, scored, False, tuple(refused), problem)
         market.status = "cancelled" if verdict.state == "cancelled" else "resolved"
         market.resolution_outcome = verdict.winner if verdict.winner else CANCELLED
         market.resolved_at = at
@@ -150,13 +237,22 @@ def settle_market(
             session,
             at,
             "INFO",
-            "resolve",
+            SOURCE,
             f"market {market_id} {market.status}: {market.resolution_outcome}",
-            positions=len(positions),
+            positions=settled,
             brier_rows=scored,
             reason=verdict.reason,
         )
-        return len(positions), scored
+        return SettleOutcome(settled, scored)
+
+
+def _names_no_outcome(side: str, market: Market) -> bool:
+    """Whether a stored side names no outcome of the market (the executor's rule)."""
+    try:
+        named_outcome(side, market.market_type, market.outcomes or [])
+    except TradeRejected:
+        return True
+    return False
 
 
 def _settle_position(
@@ -209,8 +305,12 @@ def _score_buys(session: Session, market: Market, verdict: Verdict, at: datetime
         .where(~exists().where(BrierScore.trade_id == Trade.id))
         .order_by(col(Trade.id))
     ).all()
+    scored = 0
     for trade in buys:
         assert trade.id is not None
+        if _names_no_outcome(trade.side, market):
+            continue  # left unscored, so the market stays due and is reported
+        scored += 1
         won = side_won(trade.side, verdict.winner, market.market_type)
         forecast = trade.implied_confidence if trade.implied_confidence is not None else 1.0
         session.add(
@@ -226,4 +326,4 @@ def _score_buys(session: Session, market: Market, verdict: Verdict, at: datetime
                 created_at=at,
             )
         )
-    return len(buys)
+    return scored

@@ -9,7 +9,7 @@ from sqlmodel import col, select
 
 from arena.db import session_scope
 from arena.engine.market_sync import sync_markets, upsert_markets
-from arena.engine.settlement import resolve_markets, settle_market
+from arena.engine.settlement import SettleOutcome, resolve_markets, settle_market
 from arena.markets.gamma import parse_market
 from arena.markets.resolution import resolution_verdict
 from arena.models import Agent, BrierScore, Market, Position, Trade
@@ -118,7 +118,7 @@ def test_settling_twice_is_impossible(engine: Engine, world: dict[str, int]) -> 
     again = sync_then_resolve(engine, source, AT + timedelta(hours=1))
     assert again.resolved == [] and again.cancelled == []
     verdict = resolution_verdict(parse_market(fixture_markets()["842093"]))
-    assert settle_market(engine, "842093", verdict, AT) == (0, 0)
+    assert settle_market(engine, "842093", verdict, AT) == SettleOutcome()
     assert (cash(engine, world["a"]), cash(engine, world["b"])) == before
     with session_scope(engine) as s:
         assert len(s.exec(select(BrierScore)).all()) == 4
