@@ -17,12 +17,13 @@ The uncertainty model (see the README's methodology notes):
   (mean Brier = Σ Brier / Σ bets), so one replicate is a weight vector `w` (how often each
   cluster was drawn) and the replicate's total is `w @ sums`. The weights are drawn once and
   every statistic, for all replicates and all families, is a matrix product with them.
-* **Percentile intervals** at 95%: the 2.5% and 97.5% quantiles of the replicates.
+* **Percentile intervals** at 95%: the 2.5% and 97.5% quantiles of the replicates, their
+  positions computed exactly (`tail_probability`).
 """
 
-import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
@@ -192,20 +193,63 @@ class ClusterBootstrap:
         return out
 
 
+def tail_probability(level: float) -> Fraction:
+    """α = (1 − level) / 2, exactly, for the level as written (its shortest decimal form).
+
+    Why: in floats (1 − 0.95) / 2 is 0.025000000000000022, so α·B is 50.00000000000004 at
+    B = 2,000 and an inverse-CDF quantile takes the 51st order statistic instead of the
+    50th. Reading 0.95 as 19/20 (not as its binary value, which is just below 0.95 and would
+    give the same error) makes α = 1/40 and every index below exact integer arithmetic.
+    """
+    exact = Fraction(repr(float(level)))
+    if not 0 <= exact <= 1:
+        raise ValueError("level must be in [0, 1]")
+    return (1 - exact) / 2
+
+
+def _linear_quantiles(ordered: np.ndarray, counts: np.ndarray, p: Fraction) -> np.ndarray:
+    """Per column of `ordered` (sorted along axis 0, NaN last, `counts` non-NaN values each),
+    the p-quantile with linear interpolation (numpy's default, Hyndman & Fan type 7): the
+    virtual index h = p·(n − 1) is split into floor and fraction exactly, the interpolation is
+    numpy's (`a + (b − a)·γ`, or `b − (b − a)·(1 − γ)` when γ ≥ ½). NaN for a column of no
+    values.
+    """
+    out = np.full(counts.shape, np.nan)
+    for n in np.unique(counts[counts > 0]).tolist():
+        columns = np.flatnonzero(counts == n)
+        h = p * (n - 1)
+        j = h.numerator // h.denominator
+        gamma = float(h - j)
+        a = ordered[j, columns]
+        if gamma == 0.0:
+            out[columns] = a
+            continue
+        b = ordered[j + 1, columns]
+        diff = b - a
+        out[columns] = b - diff * (1.0 - gamma) if gamma >= 0.5 else a + diff * gamma
+    return out
+
+
 def percentile_interval(
     replicates: np.ndarray, level: float = CONFIDENCE
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The percentile interval along axis 0, ignoring NaN replicates (all NaN → NaN)."""
+    """The percentile interval along axis 0, ignoring NaN replicates (all NaN → NaN).
+
+    The α and 1 − α quantiles (α = `tail_probability(level)`) with numpy's linear
+    interpolation, as `np.nanquantile` gives them, but with the quantile's position computed
+    exactly: where α·(n − 1) is a whole number the bound is that order statistic itself.
+    """
     values = np.asarray(replicates, dtype=np.float64)
-    alpha = (1.0 - level) / 2.0
+    alpha = tail_probability(level)
+    shape = values.shape[1:]
     if values.shape[0] == 0:
-        shape = values.shape[1:]
         return np.full(shape, np.nan), np.full(shape, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column gives NaN
-        low = np.nanquantile(values, alpha, axis=0)
-        high = np.nanquantile(values, 1.0 - alpha, axis=0)
-    return low, high
+    flat = values.reshape(values.shape[0], -1)
+    ordered = np.sort(flat, axis=0)  # NaN sorts last
+    counts = np.count_nonzero(~np.isnan(flat), axis=0)
+    low = _linear_quantiles(ordered, counts, alpha).reshape(shape)
+    high = _linear_quantiles(ordered, counts, 1 - alpha).reshape(shape)
+    return low[()], high[()]
 
 
 # --------------------------------------------------------------------------------------------
@@ -238,11 +282,28 @@ def p_rank_first(values: np.ndarray, higher_is_better: bool = True) -> np.ndarra
     return shares.mean(axis=0)
 
 
+def _inverse_cdf_position(p: Fraction, n: int) -> int:
+    """0-based position of the inverse-CDF p-quantile of n sorted values: the k-th order
+    statistic with k = ⌈p·n⌉ (at least 1), the smallest x with F_n(x) ≥ p."""
+    k = -((-p.numerator * n) // p.denominator)
+    return min(max(k, 1), n) - 1
+
+
 def rank_interval(ranks: np.ndarray, level: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
-    """Integer rank interval per column: the lower and upper `level` quantiles of the ranks."""
-    alpha = (1.0 - level) / 2.0
-    low = np.quantile(ranks, alpha, axis=0, method="inverted_cdf")
-    high = np.quantile(ranks, 1.0 - alpha, axis=0, method="inverted_cdf")
+    """Integer rank interval per column: the lower and upper `level` quantiles of the ranks.
+
+    Inverse-CDF quantiles (numpy's method="inverted_cdf"): the ⌈α·B⌉-th and ⌈(1 − α)·B⌉-th
+    order statistics of B replicates, α = `tail_probability(level)`, the index computed in
+    exact integer arithmetic (see `tail_probability` for the float error this avoids).
+    """
+    array = np.asarray(ranks)
+    replicates = array.shape[0] if array.ndim else 0
+    if replicates == 0:
+        raise ValueError("ranks must hold at least one replicate")
+    alpha = tail_probability(level)
+    ordered = np.sort(array, axis=0)
+    low = ordered[_inverse_cdf_position(alpha, replicates)]
+    high = ordered[_inverse_cdf_position(1 - alpha, replicates)]
     return low.astype(np.int64), high.astype(np.int64)
 
 
@@ -478,9 +539,20 @@ def simple_returns(values: Sequence[float] | np.ndarray, base: float | None = No
 class SharpeEstimate:
     """Annualised volatility and Sharpe of per-period returns, with the Sharpe's standard error.
 
-    sharpe = mean / sd × √periods (r_f = 0, sd with ddof = 1); volatility = sd × √periods;
-    sharpe_se = √periods × √((1 + ½·SR²) / n) with SR the per-period Sharpe (Lo 2002, iid
-    returns). NaN when fewer than 2 returns or zero volatility (for sharpe and its SE).
+    sharpe = mean / sd × √periods (r_f = 0, sd with ddof = 1); volatility = sd × √periods.
+
+    sharpe_se is Mertens' (2002) standard error, which allows for skewed and heavy-tailed
+    returns (a book of binary bets has both): with SR the per-period Sharpe and T returns,
+
+        Var(SR̂) ≈ (1 + ½·SR² − γ₃·SR + (γ₄ − 3)/4 · SR²) / T,   sharpe_se = √periods × √Var,
+
+    where γ₃ (`skewness`) and γ₄ (`kurtosis`, not excess: 3 for a normal) are the population
+    (plug-in, biased) moment ratios of the returns: γ₃ = m₃ / m₂^{3/2}, γ₄ = m₄ / m₂², with
+    m_k = mean((r − r̄)^k), i.e. scipy.stats.skew and kurtosis(fisher=False) with bias=True.
+    Plug-in moments obey γ₄ ≥ 1 + γ₃², so the variance is at least (1 − γ₃·SR/2)² / T ≥ 0.
+    sharpe_se_iid is Lo's (2002) iid-normal one, √periods × √((1 + ½·SR²) / T), which the
+    Mertens formula reduces to when γ₃ = 0 and γ₄ = 3; it is kept for comparison.
+    NaN when fewer than 2 returns or zero volatility (for sharpe, its SEs and the moments).
     """
 
     periods: int
@@ -488,6 +560,9 @@ class SharpeEstimate:
     volatility: float
     sharpe: float
     sharpe_se: float
+    sharpe_se_iid: float = float("nan")
+    skewness: float = float("nan")
+    kurtosis: float = float("nan")
 
 
 def sharpe_estimate(
@@ -505,5 +580,12 @@ def sharpe_estimate(
     if sd <= 0:
         return SharpeEstimate(n, mean, 0.0, nan, nan)
     per_period = mean / sd
-    se = scale * float(np.sqrt((1.0 + 0.5 * per_period**2) / n))
-    return SharpeEstimate(n, mean, sd * scale, per_period * scale, se)
+    centred = r - mean
+    m2 = float(np.mean(centred**2))
+    skewness = float(np.mean(centred**3)) / m2**1.5
+    kurtosis = float(np.mean(centred**4)) / m2**2
+    sr2 = per_period**2
+    variance = 1.0 + 0.5 * sr2 - skewness * per_period + 0.25 * (kurtosis - 3.0) * sr2
+    se = scale * float(np.sqrt(max(variance, 0.0) / n))
+    se_iid = scale * float(np.sqrt((1.0 + 0.5 * sr2) / n))
+    return SharpeEstimate(n, mean, sd * scale, per_period * scale, se, se_iid, skewness, kurtosis)

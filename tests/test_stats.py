@@ -3,6 +3,7 @@
 import itertools
 import math
 import statistics
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -163,6 +164,64 @@ def test_percentile_interval_is_the_quantile_pair_and_ignores_nan() -> None:
     )
 
 
+def _linear_quantile_by_hand(sample: np.ndarray, p: Fraction) -> float:
+    """Hyndman & Fan type 7 from its definition, the index h = p·(n − 1) in exact arithmetic."""
+    ordered = sorted(float(v) for v in sample if not math.isnan(v))
+    h = p * (len(ordered) - 1)
+    j = math.floor(h)
+    if h == j:
+        return ordered[j]
+    return ordered[j] + float(h - j) * (ordered[j + 1] - ordered[j])
+
+
+def test_tail_probability_is_exact_where_the_float_is_not() -> None:
+    assert (1 - 0.95) / 2 == 0.025000000000000022  # the float error this guards against
+    assert stats.tail_probability(0.95) == Fraction(1, 40)
+    assert stats.tail_probability(0.9) == Fraction(1, 20)
+    assert stats.tail_probability(0.68) == Fraction(4, 25)
+    assert stats.tail_probability(1.0) == 0 and stats.tail_probability(0.0) == Fraction(1, 2)
+    with pytest.raises(ValueError):
+        stats.tail_probability(1.5)
+
+
+@pytest.mark.parametrize("size", [401, 1001, 2001])
+def test_percentile_interval_is_the_order_statistic_when_the_index_is_whole(size: int) -> None:
+    """α·(n − 1) = 10, 25, 50: the bound is exactly that order statistic (0-based index).
+
+    np.nanquantile with the float α = (1 − 0.95)/2 puts the index 4e-14 too high and returns
+    e.g. 51.00000000000004 at n = 2,001: invisible at any display precision, but not exact.
+    """
+    values = np.arange(1.0, size + 1.0)
+    index = (size - 1) // 40
+    low, high = stats.percentile_interval(values)
+    assert float(low) == values[index]
+    assert float(high) == values[size - 1 - index]
+    float_alpha = (1.0 - 0.95) / 2.0
+    old = float(np.nanquantile(values, float_alpha))
+    assert old != values[index] and abs(old - values[index]) < 1e-12
+
+
+@pytest.mark.parametrize("level", [0.95, 0.9, 0.8, 0.68, 0.5, 0.99])
+def test_percentile_interval_elsewhere_agrees_with_numpy(level: float) -> None:
+    """Away from whole-number indices the exact index changes nothing beyond rounding."""
+    rng = np.random.default_rng(int(level * 100))
+    matrix = rng.standard_t(3, (1999, 4))
+    matrix[rng.uniform(size=matrix.shape) < 0.1] = np.nan
+    matrix[:, 3] = np.nan
+    low, high = stats.percentile_interval(matrix, level)
+    alpha = (1.0 - level) / 2.0
+    with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
+        ref_low = np.nanquantile(matrix, alpha, axis=0)
+        ref_high = np.nanquantile(matrix, 1.0 - alpha, axis=0)
+    np.testing.assert_allclose(low, ref_low, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(high, ref_high, rtol=1e-12, atol=1e-12)
+    exact = stats.tail_probability(level)
+    for column in range(3):
+        assert low[column] == pytest.approx(_linear_quantile_by_hand(matrix[:, column], exact))
+        assert high[column] == pytest.approx(_linear_quantile_by_hand(matrix[:, column], 1 - exact))
+    assert math.isnan(low[3]) and math.isnan(high[3])
+
+
 def test_percentile_interval_covers_the_truth_at_about_the_nominal_rate() -> None:
     """Known answer: the mean of 40 clusters of normal data, 300 simulated datasets."""
     rng = np.random.default_rng(2024)
@@ -206,6 +265,57 @@ def test_rank_interval_is_integer_quantiles() -> None:
     assert low.tolist() == [1, 1] and high.tolist() == [2, 2]
     low, high = stats.rank_interval(np.array([[1, 2]] * 99 + [[2, 1]]))
     assert low.tolist() == [1, 2] and high.tolist() == [1, 2]
+
+
+def _inverse_cdf_by_hand(sample: np.ndarray, p: Fraction) -> int:
+    """The smallest x with F_n(x) ≥ p, counting in exact fractions (no order-statistic index)."""
+    n = len(sample)
+    return min(int(x) for x in set(sample.tolist()) if Fraction(int(np.sum(sample <= x)), n) >= p)
+
+
+@pytest.mark.parametrize("replicates", [400, 1000, 2000])
+def test_rank_interval_counts_exactly_alpha_b_replicates_at_the_best_rank(replicates: int) -> None:
+    """α·B replicates (10, 25, 50) at rank 1: F(1) = α exactly, so the lower bound is rank 1,
+    the α·B-th order statistic. The float α = 0.025000000000000022 took the next one (rank 2).
+    """
+    tail = replicates // 40
+    column = np.array([1] * tail + [2] * (replicates - 2 * tail) + [3] * tail)
+    ordered = np.sort(column)
+    low, high = stats.rank_interval(column[:, None])
+    assert low.tolist() == [ordered[tail - 1]] == [1]
+    assert high.tolist() == [ordered[replicates - tail - 1]] == [2]
+    assert low[0] == _inverse_cdf_by_hand(column, Fraction(1, 40))
+    assert high[0] == _inverse_cdf_by_hand(column, Fraction(39, 40))
+    # the float error, pinned: numpy fed the float α takes the (α·B + 1)-th order statistic
+    float_alpha = (1.0 - 0.95) / 2.0
+    assert np.quantile(column, float_alpha, method="inverted_cdf") == 2
+
+
+def test_rank_interval_upper_bound_at_a_level_whose_float_overshoots() -> None:
+    """At level 0.68, (1 − α)·1000 is 840.0000000000001 in floats: 840 replicates at rank ≤ 2
+    make F(2) = 0.84 exactly, so the upper bound is 2 (numpy with the float α gives 3)."""
+    column = np.array([1] * 160 + [2] * 680 + [3] * 160)
+    low, high = stats.rank_interval(column[:, None], level=0.68)
+    assert (low.tolist(), high.tolist()) == ([1], [2])
+    alpha = (1.0 - 0.68) / 2.0
+    assert np.quantile(column, 1.0 - alpha, method="inverted_cdf") == 3
+
+
+@pytest.mark.parametrize("replicates", [1, 7, 777, 1999, 2001])
+@pytest.mark.parametrize("level", [0.95, 0.9, 0.5])
+def test_rank_interval_elsewhere_agrees_with_numpy(replicates: int, level: float) -> None:
+    """Where α·B is not a whole number the float error cannot cross an integer: unchanged."""
+    rng = np.random.default_rng(replicates)
+    ranks = stats.competition_ranks(rng.normal(size=(replicates, 5)))
+    low, high = stats.rank_interval(ranks, level)
+    alpha = (1.0 - level) / 2.0
+    ref_low = np.quantile(ranks, alpha, axis=0, method="inverted_cdf").astype(np.int64)
+    ref_high = np.quantile(ranks, 1.0 - alpha, axis=0, method="inverted_cdf").astype(np.int64)
+    assert low.tolist() == ref_low.tolist() and high.tolist() == ref_high.tolist()
+    exact = stats.tail_probability(level)
+    for column in range(5):
+        assert low[column] == _inverse_cdf_by_hand(ranks[:, column], exact)
+        assert high[column] == _inverse_cdf_by_hand(ranks[:, column], 1 - exact)
 
 
 def test_percentile_of_counts_ties_half() -> None:
@@ -355,7 +465,43 @@ def test_simple_returns_and_sharpe_by_hand() -> None:
     assert est.volatility == pytest.approx(sd * math.sqrt(365))
     assert est.sharpe == pytest.approx(mean / sd * math.sqrt(365))
     per_day = mean / sd
-    assert est.sharpe_se == pytest.approx(math.sqrt(365) * math.sqrt((1 + per_day**2 / 2) / 3))
+    assert est.sharpe_se_iid == pytest.approx(math.sqrt(365) * math.sqrt((1 + per_day**2 / 2) / 3))
+    # Mertens with plug-in moments of (0.01, −0.02, 0.03): centred on their mean 0.02/3 they
+    # are (1, −8, 7) × u with u = 0.01/3, so m2 = 114/3 u², m3 = −168/3 u³, m4 = 6498/3 u⁴
+    skew, kurt = -56 / 38**1.5, 2166 / 38**2
+    assert kurt == 1.5 and (est.skewness, est.kurtosis) == pytest.approx((skew, kurt))
+    variance = 1 + per_day**2 / 2 - skew * per_day + (kurt - 3) / 4 * per_day**2
+    assert est.sharpe_se == pytest.approx(math.sqrt(365) * math.sqrt(variance / 3))
     flat = stats.sharpe_estimate([0.0, 0.0, 0.0])
     assert flat.volatility == 0.0 and math.isnan(flat.sharpe)
+    assert math.isnan(flat.sharpe_se) and math.isnan(flat.sharpe_se_iid)
     assert math.isnan(stats.sharpe_estimate([0.01]).sharpe)
+
+
+@pytest.mark.parametrize(
+    ("p", "win", "lose", "iid_error"),
+    [(0.1, 1.0, -0.05, 0.25), (0.1, -0.5, 0.08, -0.12)],  # right- and left-skewed books
+)
+def test_mertens_sharpe_se_matches_the_simulated_spread_of_skewed_returns(
+    p: float, win: float, lose: float, iid_error: float
+) -> None:
+    """Known answer by simulation: binary-bet daily returns (`win` with probability p, else
+    `lose`), 250 days, 20,000 samples. The spread of the estimated Sharpe is what the SE
+    claims; Mertens' formula (population moments of the two-point law) gets within 5%, the
+    iid one is off by about `iid_error` (positive: too wide)."""
+    rng = np.random.default_rng(11)
+    days = 250
+    samples = np.where(rng.uniform(size=(20_000, days)) < p, win, lose)
+    spread = float(np.std(samples.mean(axis=1) / samples.std(axis=1, ddof=1)))
+    q = p * (1 - p)
+    sr = (p * win + (1 - p) * lose) / (math.sqrt(q) * abs(win - lose))
+    skew = (1 - 2 * p) / math.sqrt(q) * math.copysign(1.0, win - lose)
+    kurt = (1 - 3 * q) / q
+    mertens = math.sqrt((1 + sr**2 / 2 - skew * sr + (kurt - 3) / 4 * sr**2) / days)
+    iid = math.sqrt((1 + sr**2 / 2) / days)
+    assert mertens == pytest.approx(spread, rel=0.05)
+    assert iid / spread - 1 == pytest.approx(iid_error, abs=0.05)
+    # and the estimate from one sample lands near the population formula
+    one = stats.sharpe_estimate(samples[0], periods_per_year=1)
+    assert one.sharpe_se == pytest.approx(mertens, rel=0.25)
+    assert one.sharpe_se_iid == pytest.approx(iid, rel=0.05)

@@ -8,7 +8,9 @@ Why: two families with the same return can have taken very different paths. All 
 * Daily returns use end-of-day values: the last snapshot of each UTC date, read from the
   daily portfolio rollup, with the starting balance as the value before the first day.
 * Volatility and Sharpe are annualised with √365 (prediction markets trade every day); the
-  Sharpe's standard error is Lo (2002)'s iid formula (`arena.stats.SharpeEstimate`).
+  Sharpe's standard error ``sharpe_se`` is Mertens' (2002), which allows for the skewed,
+  heavy-tailed daily returns of a book of binary bets; ``sharpe_se_iid`` is Lo's (2002)
+  iid-normal one, kept for comparison (`arena.stats.SharpeEstimate` has both formulas).
 * A family's figures are those of its combined book: each day's return is the sum of its
   agents' P/L that day over the sum of their values the evening before (agents count from
   their first to their last snapshot date), so capital-weighted across cohorts; its max
@@ -45,6 +47,7 @@ AGENT_RISK_COLUMNS: tuple[str, ...] = (
     "volatility",
     "sharpe",
     "sharpe_se",
+    "sharpe_se_iid",
 )
 FAMILY_RISK_COLUMNS: tuple[str, ...] = (
     "family_id",
@@ -55,6 +58,7 @@ FAMILY_RISK_COLUMNS: tuple[str, ...] = (
     "volatility",
     "sharpe",
     "sharpe_se",
+    "sharpe_se_iid",
 )
 
 
@@ -129,7 +133,8 @@ def agent_risk(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
     Columns: ``family_id``, ``cohort_number``, ``agent_id``, ``days`` (daily returns used),
     ``return_pct`` (last end-of-day value vs the start), ``max_drawdown`` (fraction of the
     peak, 10-minute curve), ``volatility`` (annualised sd of daily returns), ``sharpe``
-    (annualised, r_f = 0, paper), ``sharpe_se`` (its standard error, Lo 2002).
+    (annualised, r_f = 0, paper), ``sharpe_se`` (its standard error, Mertens 2002: allows for
+    skew and kurtosis), ``sharpe_se_iid`` (Lo 2002's iid-normal standard error).
     """
     daily = daily_values(engine, cohort=cohort)
     if daily.empty:
@@ -151,6 +156,7 @@ def agent_risk(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
                 "volatility": estimate.volatility,
                 "sharpe": estimate.sharpe,
                 "sharpe_se": estimate.sharpe_se,
+                "sharpe_se_iid": estimate.sharpe_se_iid,
             }
         )
     frame = pd.DataFrame(records)[list(AGENT_RISK_COLUMNS)]
@@ -184,8 +190,8 @@ def family_risk(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
     """Per family: the risk figures of its combined book across its cohorts.
 
     Columns: ``family_id``, ``kind``, ``cohorts``, ``days`` (daily returns), ``max_drawdown``
-    (fraction, on the compounded daily index), ``volatility``, ``sharpe``, ``sharpe_se``
-    (annualised, r_f = 0, paper; see the module docstring).
+    (fraction, on the compounded daily index), ``volatility``, ``sharpe``, ``sharpe_se``,
+    ``sharpe_se_iid`` (annualised, r_f = 0, paper; see the module docstring).
     """
     daily = daily_values(engine, cohort=cohort)
     if daily.empty:
@@ -207,6 +213,7 @@ def family_risk(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
                 "volatility": estimate.volatility,
                 "sharpe": estimate.sharpe,
                 "sharpe_se": estimate.sharpe_se,
+                "sharpe_se_iid": estimate.sharpe_se_iid,
             }
         )
     return pd.DataFrame(records)[list(FAMILY_RISK_COLUMNS)]

@@ -65,6 +65,16 @@ def curves(engine: Engine) -> Engine:
     return engine
 
 
+def _sharpe_ses(returns: list[float]) -> tuple[float, float]:
+    """Annualised Mertens (2002) and Lo (2002) SEs by hand, with population moments."""
+    n, mean, sd = len(returns), statistics.mean(returns), statistics.stdev(returns)
+    sr = mean / sd
+    m2, m3, m4 = (sum((r - mean) ** k for r in returns) / n for k in (2, 3, 4))
+    skew, kurt = m3 / m2**1.5, m4 / m2**2
+    mertens = math.sqrt((1 + sr**2 / 2 - skew * sr + (kurt - 3) / 4 * sr**2) / n)
+    return math.sqrt(365) * mertens, math.sqrt(365) * math.sqrt((1 + sr**2 / 2) / n)
+
+
 def test_daily_values_take_the_last_snapshot_of_each_utc_date(curves: Engine) -> None:
     daily = risk.daily_values(curves)
     x = daily[daily["cohort_number"] == 1]
@@ -84,7 +94,8 @@ def test_agent_risk_by_hand(curves: Engine) -> None:
     assert x["max_drawdown"] == pytest.approx((10500 - 9000) / 10500)  # intraday trough
     assert x["volatility"] == pytest.approx(sd * math.sqrt(365))
     assert x["sharpe"] == pytest.approx(mean / sd * math.sqrt(365))
-    assert x["sharpe_se"] == pytest.approx(
+    assert (x["sharpe_se"], x["sharpe_se_iid"]) == pytest.approx(_sharpe_ses(returns))
+    assert x["sharpe_se_iid"] == pytest.approx(
         math.sqrt(365) * math.sqrt((1 + 0.5 * (mean / sd) ** 2) / 3)
     )
     y = frame[frame["cohort_number"] == 2].iloc[0]
@@ -102,6 +113,7 @@ def test_family_risk_is_the_combined_book_by_hand(curves: Engine) -> None:
     assert (fam["cohorts"], fam["days"]) == (2, 3)
     assert fam["sharpe"] == pytest.approx(mean / sd * math.sqrt(365))
     assert fam["volatility"] == pytest.approx(sd * math.sqrt(365))
+    assert (fam["sharpe_se"], fam["sharpe_se_iid"]) == pytest.approx(_sharpe_ses(returns))
     assert fam["max_drawdown"] == pytest.approx(600 / 20200)
     series = risk.combined_daily_returns(risk.daily_values(curves))
     assert series.tolist() == pytest.approx(returns)
