@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from arena import ui
+from arena.agents.parsing import split_thinking
 from arena.analytics.agents import FilterOptions, filter_options
 from arena.analytics.decisions import (
     DEFAULT_LIMIT,
@@ -22,6 +23,19 @@ NO_DECISION = (
     "No decision yet: the scheduler runs `arena decide` on Sundays at :05 UTC for every "
     "cohort in its decision window (or run `arena decide`, or `make demo`)."
 )
+
+
+def show_response(raw: str) -> None:
+    """A raw answer as text; a reasoning model's thinking apart, collapsed, when it has one."""
+    thinking, answer = split_thinking(raw)
+    if not thinking:
+        st.code(raw, language=None, wrap_lines=True)
+        return
+    with st.expander(f"Model's thinking ({len(thinking):,} characters)"):
+        st.code(thinking, language=None, wrap_lines=True)
+    st.caption("Answer outside the thinking")
+    st.code(answer or "(nothing outside the thinking)", language=None, wrap_lines=True)
+
 
 st.title("Decisions")
 options: FilterOptions = ui.read(filter_options)
@@ -131,9 +145,9 @@ with attempts_tab:
         if pd.isna(raw):
             st.text("(no response body)")
         else:
-            st.code(str(raw), language=None, wrap_lines=True)
+            show_response(str(raw))
     st.markdown("**Final raw response stored on the decision**")
-    st.code(detail.raw_response or "", language=None, wrap_lines=True)
+    show_response(detail.raw_response or "")
     ui.download_csv(
         detail.attempt_log, f"decision-{decision_id}-attempts", label="Download attempts CSV"
     )

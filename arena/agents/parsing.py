@@ -9,6 +9,16 @@ single legs with recorded reasons.
 Tolerance rules (see the README's methodology notes), each chosen so that an answer whose
 intent is unambiguous is used rather than retried:
 
+- **Thinking blocks** (`<think>…</think>`, `<thinking>…</thinking>`, any case, whitespace
+  inside the tag allowed), which open-weight reasoning models put before their answer, are set
+  aside first (`split_thinking`): the answer outside them is searched, so a draft inside the
+  thinking never wins over the final answer. An unclosed opening tag (a truncated response)
+  makes the rest thinking; a closing tag with no opening tag before it (servers that strip the
+  opening one) makes everything before it thinking. Only when the answer has no object with an
+  action and does not even try to write one (no `"action":` key) is the first one inside the
+  thinking used, noted in `notes` (`FROM_THINKING_NOTE`); an answer that tries and fails gets
+  its own error and a retry, never the draft. A tag inside the JSON's own text is handled by a
+  last pass over the whole answer, also noted. The stored raw response keeps everything.
 - **Finding the JSON.** The first JSON object, in reading order, that has an `"action"` key is
   the answer. Code fences, prose before or after, wrapping quotes, a wrapper object such as
   `{"decision": {...}}` and a JSON *string* that itself contains the object (up to two levels
@@ -52,6 +62,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import PydanticCustomError
 
 __all__ = [
+    "FROM_THINKING_NOTE",
     "MAX_LEGS",
     "MAX_RAW_CHARS",
     "BetLeg",
@@ -62,6 +73,7 @@ __all__ = [
     "extract_json",
     "parse_decision",
     "retry_feedback",
+    "split_thinking",
 ]
 
 MAX_RAW_CHARS = 200_000
@@ -84,10 +96,21 @@ _INVISIBLE = re.compile(
 )
 _OBJECT_START = re.compile(r'\{\s*"')  # an object that can hold a key; `{}` and `{prose}` cannot
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+# `<think>`, `</thinking >`, `< /THINK>`: bounded whitespace, so no input makes it backtrack.
+_THINK_TAG = re.compile(r"<\s{0,16}(/\s{0,16})?think(?:ing)?\s{0,16}>", re.IGNORECASE)
+# The answer outside the thinking tries to give an action (`"action":`, `\"action\":`, `'action':`).
+_ACTION_KEY = re.compile(r"""["']action\\*["']\s*:""")
+
+FROM_THINKING_NOTE = "decision read from inside the model's thinking: no answer outside it"
+ACROSS_TAG_NOTE = "a thinking tag inside the answer's JSON was read as plain text"
 
 
 class MalformedResponse(ValueError):
     """The answer cannot be read as a decision; the message is fit to show the model."""
+
+
+class _NotFound(MalformedResponse):
+    """The text holds no JSON object with an action (as opposed to a bad one or a spent budget)."""
 
 
 class _NonFinite(ValueError):
@@ -239,11 +262,60 @@ def _find(text: str, depth: int, budget: _Budget) -> dict[str, Any]:
     hint = ""
     if re.search(r"'action'\s*:", text):
         hint = " (JSON needs double quotes around keys and strings)"
-    raise MalformedResponse(f'no JSON object with an "action" key was found{hint}')
+    raise _NotFound(f'no JSON object with an "action" key was found{hint}')
 
 
-def extract_json(raw: str) -> dict[str, Any]:
-    """The answer's JSON object, found tolerantly in free text; MalformedResponse if none."""
+def _split(text: str) -> tuple[str, str] | None:
+    """(thinking, answer) of `text`, or None when it has no thinking tag at all (linear time).
+
+    Blocks are not nested: inside a block an opening tag is text and the first closing tag
+    ends it. An unclosed block runs to the end. A closing tag before any opening tag makes
+    everything before it thinking (only the first such tag: later stray ones are text).
+    """
+    thinking: list[str] = []
+    answer: list[str] = []
+    inside = opened = False
+    start = 0
+    for tag in _THINK_TAG.finditer(text):
+        closing = tag.group(1) is not None
+        if inside:
+            if closing:
+                thinking.append(text[start : tag.start()])
+                inside, start = False, tag.end()
+        elif not closing:
+            answer.append(text[start : tag.start()])
+            inside = opened = True
+            start = tag.end()
+        elif not opened:  # the server stripped the opening tag
+            thinking.append(text[start : tag.start()])
+            opened, start = True, tag.end()
+    if not opened:
+        return None
+    (thinking if inside else answer).append(text[start:])
+    return _join(thinking), _join(answer)
+
+
+def _join(parts: list[str]) -> str:
+    return "\n\n".join(part.strip() for part in parts if part.strip())
+
+
+def split_thinking(raw: str) -> tuple[str, str]:
+    """(thinking, answer): the text of every `<think>`/`<thinking>` block, and the rest.
+
+    Without a thinking tag the result is `("", raw)`, unchanged. See the module docstring for
+    unclosed blocks and a lone closing tag.
+    """
+    parts = _split(raw)
+    return ("", raw) if parts is None else parts
+
+
+def _extract(raw: str) -> tuple[dict[str, Any], str | None]:
+    """The answer's JSON object and a note saying where it came from when not the plain answer.
+
+    One budget covers every pass: the answer outside the thinking, then (only if the answer
+    does not try to give an action) the thinking, then the whole text (a tag inside a JSON
+    string). Any error other than "not found" ends the search, as it always has.
+    """
     if not isinstance(raw, str):
         raise MalformedResponse("the response is not text")
     if len(raw) > MAX_RAW_CHARS:
@@ -253,7 +325,36 @@ def extract_json(raw: str) -> dict[str, Any]:
     text = _INVISIBLE.sub("", raw).strip()
     if not text:
         raise MalformedResponse("the response is empty")
-    return _find(text, 0, _Budget())
+    budget = _Budget()
+    parts = _split(text)
+    if parts is None:
+        return _find(text, 0, budget), None
+    thinking, answer = parts
+    try:
+        return _find(answer, 0, budget), None
+    except _NotFound as exc:
+        answer_error = exc
+    attempted = _ACTION_KEY.search(answer) is not None
+    if thinking:
+        try:
+            found = _find(thinking, 0, budget)
+        except _NotFound:
+            pass
+        else:
+            if attempted:  # the final answer's own error, never the draft
+                raise answer_error
+            return found, FROM_THINKING_NOTE
+    try:
+        return _find(text, 0, budget), ACROSS_TAG_NOTE
+    except _NotFound:
+        if attempted:
+            raise answer_error from None
+        raise
+
+
+def extract_json(raw: str) -> dict[str, Any]:
+    """The answer's JSON object, found tolerantly in free text; MalformedResponse if none."""
+    return _extract(raw)[0]
 
 
 # ---------------------------------------------------------------- value coercion
@@ -470,6 +571,11 @@ class ParseResult:
     def is_ok(self) -> bool:
         return self.ok is not None
 
+    @property
+    def from_thinking(self) -> bool:
+        """The decision was read from inside a thinking block (noted in `ok.notes`)."""
+        return self.ok is not None and FROM_THINKING_NOTE in self.ok.notes
+
 
 def _location(loc: tuple[int | str, ...]) -> str:
     text = ""
@@ -507,8 +613,11 @@ def _describe(exc: ValidationError) -> str:
 def parse_decision(raw: str) -> ParseResult:
     """Find, decode and validate a decision; every failure becomes a short error, never raises."""
     try:
-        data = extract_json(raw)
+        data, note = _extract(raw)
+        data = dict(data)
         data.pop("notes", None)  # notes are the parser's, never the model's
+        if note is not None:
+            data["notes"] = [note]
         return ParseResult(ok=Decision.model_validate(data))
     except MalformedResponse as exc:
         return ParseResult(error=_cap(str(exc)))

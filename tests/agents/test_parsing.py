@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.agents.parsing import (
+    FROM_THINKING_NOTE,
     MAX_LEGS,
     MAX_RAW_CHARS,
     Decision,
@@ -17,6 +18,7 @@ from arena.agents.parsing import (
     extract_json,
     parse_decision,
     retry_feedback,
+    split_thinking,
 )
 
 
@@ -59,6 +61,7 @@ def sleg(position_id: object = 12, percentage: object = 100) -> dict:
 
 
 HOLD = '{"action": "HOLD", "reasoning": "Nothing is mispriced."}'
+ONE = '{"action": "BET", "bets": [{"market_id": "842093", "side": "YES", "amount": 500}]}'
 ONE_BET = Ok("BET", (("842093", "YES", "500"),))
 
 METHODOLOGY_BET = """{
@@ -287,6 +290,83 @@ CASES: list[tuple[str, str, Ok | Err]] = [
         bet(leg(amount=-1), leg(side=""), leg(market_id=""), leg(amount="x"), leg(amount=0)),
         Err("(and 2 more)"),
     ),
+    # --- thinking blocks: the answer outside them wins over a draft inside them
+    (
+        "think_draft_hold_then_bet",
+        f"<think>maybe {HOLD} … no, 12 is mispriced</think> {ONE}",
+        ONE_BET,
+    ),
+    ("thinking_tag", f"<thinking>\nDraft: {HOLD}\n</thinking>\n\n{ONE}", ONE_BET),
+    ("think_upper_case", f"<THINK>Draft: {HOLD}</THINK>{ONE}", ONE_BET),
+    ("thinking_mixed_case", f"<Thinking>Draft: {HOLD}</THINKING>\n{ONE}", ONE_BET),
+    ("think_tag_whitespace", f"< think >Draft: {HOLD}</ think >{ONE}", ONE_BET),
+    (
+        "two_think_blocks",
+        f"<think>{HOLD}</think>Let me check again.<think>{sell(sleg())}</think>Final: {ONE}",
+        ONE_BET,
+    ),
+    ("think_answer_before_and_after", f"<think>{HOLD}</think>{ONE}<think>x</think>", ONE_BET),
+    ("empty_think_block", f"<think></think>\n{HOLD}", Ok("HOLD")),
+    ("only_closing_think", f"The user wants JSON. {HOLD}? No.\n</think>\n\n{ONE}", ONE_BET),
+    (
+        "only_closing_think_json_before",
+        f"Okay, so {HOLD} is my answer.</think>\nDone.",
+        Ok("HOLD", notes=(FROM_THINKING_NOTE,)),
+    ),
+    (
+        "json_only_inside_closed_think",
+        f"<think>I will go with {ONE}</think>\nSee my reasoning above.",
+        Ok("BET", (("842093", "YES", "500"),), notes=(FROM_THINKING_NOTE,)),
+    ),
+    (
+        "unclosed_think_json_inside",
+        f"<think>Weighing it up. {HOLD} seems right, but let me double-check the",
+        Ok("HOLD", notes=(FROM_THINKING_NOTE,)),
+    ),
+    (
+        "unclosed_think_nothing",
+        "<think>Weighing it up. Market 12 looks cheap, but let me double-check the",
+        Err('no JSON object with an "action" key was found'),
+    ),
+    ("unclosed_think_after_answer", f"{ONE}\n<think>Second thoughts: {HOLD}", ONE_BET),
+    (
+        "first_draft_inside_thinking_is_used",
+        f"<think>First {sell(sleg())}, then {HOLD}</think>",
+        Ok("SELL", sells=((12, "100"),), notes=(FROM_THINKING_NOTE,)),
+    ),
+    # A final answer that tries and fails gets its own error, never the draft.
+    (
+        "broken_answer_never_falls_back_to_draft",
+        f'<think>Draft: {HOLD}</think>{{"action": "BET", "bets": [',
+        Err('no JSON object with an "action" key was found'),
+    ),
+    (
+        "python_answer_never_falls_back_to_draft",
+        f"<think>Draft: {HOLD}</think>{{'action': 'HOLD'}}",
+        Err("double quotes"),
+    ),
+    (
+        "nan_answer_never_falls_back_to_draft",
+        f"<think>Draft: {HOLD}</think>{ONE.replace('500', 'NaN')}",
+        Err("NaN is not a valid JSON number"),
+    ),
+    # A tag inside the answer's own JSON text still reads as before (noted).
+    (
+        "closing_tag_inside_reasoning",
+        dumps({"action": "HOLD", "reasoning": "no </think> here"}),
+        Ok("HOLD", reasoning="no </think> here", notes=("thinking tag inside",)),
+    ),
+    (
+        "opening_tag_inside_reasoning",
+        bet(leg(), reasoning="unlike my <think> draft"),
+        Ok("BET", (("842093", "YES", "500"),), notes=("thinking tag inside",)),
+    ),
+    ("think_in_prose_not_a_tag", f"I think <thinker> is not a tag. {HOLD}", Ok("HOLD")),
+    (
+        "invisible_characters_in_tags",
+        f"<th\u200bink>Draft: {HOLD}</think\u200b>{ONE}",
+        ONE_BET,
+    ),
 ]
 
 
@@ -427,3 +507,87 @@ def test_retry_feedback() -> None:
         "Answer again with ONE JSON object in one of the three formats."
     )
     assert "could not be used: it was malformed." in retry_feedback("  ")
+
+
+# ------------------------------------------------------------------ thinking blocks
+
+
+@pytest.mark.parametrize(
+    ("raw", "thinking", "answer"),
+    [
+        pytest.param(HOLD, "", HOLD, id="no_tags_unchanged"),
+        pytest.param("  plain\n", "", "  plain\n", id="no_tags_verbatim"),
+        pytest.param("<think> a </think>\n b ", "a", "b", id="closed"),
+        pytest.param("<THINKING>a</Thinking>b", "a", "b", id="thinking_any_case"),
+        pytest.param("<think>a</think>b<think>c</think>d", "a\n\nc", "b\n\nd", id="two_blocks"),
+        pytest.param("b<think>a", "a", "b", id="unclosed"),
+        pytest.param("<think>a<think>b</think>c", "a<think>b", "c", id="not_nested"),
+        pytest.param("a</think>b", "a", "b", id="only_closing"),
+        pytest.param("a</think>b</think>c", "a", "b</think>c", id="second_stray_is_text"),
+        pytest.param("<think>a</think>b</think>c", "a", "b</think>c", id="stray_after_block"),
+        pytest.param("<think></think>b", "", "b", id="empty_block"),
+        pytest.param("<think>a</think>", "a", "", id="no_answer"),
+        pytest.param("<thinker>a</thinker>", "", "<thinker>a</thinker>", id="other_tag"),
+    ],
+)
+def test_split_thinking(raw: str, thinking: str, answer: str) -> None:
+    assert split_thinking(raw) == (thinking, answer)
+
+
+def test_a_draft_inside_the_thinking_never_wins_over_the_answer() -> None:
+    raw = (
+        '<think>maybe {"action":"HOLD"} … no, 12 is mispriced</think> '
+        '{"action":"BET","bets":[{"market_id":"12","side":"YES","amount":100}]}'
+    )
+    result = parse_decision(raw)
+    assert result.ok is not None and result.ok.action == "BET"
+    assert result.ok.bets[0].market_id == "12" and not result.from_thinking
+    assert extract_json(raw)["action"] == "BET"
+
+
+def test_a_decision_from_inside_the_thinking_is_flagged_and_stored_in_notes() -> None:
+    result = parse_decision(f"<think>Settled: {HOLD}")
+    assert result.ok is not None and result.from_thinking
+    assert result.ok.notes == [FROM_THINKING_NOTE]
+    assert result.ok.model_dump(mode="json")["notes"] == [FROM_THINKING_NOTE]
+    plain = parse_decision(HOLD)
+    assert plain.ok is not None and not plain.from_thinking and plain.ok.notes == []
+    assert not parse_decision("<think>nothing").from_thinking
+
+
+def test_the_models_own_notes_cannot_fake_the_thinking_flag() -> None:
+    result = parse_decision(dumps({"action": "HOLD", "notes": [FROM_THINKING_NOTE]}))
+    assert result.ok is not None and not result.from_thinking and result.ok.notes == []
+
+
+def test_the_thinking_note_comes_before_the_parsers_other_notes() -> None:
+    raw = "<think>" + dumps({"action": "BET", "bets": leg(), "sells": [sleg()]})
+    decision = parse_decision(raw).ok
+    assert decision is not None
+    assert decision.notes[0] == FROM_THINKING_NOTE and len(decision.notes) == 3
+
+
+def test_long_thinking_before_the_answer_is_found() -> None:
+    """The answer is searched first, so thinking that would spend the budget does not hide it."""
+    junk = '{"a": [1, ' * 15_000
+    raw = f"<think>{junk}</think>{bet(leg())}"
+    assert len(raw) < MAX_RAW_CHARS
+    assert parse_decision(junk + bet(leg())).error is not None  # the budget, without the tags
+    assert parse_decision(raw).ok is not None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param("<think>" * 28_000, id="many_openings"),
+        pytest.param("</think>" * 24_000, id="many_closings"),
+        pytest.param("<think>{" * 24_000, id="openings_and_braces"),
+        pytest.param("<" + " " * 190_000 + "think", id="long_whitespace_in_tag"),
+        pytest.param(('<think>{"a":[' + "1," * 1_000 + "</think>") * 90, id="unclosed_arrays"),
+        pytest.param("<think>" + '{"' * 99_000, id="open_keys_inside"),
+    ],
+)
+def test_adversarial_thinking_is_a_clear_error(raw: str) -> None:
+    """Tags never let an answer escape the scan budget (timing is in bench/parser.py)."""
+    assert len(raw) < MAX_RAW_CHARS
+    assert parse_decision(raw).error is not None

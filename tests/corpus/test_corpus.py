@@ -41,6 +41,7 @@ from sqlmodel import col, select
 
 from arena.accounting import BetLimits, Holding
 from arena.agents.parsing import (
+    FROM_THINKING_NOTE,
     MAX_LEGS,
     MAX_RAW_CHARS,
     BetLeg,
@@ -194,6 +195,7 @@ REQUIRED_CATEGORIES = {
     "bad_sides",
     "over_limits",
     "total_above_cash",
+    "thinking",
 }
 
 # ------------------------------------------------------------------ the fixed world
@@ -475,6 +477,29 @@ def test_retries_fallback_and_legal_trades_end_to_end(engine: Engine) -> None:
             assert LIMITS.min_bet <= trade.amount <= cash * LIMITS.max_bet_fraction
             cash -= trade.amount
         assert world.cash("injected") == cash >= 0
+
+
+def test_thinking_is_stored_whole_and_a_decision_from_it_is_noted(engine: Engine) -> None:
+    """The raw answer keeps the thinking; the answer outside it decides; a draft is noted."""
+    with world_of(engine, "answers-outside", "truncated-thinker") as world:
+        world.script("answers-outside", raw_of("think-two-blocks"))
+        world.script("truncated-thinker", raw_of("think-unclosed-draft-only"))
+
+        world.decide()
+
+        outside = world.decision("answers-outside")
+        assert (outside.status, outside.action) == ("ok", "BET")
+        assert outside.raw_response == raw_of("think-two-blocks")
+        assert outside.parsed_response is not None and outside.parsed_response["notes"] == []
+        truncated = world.decision("truncated-thinker")
+        assert (truncated.status, truncated.action, truncated.attempts) == ("ok", "BET", 1)
+        assert truncated.raw_response == raw_of("think-unclosed-draft-only")
+        assert truncated.parsed_response is not None
+        assert truncated.parsed_response["notes"] == [FROM_THINKING_NOTE]
+        assert [a.raw_response for a in world.attempts("truncated-thinker")] == [
+            raw_of("think-unclosed-draft-only")
+        ]
+        assert len(world.trades("truncated-thinker")) == 1
 
 
 HOLD_WITH = '{{"action": "HOLD", "reasoning": "{}"}}'
