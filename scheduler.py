@@ -35,6 +35,7 @@ from arena.jobs import (
     SCHEDULES,
     JobContext,
     JobRunResult,
+    known_secrets,
     run_job,
     slot_for,
     trigger_table,
@@ -239,7 +240,7 @@ def build_context(settings: Settings, lineup: Lineup) -> tuple[JobContext, Calla
         source=GammaSource(gamma),
         responders=responders,
         clock=lambda: datetime.now(UTC),
-        secrets=_secrets(settings),
+        secrets=known_secrets(settings),
     )
 
     def close() -> None:
@@ -249,17 +250,9 @@ def build_context(settings: Settings, lineup: Lineup) -> tuple[JobContext, Calla
     return ctx, close
 
 
-def _secrets(settings: Settings) -> tuple[str, ...]:
-    """Values that must never reach a job_runs row or a log line."""
-    values = [make_url(settings.database_url).password]
-    for secret in (settings.llm_api_key, settings.admin_password):
-        values.append(secret.get_secret_value() if secret else None)
-    return tuple(str(v) for v in values if v)
-
-
 def _known_secrets() -> tuple[str, ...]:
     try:
-        return _secrets(get_settings())
+        return known_secrets(get_settings())
     except Exception:
         return ()
 
@@ -392,7 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             raise
-        from arena.jobs import error_line
+        from arena.errors import error_line
 
         line = error_line(exc, _known_secrets())
         print(

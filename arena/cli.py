@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -26,7 +26,18 @@ from arena.errors import ArenaError, InputError
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
+    from arena.agents.responders import ResponderFactory
+    from arena.analytics.stored import AnalysesOutcome
     from arena.db import Role
+    from arena.engine.cohorts import CohortResult
+    from arena.engine.decisions import DecideResult
+    from arena.engine.market_sync import SyncResult
+    from arena.engine.settlement import ResolveResult
+    from arena.engine.snapshots import SnapshotResult
+    from arena.engine.sources import MarketSource
+    from arena.jobs import CohortOutcome, DecideOutcome, JobContext, JobRunResult
+    from arena.lineup import FamilySpec, Lineup
+    from arena.markets.types import ParsedMarket
 
 app = typer.Typer(
     name="arena",
@@ -97,19 +108,164 @@ def _gamma_source() -> Iterator[GammaSource]:
         yield GammaSource(client)
 
 
+# --------------------------------------------------------------------------------------------
+# The job commands: each is ONE run of the scheduler's job for the slot of --at, through the
+# scheduler's own job_runs claim (`arena.jobs.run_job`), so a manual run is recorded like a
+# scheduled one and a slot already done (or being done) by another run is not done again.
+
+
+class _NoMarketSource:
+    """The market source of a command whose job never asks one."""
+
+    name = "none"
+
+    def top_markets(self, at: datetime, limit_total: int) -> "list[ParsedMarket]":
+        raise RuntimeError("this command has no market source")
+
+    def get_market(self, market_id: str, at: datetime) -> "ParsedMarket | None":
+        raise RuntimeError("this command has no market source")
+
+
+def _no_responders(family: "FamilySpec") -> None:
+    return None
+
+
+def _job_context(
+    *,
+    lineup: "Lineup | None" = None,
+    source: "MarketSource | None" = None,
+    responders: "ResponderFactory | None" = None,
+) -> "JobContext":
+    """The context of a manual run, as the scheduler builds its own: the configured database
+    (writer, plus a reader), a wall clock for `finished_at`, the secrets to blank out of
+    job_runs and the logs; a lineup, market source and responders only for jobs that use them.
+    """
+    from arena.config import get_settings
+    from arena.jobs import JobContext, known_secrets
+    from arena.lineup import Lineup
+
+    settings = get_settings()
+    return JobContext(
+        engine=_engine(),
+        reader=_engine("reader"),
+        settings=settings,
+        lineup=lineup if lineup is not None else Lineup(families=[]),
+        source=source if source is not None else _NoMarketSource(),
+        responders=responders if responders is not None else _no_responders,
+        clock=lambda: datetime.now(UTC),
+        secrets=known_secrets(settings),
+    )
+
+
+def _run_claimed(ctx: "JobContext", name: str, when: datetime) -> "JobRunResult | None":
+    """Run job `name` for the slot of `when` under a job_runs claim.
+
+    The result of a run that went through (status ok, recorded); None when the slot was
+    already done or is being done by another run, after saying so (exit 0: nothing failed,
+    the slot is taken care of). A failed run is recorded `failed` first, then its own
+    exception is raised again, so `main` prints the usual one line and exits non-zero.
+    """
+    from arena.jobs import run_job, slot_for
+
+    slot = slot_for(name, when)
+    with _quiet_job_errors():
+        result = run_job(ctx, name, slot, when)
+    if result.status == "skipped":
+        for line in _skipped_lines(ctx, name, slot):
+            typer.echo(line)
+        return None
+    if result.status == "failed":
+        if result.exception is not None:
+            raise result.exception
+        raise ArenaError(f"{name} failed: {result.error}", "job_runs and system_logs hold details")
+    return result
+
+
+class _JobErrorEcho(logging.Filter):
+    """Drops `run_job`'s own error lines: a failed claim or record (`arena.jobs`) and the
+    `jobs` system-log line of a failed run, echoed on the `arena` logger. They are the
+    scheduler's stderr; a command reports the failure as its one `arena: error:` line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from arena.jobs import LOG_SOURCE
+
+        if record.levelno < logging.ERROR:
+            return True
+        if record.name == "arena.jobs":
+            return False
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not (record.name == "arena" and args[:1] == (LOG_SOURCE,))
+
+
+@contextmanager
+def _quiet_job_errors() -> Iterator[None]:
+    """Without --verbose, a run's failure shows as the command's one line, not twice."""
+    loggers = [logging.getLogger("arena"), logging.getLogger("arena.jobs")]
+    if loggers[0].isEnabledFor(logging.INFO):  # --verbose: every log line shows
+        yield
+        return
+    echo = _JobErrorEcho()
+    for logger in loggers:
+        logger.addFilter(echo)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(echo)
+
+
+def _skipped_lines(ctx: "JobContext", name: str, slot: datetime) -> list[str]:
+    """What a run that found its slot taken says: by which job_runs row, and what now."""
+    from arena.jobs import DECIDE, next_slot, slot_run
+    from arena.timeutil import week_start
+
+    head = f"{name} {slot:%Y-%m-%d %H:%M} UTC: "
+    tail = "; skipped, 0 rows written"
+    run = slot_run(ctx.reader or ctx.engine, name, slot)
+    if run is None:  # taken, then deleted meanwhile: nothing more to say
+        return [head + "slot taken by another run" + tail]
+    if run.status == "running":
+        started = f"{run.started_at:%Y-%m-%d %H:%M:%S} UTC"
+        return [
+            head + f"slot in progress in another run (job_runs #{run.id}, status running, "
+            f"owner {run.owner}, started {started})" + tail,
+            "if that run's process died, a run of this slot takes its claim over once the "
+            f"claim is {ctx.settings.claim_stale_minutes} minutes old (ARENA_CLAIM_STALE_MINUTES)",
+        ]
+    status = run.status + (f": {run.error}" if run.error else "")
+    after = next_slot(name, slot)
+    hint = (
+        f"a finished slot is final and no command re-runs it; the next {name} slot is "
+        f"{after:%Y-%m-%d %H:%M} UTC"
+    )
+    if name == DECIDE and week_start(after) == week_start(slot):
+        hint += " (it decides what is still undecided and re-runs error / zero_trade decisions)"
+    return [
+        head + f"slot already done by another run (job_runs #{run.id}, status {status})" + tail,
+        hint,
+    ]
+
+
+def _done(result: "JobRunResult", summary: str) -> None:
+    """A run's summary line, with the job_runs row that records it."""
+    typer.echo(f"{summary} [job_runs #{result.run_id}, slot {result.slot:%Y-%m-%d %H:%M} UTC]")
+
+
 @app.command("sync-markets")
 def sync_markets(at: AtOption = None) -> None:
     """Fetch the top markets by volume and refresh markets with open positions."""
-    from arena.config import get_settings
-    from arena.engine.market_sync import sync_markets as run_sync
+    from arena.jobs import SYNC_MARKETS
 
     when = _at(at)
-    settings = get_settings()
     with _gamma_source() as source:
-        result = run_sync(_engine(), source, when, settings.methodology.market_universe_size)
-    typer.echo(
+        run = _run_claimed(_job_context(source=source), SYNC_MARKETS, when)
+    if run is None:
+        return
+    result = cast("SyncResult", run.outcome)
+    _done(
+        run,
         f"synced {result.top} top markets and {result.held_refreshed} held markets "
-        f"({result.inserted} new, {result.updated} updated, {len(result.missing)} unavailable)"
+        f"({result.inserted} new, {result.updated} updated, {len(result.missing)} unavailable)",
     )
 
 
@@ -117,13 +273,20 @@ def sync_markets(at: AtOption = None) -> None:
 def start_cohort(at: AtOption = None) -> None:
     """Create the cohort of the UTC week containing --at (idempotent)."""
     from arena.config import get_settings
-    from arena.engine.cohorts import start_cohort as run_start
+    from arena.jobs import START_COHORT
     from arena.lineup import load_lineup
 
-    settings = get_settings()
-    result = run_start(_engine(), _at(at), load_lineup(settings.lineup), settings.methodology)
+    when = _at(at)
+    ctx = _job_context(lineup=load_lineup(get_settings().lineup))
+    run = _run_claimed(ctx, START_COHORT, when)
+    if run is None:
+        return
+    _done(run, _cohort_line(cast("CohortOutcome", run.outcome).result))
+
+
+def _cohort_line(result: "CohortResult") -> str:
     verb = "created" if result.created else "already exists:"
-    typer.echo(
+    return (
         f"cohort {result.number} {verb} week of {result.week_start:%Y-%m-%d}, "
         f"{result.agents} agents"
     )
@@ -132,31 +295,30 @@ def start_cohort(at: AtOption = None) -> None:
 @app.command("decide")
 def decide(at: AtOption = None) -> None:
     """Run the weekly decision for every cohort inside its decision window."""
-    from datetime import timedelta
-
     from arena.agents.responders import default_responders
     from arena.config import get_settings
-    from arena.engine.decisions import run_decisions
+    from arena.jobs import DECIDE
     from arena.lineup import load_lineup
 
     when = _at(at)
     settings = get_settings()
     responders, close = default_responders(settings)
     try:
-        result = run_decisions(
-            _engine(),
-            when,
-            load_lineup(settings.lineup),
-            settings.methodology,
-            responders,
-            stale_after=timedelta(minutes=settings.claim_stale_minutes),
-        )
+        ctx = _job_context(lineup=load_lineup(settings.lineup), responders=responders)
+        run = _run_claimed(ctx, DECIDE, when)
     finally:
         close()
+    if run is None:
+        return
+    outcome = cast("DecideOutcome", run.outcome)
+    if outcome.cohort.result.created:
+        typer.echo(_cohort_line(outcome.cohort.result))
+    result = cast("DecideResult", outcome.decisions)
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(result.statuses.items())) or "none"
-    typer.echo(
+    _done(
+        run,
         f"{result.cohorts} cohort(s) deciding: {result.claimed} decision(s) made ({statuses}), "
-        f"{result.trades} trade(s), {result.skipped} already done or in progress"
+        f"{result.trades} trade(s), {result.skipped} already done or in progress",
     )
     if result.unavailable:
         typer.echo(
@@ -169,47 +331,52 @@ def decide(at: AtOption = None) -> None:
 @app.command("snapshot")
 def snapshot(at: AtOption = None) -> None:
     """Value every open portfolio: one row per agent per 10-minute slot."""
-    from arena.config import get_settings
-    from arena.engine.snapshots import take_snapshots
+    from arena.jobs import SNAPSHOT
 
     when = _at(at)
-    methodology = get_settings().methodology
-    result = take_snapshots(
-        _engine(),
-        when,
-        interval_minutes=methodology.snapshot_interval_minutes,
-        decision_window_weeks=methodology.decision_window_weeks,
-    )
-    slot = f"{result.slot:%Y-%m-%d %H:%M}" if result.slot else "?"
-    typer.echo(
-        f"snapshot {slot} UTC: {result.rows_written} agent(s) valued, "
+    run = _run_claimed(_job_context(), SNAPSHOT, when)
+    if run is None:
+        return
+    result = cast("SnapshotResult", run.outcome)
+    _done(
+        run,
+        f"snapshot {run.slot:%Y-%m-%d %H:%M} UTC: {result.agents} agent(s) valued, "
+        f"{result.rows_written} row(s) written, "
         f"{result.positions_marked} position(s) marked at live prices, "
-        f"{result.cohorts_tracking} cohort(s) now tracking, {result.cohorts_completed} completed"
+        f"{result.cohorts_tracking} cohort(s) now tracking, {result.cohorts_completed} completed",
     )
 
 
 @app.command("analyses")
 def analyses(at: AtOption = None) -> None:
     """Compute and store the leaderboard and calibration frames the dashboard shows."""
-    from arena.analytics.stored import store_analyses
+    from arena.jobs import ANALYSES
 
-    result = store_analyses(_engine(), _at(at), reader=_engine("reader"))
-    typer.echo(f"stored {result.stored} frame(s) for {', '.join(result.scopes)}")
+    when = _at(at)
+    run = _run_claimed(_job_context(), ANALYSES, when)
+    if run is None:
+        return
+    result = cast("AnalysesOutcome", run.outcome)
+    _done(run, f"stored {result.stored} frame(s) for {', '.join(result.scopes)}")
 
 
 @app.command("resolve")
 def resolve(at: AtOption = None) -> None:
     """Check closed / past-end markets, settle positions and score Brier."""
-    from arena.engine.settlement import resolve_markets
+    from arena.jobs import RESOLVE
 
     when = _at(at)
     with _gamma_source() as source:
-        result = resolve_markets(_engine(), source, when)
-    typer.echo(
+        run = _run_claimed(_job_context(source=source), RESOLVE, when)
+    if run is None:
+        return
+    result = cast("ResolveResult", run.outcome)
+    _done(
+        run,
         f"checked {result.checked} markets: {len(result.resolved)} resolved, "
         f"{len(result.cancelled)} cancelled, {result.unresolved} not yet resolved, "
         f"{len(result.unavailable)} unavailable; {result.positions_settled} positions settled, "
-        f"{result.brier_rows} Brier rows"
+        f"{result.brier_rows} Brier rows",
     )
 
 

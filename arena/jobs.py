@@ -1,8 +1,9 @@
-"""The engine's jobs as the scheduler, `--catch-up` and the demo run them: claimed per slot.
+"""The engine's jobs as the scheduler, `--catch-up`, the demo and the `arena` job commands run
+them: claimed per slot.
 
 Every job is a function `(ctx, at) -> JobOutcome` over the engine; `run_job` wraps one run for
-one slot in a `job_runs` claim, so two scheduler processes, a restart or a catch-up never do
-the same job × slot twice:
+one slot in a `job_runs` claim, so two scheduler processes, a restart, a catch-up or a manual
+`arena snapshot --at T` never do the same job × slot twice:
 
 - the claim is an INSERT of (job, slot) taken FIRST; the unique key makes a second claimer
   lose and report `skipped`;
@@ -34,8 +35,8 @@ from typing import Any, Literal, Protocol
 
 from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import Connection, bindparam, func, insert, select, update
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError
 
 from arena.agents.responders import ResponderFactory
 from arena.config import Settings
@@ -46,7 +47,7 @@ from arena.engine.market_sync import sync_markets
 from arena.engine.settlement import resolve_markets
 from arena.engine.snapshots import take_snapshots
 from arena.engine.sources import MarketSource
-from arena.errors import ArenaError
+from arena.errors import ArenaError, error_line
 from arena.lineup import Lineup
 from arena.tables import JOB_RUNS as _RUNS
 from arena.tables import MARKETS as _MARKETS
@@ -67,8 +68,6 @@ ANALYSES = "analyses"
 JOB_ORDER = (START_COHORT, SYNC_MARKETS, RESOLVE, DECIDE, SNAPSHOT, ANALYSES)
 
 RunStatus = Literal["ok", "failed", "skipped"]
-MAX_ERROR_CHARS = 500
-REDACTED = "***"
 LOG_SOURCE = "jobs"
 FRESH_UNIVERSE = timedelta(hours=1)  # decide needs markets synced at most this long ago
 
@@ -296,13 +295,21 @@ def trigger_table() -> list[tuple[str, CronTrigger]]:
 
 @dataclass(frozen=True)
 class JobRunResult:
-    """What `run_job` did: ran (ok / failed) or found the slot taken (skipped)."""
+    """What `run_job` did: ran (ok / failed) or found the slot taken (skipped).
+
+    `run_id` is this run's job_runs row (None when skipped, or when the claim itself failed);
+    `outcome` the job's own result when it ran to the end; `exception` what made it fail
+    (the CLI re-raises it, so a manual run's failure reads exactly as before).
+    """
 
     job: str
     slot: datetime
     status: RunStatus
     counts: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    run_id: int | None = None
+    outcome: JobOutcome | None = field(default=None, compare=False, repr=False)
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
 
 
 def claim_slot(
@@ -349,7 +356,7 @@ def run_job(ctx: JobContext, name: str, slot_at: datetime, at: datetime) -> JobR
     except Exception as exc:  # the database itself is unusable: report, keep the process alive
         error = error_line(exc, ctx.secrets)
         log.error("%s %s: could not claim the slot: %s", name, slot_at.isoformat(), error)
-        return JobRunResult(name, slot_at, "failed", error=f"claim failed: {error}")
+        return JobRunResult(name, slot_at, "failed", error=f"claim failed: {error}", exception=exc)
     if run_id is None:
         log.debug("%s %s: already done or in progress elsewhere", name, slot_at.isoformat())
         return JobRunResult(name, slot_at, "skipped")
@@ -357,8 +364,10 @@ def run_job(ctx: JobContext, name: str, slot_at: datetime, at: datetime) -> JobR
         outcome = job(ctx, at)
     except Exception as exc:
         log.debug("job %s failed", name, exc_info=True)
-        return _finish(ctx, run_id, name, slot_at, at, {}, error_line(exc, ctx.secrets))
-    return _finish(ctx, run_id, name, slot_at, at, _json_safe(outcome.counts()), None)
+        error = error_line(exc, ctx.secrets)
+        return _finish(ctx, run_id, name, slot_at, at, {}, error, exception=exc)
+    counts = _json_safe(outcome.counts())
+    return _finish(ctx, run_id, name, slot_at, at, counts, None, outcome=outcome)
 
 
 def _finish(
@@ -369,6 +378,9 @@ def _finish(
     at: datetime,
     counts: dict[str, Any],
     error: str | None,
+    *,
+    outcome: JobOutcome | None = None,
+    exception: BaseException | None = None,
 ) -> JobRunResult:
     """Record the end of our claim (only if it is still ours) and its system log line."""
     status: RunStatus = "failed" if error else "ok"
@@ -389,8 +401,11 @@ def _finish(
             _log_line(conn, at, level, message, job=name, slot=slot_at.isoformat())
     except Exception as exc:  # recording failed: the claim goes stale and is re-claimable
         log.error("%s: could not record the outcome: %s", message, error_line(exc, ctx.secrets))
-        return JobRunResult(name, slot_at, "failed", counts, error or "could not record outcome")
-    return JobRunResult(name, slot_at, status, counts, error)
+        error = error or "could not record outcome"
+        return JobRunResult(
+            name, slot_at, "failed", counts, error, run_id, outcome, exception or exc
+        )
+    return JobRunResult(name, slot_at, status, counts, error, run_id, outcome, exception)
 
 
 # Prebuilt statements: a job run's bookkeeping is two small transactions, on the hot path of
@@ -413,23 +428,63 @@ def run_due(ctx: JobContext, at: datetime, jobs: Iterable[str] = JOB_ORDER) -> l
     return [run_job(ctx, name, slot_for(name, at), at) for name in jobs]
 
 
-# --------------------------------------------------------------------------------------------
-# Errors as one safe line
+@dataclass(frozen=True)
+class SlotRun:
+    """The job_runs row that holds a job × slot: what a skipped run found."""
+
+    id: int
+    status: str  # running | ok | failed
+    owner: str | None
+    started_at: datetime
+    finished_at: datetime | None
+    error: str | None
 
 
-def error_line(exc: BaseException, secrets: Iterable[str] = ()) -> str:
-    """One line naming the failure, with any known secret blanked out, at most 500 chars."""
-    if isinstance(exc, ArenaError):
-        text = exc.one_line()
-    else:
-        detail = str(getattr(exc, "orig", None) or exc).strip()
-        first = detail.splitlines()[0] if detail else ""
-        text = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
+def slot_run(engine: Engine, job: str, slot: datetime) -> SlotRun | None:
+    """The job_runs row of job × slot, if any (one indexed read)."""
+    columns = (
+        _RUNS.c.id,
+        _RUNS.c.status,
+        _RUNS.c.owner,
+        _RUNS.c.started_at,
+        _RUNS.c.finished_at,
+        _RUNS.c.error,
+    )
+    with engine.connect() as conn:
+        row = conn.execute(select(*columns).where(_RUNS.c.job == job, _RUNS.c.slot == slot))
+        found = row.first()
+    if found is None:
+        return None
+    started = _aware(found.started_at)
+    assert started is not None  # NOT NULL
+    return SlotRun(
+        int(found.id), found.status, found.owner, started, _aware(found.finished_at), found.error
+    )
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    """A datetime as aware UTC (SQLite hands it back naive)."""
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
+
+def next_slot(job: str, slot: datetime) -> datetime:
+    """The job's next trigger fire time after `slot`: the next slot the scheduler runs."""
+    trigger = dict(trigger_table())[job]
+    fire = trigger.get_next_fire_time(None, slot + timedelta(seconds=1))
+    assert fire is not None  # a cron trigger without an end date always fires again
+    return fire.astimezone(UTC)
+
+
+def known_secrets(settings: Settings) -> tuple[str, ...]:
+    """Values that must never reach a job_runs row or a log line: the database password,
+    the LLM API key and the admin password (the same list `scheduler.py` blanks out)."""
+    try:
+        values = [make_url(settings.database_url).password]
+    except ArgumentError:  # unusable URL: the engine says so, in its own clear line
+        values = []
+    for secret in (settings.llm_api_key, settings.admin_password):
+        values.append(secret.get_secret_value() if secret else None)
+    return tuple(str(v) for v in values if v)
 
 
 def _json_safe(value: Any) -> Any:

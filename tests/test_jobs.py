@@ -22,15 +22,18 @@ from sqlmodel import select
 from arena.agents.responders import default_responders
 from arena.config import load_settings
 from arena.db import session_scope
+from arena.errors import error_line
 from arena.jobs import (
     DECIDE,
     SNAPSHOT,
     START_COHORT,
     SYNC_MARKETS,
     JobContext,
-    error_line,
+    known_secrets,
+    next_slot,
     run_job,
     slot_for,
+    slot_run,
 )
 from arena.lineup import parse_lineup
 from arena.markets.types import ParsedMarket
@@ -142,6 +145,53 @@ def test_a_failing_job_is_recorded_and_does_not_raise(engine: Engine) -> None:
     later = at + timedelta(minutes=5)
     assert run_job(ctx, SYNC_MARKETS, later, later).status == "ok"
     assert_job_run_counts_match(engine)
+
+
+def test_a_run_result_names_its_row_and_carries_outcome_or_exception(engine: Engine) -> None:
+    """What the CLI reports from: the run's job_runs row, the job's own result, its exception."""
+    ctx = make_ctx(engine, StaticSource(MARKETS, fail="Gamma down"))
+    at = WEEK1 + timedelta(minutes=5)
+    failed = run_job(ctx, SYNC_MARKETS, at, at)
+    assert isinstance(failed.exception, RuntimeError) and failed.outcome is None
+    ok = run_job(ctx, START_COHORT, WEEK1, WEEK1)
+    assert ok.exception is None and ok.outcome is not None
+    assert ok.outcome.counts()["agents"] == 3
+    skipped = run_job(ctx, START_COHORT, WEEK1, at)
+    assert (skipped.run_id, skipped.outcome, skipped.exception) == (None, None, None)
+    rows = {row.job: row for row in job_runs(engine)}
+    assert (failed.run_id, ok.run_id) == (rows[SYNC_MARKETS].id, rows[START_COHORT].id)
+
+    held = slot_run(engine, START_COHORT, WEEK1)
+    assert held is not None
+    assert (held.id, held.status, held.owner, held.error) == (ok.run_id, "ok", "test-owner", None)
+    assert held.started_at == WEEK1 and held.finished_at == WEEK1
+    sync = slot_run(engine, SYNC_MARKETS, at)
+    assert sync is not None and (sync.status, sync.error) == ("failed", "RuntimeError: Gamma down")
+    assert slot_run(engine, SNAPSHOT, at) is None
+
+
+def test_the_next_slot_is_the_next_trigger_fire_time() -> None:
+    assert next_slot(SNAPSHOT, WEEK1 + timedelta(minutes=10)) == WEEK1 + timedelta(minutes=20)
+    assert next_slot(DECIDE, WEEK1 + timedelta(minutes=5)) == WEEK1 + timedelta(hours=1, minutes=5)
+    sunday_last = WEEK1 + timedelta(hours=23, minutes=5)
+    assert next_slot(DECIDE, sunday_last) == WEEK1 + timedelta(weeks=1, minutes=5)
+    assert next_slot(START_COHORT, WEEK1) == WEEK1 + timedelta(weeks=1)
+    for job in (SNAPSHOT, SYNC_MARKETS, DECIDE, START_COHORT):
+        slot = slot_for(job, WEEK1 + timedelta(days=3, hours=5, minutes=47))
+        assert slot_for(job, next_slot(job, slot)) == next_slot(job, slot) > slot
+
+
+def test_known_secrets_are_the_password_the_key_and_the_admin_password(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ARENA_DATABASE_URL", "postgresql+psycopg://u:pw-1@db/x")
+    monkeypatch.setenv("OPENROUTER_API_KEY", SECRET)
+    monkeypatch.setenv("ARENA_ADMIN_PASSWORD", "admin-2")
+    assert set(known_secrets(load_settings())) == {"pw-1", SECRET, "admin-2"}
+    monkeypatch.setenv("ARENA_DATABASE_URL", "sqlite:///x.db")
+    monkeypatch.delenv("OPENROUTER_API_KEY")
+    monkeypatch.delenv("ARENA_ADMIN_PASSWORD")
+    assert known_secrets(load_settings()) == ()
 
 
 def test_error_lines_are_one_line_and_blank_out_secrets() -> None:

@@ -1,7 +1,7 @@
 """Read models for operators: job runs and their failures, the system log, API spend.
 
 Shown only on the dashboard's locked Operations page. Nothing here exposes configuration: job
-errors and log lines are stored secret-free by the engine (`arena.jobs.error_line`), and the
+errors and log lines are stored secret-free by the engine (`arena.errors.error_line`), and the
 database URL or API keys are never part of any row.
 """
 

@@ -95,9 +95,12 @@ def test_killed_between_the_answer_and_its_trades(
             assert len(s.exec(select(DecisionAttempt)).all()) == 1  # the answer was kept
 
         soon = arena(env, "decide", "--at", (at + timedelta(minutes=10)).isoformat())
-        assert soon.returncode == 0, soon.stderr  # the fresh claim is respected…
+        assert soon.returncode == 0, soon.stderr  # the fresh claims are respected…
+        assert "slot in progress in another run" in soon.stdout  # (the hour's job_runs claim)
+        with session_scope(engine) as s:  # decide trades on a universe synced within the hour
+            upsert_markets(s, MARKETS, at + timedelta(minutes=70))
         later = arena(env, "decide", "--at", (at + timedelta(minutes=70)).isoformat())
-        assert later.returncode == 0, later.stderr  # …and taken over once stale
+        assert later.returncode == 0, later.stderr  # …and taken over once stale (next hour)
     with session_scope(engine) as s:
         decisions = s.exec(select(Decision)).all()
         assert sorted(d.status for d in decisions) == ["ok", "ok"]
@@ -127,9 +130,12 @@ def test_killed_in_the_middle_of_a_settlement(engine: Engine, db_url: str) -> No
             assert s.exec(select(Trade).where(Trade.trade_type == "SETTLE")).all() == []
             market = s.get(Market, "842093")
             assert market is not None and market.status == "closed"
-        again = arena(env, "resolve", "--at", at)
+        same = arena(env, "resolve", "--at", at)  # the dead run's claim holds its hour
+        assert same.returncode == 0 and "slot in progress in another run" in same.stdout
+        next_hour = (WEEK1 + timedelta(days=20, hours=1)).isoformat()
+        again = arena(env, "resolve", "--at", next_hour)
         assert again.returncode == 0, again.stderr
-        twice = arena(env, "resolve", "--at", at)
+        twice = arena(env, "resolve", "--at", (WEEK1 + timedelta(days=20, hours=2)).isoformat())
         assert twice.returncode == 0 and "0 resolved" in twice.stdout
     with session_scope(engine) as s:
         assert sorted(p.status for p in s.exec(select(Position))) == ["lost", "won"]
@@ -151,8 +157,10 @@ def test_killed_in_the_middle_of_a_snapshot(engine: Engine, db_url: str) -> None
         assert s.exec(select(PortfolioSnapshot)).all() == []
         (position,) = s.exec(select(Position)).all()
         assert position.mark_price is None  # the mark update died with the transaction
-    for _ in range(2):
-        done = arena(env, "snapshot", "--at", at)
+    same = arena(env, "snapshot", "--at", at)  # the dead run's claim holds its slot
+    assert same.returncode == 0 and "slot in progress in another run" in same.stdout
+    for _ in range(2):  # the next slot: written once
+        done = arena(env, "snapshot", "--at", (WEEK1 + timedelta(minutes=30)).isoformat())
         assert done.returncode == 0, done.stderr
     with session_scope(engine) as s:
         (row,) = s.exec(select(PortfolioSnapshot)).all()
