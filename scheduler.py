@@ -4,8 +4,8 @@
     python scheduler.py --catch-up           # run what is due now, once, and exit
     python scheduler.py --skip-unconfigured  # run without the LLM families that have no key
 
-The trigger table, the slots and the job-run claims live in `arena.jobs`; this file builds the
-context (database, Gamma source, lineup, responders), says plainly what it will run, and hands
+The trigger table, the slots and the job-run claims live in `arena.engine.jobs`; this file builds
+the context (database, Gamma source, lineup, responders), says plainly what it will run, and hands
 the triggers to an APScheduler `BlockingScheduler` in UTC. On start it first catches up (each
 job once for its current slot, if that slot is in the current UTC week and not done yet), so a
 restart on a Tuesday still takes that week's cohort and decision run. Ctrl-C / SIGTERM stop it
@@ -29,8 +29,9 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from sqlalchemy.engine import make_url
 
 from arena.config import Settings, get_settings
-from arena.errors import ArenaError, ConfigError
-from arena.jobs import (
+from arena.core.errors import ArenaError, ConfigError
+from arena.core.timeutil import parse_instant, week_start
+from arena.engine.jobs import (
     JOB_ORDER,
     SCHEDULES,
     JobContext,
@@ -41,7 +42,6 @@ from arena.jobs import (
     trigger_table,
 )
 from arena.lineup import FamilySpec, Lineup, load_lineup
-from arena.timeutil import parse_instant, week_start
 
 __all__ = ["build_plan", "due_now", "main", "trigger_table"]
 
@@ -226,9 +226,9 @@ def build_scheduler(ctx: JobContext) -> BlockingScheduler:
 def build_context(settings: Settings, lineup: Lineup) -> tuple[JobContext, Callable[[], None]]:
     """The live context (Gamma source, responders) and a closer for its HTTP clients."""
     from arena.agents.responders import default_responders
-    from arena.db import get_engine
     from arena.engine.sources import GammaSource
     from arena.markets.gamma import GammaClient
+    from arena.storage.db import get_engine
 
     gamma = GammaClient(settings.gamma_url)
     responders, close_responders = default_responders(settings)
@@ -259,7 +259,7 @@ def _known_secrets() -> tuple[str, ...]:
 
 def check_schema(ctx: JobContext) -> None:
     """Refuse to run on a database that `arena init-db` has not brought to the newest schema."""
-    from arena.migrate import current_revision, head_revision
+    from arena.storage.migrate import current_revision, head_revision
 
     if current_revision(ctx.engine) != head_revision():
         raise ConfigError(
@@ -385,7 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             raise
-        from arena.errors import error_line
+        from arena.core.errors import error_line
 
         line = error_line(exc, _known_secrets())
         print(

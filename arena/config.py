@@ -93,7 +93,7 @@ def load_settings(**overrides: Any) -> Settings:
     """Read settings now, turning a validation failure into one clear ConfigError line."""
     from pydantic import ValidationError
 
-    from arena.errors import ConfigError
+    from arena.core.errors import ConfigError
 
     try:
         return Settings(**overrides)

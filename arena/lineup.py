@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from arena.errors import ConfigError
+from arena.core.errors import ConfigError
 
 FamilyKind = Literal["llm", "baseline"]
 BASELINE_STRATEGIES = ("cash", "favorite", "random", "oracle")

@@ -17,13 +17,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import arena.demo
-from arena import jobs
+import arena.app.demo
+from arena.app.demo import format_summary, run_demo
 from arena.config import load_settings
-from arena.db import create_db_engine
-from arena.demo import format_summary, run_demo
+from arena.engine import jobs
 from arena.lineup import load_lineup
-from arena.migrate import init_db
+from arena.storage.db import create_db_engine
+from arena.storage.migrate import init_db
 
 
 def _timed(name: str, job: Callable[..., Any], spent: dict[str, list[float]]) -> Callable[..., Any]:
@@ -66,7 +66,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.sync_hours:
-        arena.demo.SYNC_EVERY = timedelta(hours=args.sync_hours)
+        arena.app.demo.SYNC_EVERY = timedelta(hours=args.sync_hours)
     spent: dict[str, list[float]] = defaultdict(list)
     for name, job in list(jobs.JOBS.items()):
         jobs.JOBS[name] = _timed(name, job, spent)
@@ -94,7 +94,7 @@ def main() -> None:
     print("\n".join(format_summary(summary)))
     print()
     print(
-        f"weeks: {args.weeks}   seed: {args.seed}   sync every {arena.demo.SYNC_EVERY}   "
+        f"weeks: {args.weeks}   seed: {args.seed}   sync every {arena.app.demo.SYNC_EVERY}   "
         f"python: {sys.version.split()[0]}"
     )
     print(

@@ -41,14 +41,13 @@ from sqlalchemy import bindparam, func, insert, select, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlmodel import SQLModel
 
-import arena.demo
-from arena import tables
+import arena.app.demo
 from arena.agents.responders import default_responders
+from arena.app.demo import DEMO_START, Tick, any_open_position
 from arena.config import Methodology, load_settings
-from arena.db import create_db_engine, transaction
-from arena.demo import DEMO_START, Tick, any_open_position
-from arena.errors import ArenaError, InputError
-from arena.jobs import (
+from arena.core.errors import ArenaError, InputError
+from arena.core.timeutil import week_start
+from arena.engine.jobs import (
     DECIDE,
     RESOLVE,
     SNAPSHOT,
@@ -61,8 +60,9 @@ from arena.jobs import (
 )
 from arena.lineup import Lineup, load_lineup
 from arena.markets.simulated import SimulatedWorld
-from arena.migrate import init_db
-from arena.timeutil import week_start
+from arena.storage import tables
+from arena.storage.db import create_db_engine, transaction
+from arena.storage.migrate import init_db
 
 try:
     from bench.year_llm import with_simulated_llms
@@ -73,8 +73,8 @@ DEFAULT_URL = "sqlite:///data/bench/year.db"
 DEFAULT_WEEKS = 52
 DEFAULT_SEED = 7
 DEFAULT_TAIL_WEEKS = 1
-SYNC_EVERY = arena.demo.SYNC_EVERY  # sync-markets + resolve cadence, as in the demo
-TICK = arena.demo.TICK
+SYNC_EVERY = arena.app.demo.SYNC_EVERY  # sync-markets + resolve cadence, as in the demo
+TICK = arena.app.demo.TICK
 OWNER = "bench-year"
 MAX_COPY_BATCH = 2_000  # slots per carry-forward transaction (a 6-hour gap is 35)
 
@@ -90,7 +90,7 @@ _COHORTS = tables.COHORTS
 def year_ticks(
     start: datetime, weeks: int, tail_weeks: int, sync_every: timedelta = SYNC_EVERY
 ) -> Iterator[Tick]:
-    """Every tick with something due, in `arena.demo`'s cadence (sync every `sync_every`).
+    """Every tick with something due, in `arena.app.demo`'s cadence (sync every `sync_every`).
 
     Weeks 1…N: start-cohort Sunday 00:00, decide Sunday 00:05; throughout: sync-markets and
     resolve every `sync_every` from each Sunday 00:00, a snapshot every 10 minutes; then the
@@ -340,8 +340,8 @@ def build_year(
         world = SimulatedWorld(
             seed,
             start,
-            n_initial=arena.demo.WORLD_INITIAL_MARKETS,
-            new_per_day=arena.demo.WORLD_NEW_PER_DAY,
+            n_initial=arena.app.demo.WORLD_INITIAL_MARKETS,
+            new_per_day=arena.app.demo.WORLD_NEW_PER_DAY,
             days=(weeks + tail_weeks) * 7 + 1,
         )
         players = lineup if lineup is not None else load_lineup(None)

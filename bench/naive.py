@@ -22,8 +22,6 @@ import pandas as pd
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from arena import stats
-from arena.accounting import BetLimits, TradeRejected, choose_mark, side_price
 from arena.analytics.curves import RANGES, bucket_width
 from arena.analytics.decisions import DEFAULT_LIMIT as DECISION_LIST_CAP
 from arena.analytics.leaderboard import (
@@ -40,6 +38,8 @@ from arena.analytics.leaderboard import (
 )
 from arena.analytics.operations import levels_at_least
 from arena.analytics.overview import OVERVIEW_TABLES
+from arena.core import stats
+from arena.core.accounting import BetLimits, TradeRejected, choose_mark, side_price
 
 try:
     from bench.pages_catalog import Selection

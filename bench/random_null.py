@@ -33,7 +33,12 @@ def main() -> None:
     parser.add_argument("--database", default=None, help="also time the null from this DB")
     args = parser.parse_args()
 
-    from arena.demo import DEFAULT_TAIL_WEEKS, DEMO_START, WORLD_INITIAL_MARKETS, WORLD_NEW_PER_DAY
+    from arena.app.demo import (
+        DEFAULT_TAIL_WEEKS,
+        DEMO_START,
+        WORLD_INITIAL_MARKETS,
+        WORLD_NEW_PER_DAY,
+    )
     from arena.markets.simulated import SimulatedWorld
 
     began = time.perf_counter()
@@ -68,7 +73,7 @@ def main() -> None:
     print(_summary(returns))
 
     if args.database:
-        from arena.db import create_db_engine
+        from arena.storage.db import create_db_engine
 
         engine = create_db_engine(args.database, role="reader")
         began = time.perf_counter()

@@ -37,7 +37,7 @@ from pages_catalog import Selection  # noqa: E402
 
 from arena.analytics.agents import _FILTER_OPTIONS, filter_options  # noqa: E402
 from arena.analytics.overview import schema_revision  # noqa: E402
-from arena.db import create_db_engine  # noqa: E402
+from arena.storage.db import create_db_engine  # noqa: E402
 
 
 def median_ms(call: Callable[[], Any], runs: int) -> float:

@@ -61,8 +61,8 @@ from sqlalchemy import func, select, text
 from sqlalchemy.engine import Engine, make_url
 
 from arena.analytics.overview import schema_revision
-from arena.db import create_db_engine
-from arena.tables import AGENTS, COHORTS, PORTFOLIO_SNAPSHOTS, POSITIONS
+from arena.storage.db import create_db_engine
+from arena.storage.tables import AGENTS, COHORTS, PORTFOLIO_SNAPSHOTS, POSITIONS
 
 try:
     from bench import naive
@@ -815,7 +815,7 @@ def _instant_llm_factory(baselines: Any, seed: int, probability: Any) -> Any:
 def measure_decide(weeks: int, markets: int = 500, seed: int = 7) -> list[DecideRun]:
     """Weekly cohorts on a fresh SQLite database: sync, start a cohort, decide; week `weeks`
     has `weeks` cohorts deciding at once (the steady state of a 5-week decision window)."""
-    import arena.demo
+    import arena.app.demo
     from arena.agents.prompts import estimate_tokens
     from arena.agents.responders import default_responders
     from arena.config import load_settings
@@ -824,8 +824,8 @@ def measure_decide(weeks: int, markets: int = 500, seed: int = 7) -> list[Decide
     from arena.engine.market_sync import sync_markets
     from arena.lineup import load_lineup
     from arena.markets.simulated import SimulatedWorld
-    from arena.migrate import init_db
-    from arena.tables import DECISIONS
+    from arena.storage.migrate import init_db
+    from arena.storage.tables import DECISIONS
 
     runs = []
     with tempfile.TemporaryDirectory(prefix="bench-decide-") as tmp:
@@ -835,12 +835,12 @@ def measure_decide(weeks: int, markets: int = 500, seed: int = 7) -> list[Decide
             init_db(engine)
             settings = load_settings(database_url=url, llm_api_key=None)
             methodology = settings.methodology
-            start = arena.demo.DEMO_START
+            start = arena.app.demo.DEMO_START
             world = SimulatedWorld(
                 seed,
                 start,
-                n_initial=arena.demo.WORLD_INITIAL_MARKETS,
-                new_per_day=arena.demo.WORLD_NEW_PER_DAY,
+                n_initial=arena.app.demo.WORLD_INITIAL_MARKETS,
+                new_per_day=arena.app.demo.WORLD_NEW_PER_DAY,
                 days=weeks * 7 + 1,
             )
             lineup = load_lineup(None)

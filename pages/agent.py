@@ -4,9 +4,9 @@ and decisions."""
 import pandas as pd
 import streamlit as st
 
-from arena import ui
 from arena.analytics.agents import OUTCOMES, agent_index, agent_summary, positions, trades
 from arena.analytics.decisions import decisions
+from arena.app import ui
 
 ui.entry_guard()
 

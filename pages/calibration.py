@@ -6,10 +6,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from arena import ui
 from arena.analytics.cohorts import cohort_numbers
 from arena.analytics.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_or_live
+from arena.app import ui
 
 ui.entry_guard()
 

@@ -4,8 +4,8 @@ decisions week by week."""
 import pandas as pd
 import streamlit as st
 
-from arena import ui
 from arena.analytics.cohorts import cohort_standings, cohorts, decisions_by_week
+from arena.app import ui
 
 ui.entry_guard()
 

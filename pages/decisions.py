@@ -5,7 +5,6 @@ usage and the frozen market snapshot it saw. Model output is shown as text, neve
 import pandas as pd
 import streamlit as st
 
-from arena import ui
 from arena.agents.parsing import split_thinking
 from arena.analytics.agents import FilterOptions, filter_options
 from arena.analytics.decisions import (
@@ -15,7 +14,8 @@ from arena.analytics.decisions import (
     decision_weeks,
     decisions,
 )
-from arena.models import DECISION_ACTIONS, DECISION_STATUSES
+from arena.app import ui
+from arena.storage.models import DECISION_ACTIONS, DECISION_STATUSES
 
 ui.entry_guard()
 

@@ -1,6 +1,6 @@
 """Exports: pick tables, cohort, family and a time range; download a zip of CSVs with a README.
 
-The zip is written by `arena.export_bundle.build_bundle`, which calls the code behind
+The zip is written by `arena.analytics.export_bundle.build_bundle`, which calls the code behind
 `arena export TABLE` for every table, so the files match the CLI's output byte for byte."""
 
 from datetime import UTC, date, datetime, time
@@ -8,12 +8,12 @@ from datetime import UTC, date, datetime, time
 import pandas as pd
 import streamlit as st
 
-from arena import ui
 from arena.analytics.agents import FilterOptions, filter_options
+from arena.analytics.export import EXPORTS, ExportFilters
+from arena.analytics.export_bundle import build_bundle, bundle_name
+from arena.app import ui
 from arena.config import get_settings
-from arena.db import get_engine
-from arena.export import EXPORTS, ExportFilters
-from arena.export_bundle import build_bundle, bundle_name
+from arena.storage.db import get_engine
 
 ui.entry_guard()
 

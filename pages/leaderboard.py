@@ -3,9 +3,9 @@ and the portfolio curve per family."""
 
 import streamlit as st
 
-from arena import ui
 from arena.analytics.cohorts import cohort_numbers
 from arena.analytics.stored import current_or_live
+from arena.app import ui
 
 ui.entry_guard()
 

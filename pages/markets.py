@@ -6,7 +6,6 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from arena import ui
 from arena.analytics.decisions import snapshot_info, snapshot_markets
 from arena.analytics.markets import (
     DEFAULT_LIMIT,
@@ -18,7 +17,8 @@ from arena.analytics.markets import (
     markets,
     price_path,
 )
-from arena.models import MARKET_STATUSES, MARKET_TYPES
+from arena.app import ui
+from arena.storage.models import MARKET_STATUSES, MARKET_TYPES
 
 ui.entry_guard()
 

@@ -1,7 +1,7 @@
 """Operations (locked): job runs and failures, last success per job, the system log, API spend.
 
 Locked unless ARENA_ADMIN_PASSWORD is set AND entered in this session; the comparison is
-constant-time and repeated failures lock the page for a while (`arena.admin.AdminGate`).
+constant-time and repeated failures lock the page for a while (`arena.app.admin.AdminGate`).
 Nothing here shows the database URL or any key."""
 
 from datetime import UTC, datetime
@@ -10,8 +10,6 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from arena import ui
-from arena.admin import AdminGate
 from arena.analytics.operations import (
     DEFAULT_LIMIT,
     ApiSpend,
@@ -23,8 +21,10 @@ from arena.analytics.operations import (
     settlement_failures,
     system_log,
 )
+from arena.app import ui
+from arena.app.admin import AdminGate
 from arena.config import get_settings
-from arena.models import JOB_STATUSES, LOG_LEVELS
+from arena.storage.models import JOB_STATUSES, LOG_LEVELS
 
 ui.entry_guard()
 

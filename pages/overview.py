@@ -3,8 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from arena import analytics, ui
+from arena import analytics
 from arena.analytics.stored import current_or_live
+from arena.app import ui
 
 ui.entry_guard()
 

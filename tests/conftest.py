@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from arena.config import get_settings
-from arena.db import create_db_engine, dispose_engines
-from arena.migrate import init_db
+from arena.storage.db import create_db_engine, dispose_engines
+from arena.storage.migrate import init_db
 from tests.pg import PostgresCluster, start_cluster
 
 BACKENDS = [

@@ -7,9 +7,9 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from arena.config import Methodology
-from arena.db import session_scope
 from arena.engine.rollups import rebuild_rollups
-from arena.models import (
+from arena.storage.db import session_scope
+from arena.storage.models import (
     Agent,
     BrierScore,
     Cohort,
@@ -196,8 +196,8 @@ def trade_into(
 ) -> int:
     """BUY `amount` of a side at `price` through the pure accounting core (and optionally
     SELL a percentage right after at the same price); returns the position id."""
-    from arena.accounting import BetLimits, Holding, buy, sell
-    from arena.scoring import implied_confidence
+    from arena.core.accounting import BetLimits, Holding, buy, sell
+    from arena.core.scoring import implied_confidence
 
     with session_scope(engine) as s:
         agent = s.get(Agent, agent_id)

@@ -4,7 +4,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from arena.accounting import (
+from arena.core.accounting import (
     BetLimits,
     Holding,
     TradeRejected,

@@ -13,7 +13,7 @@ from decimal import Decimal as D
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena.accounting import (
+from arena.core.accounting import (
     BetLimits,
     Holding,
     TradeRejected,

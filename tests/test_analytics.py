@@ -6,8 +6,8 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from arena import analytics
-from arena.db import create_db_engine
-from arena.migrate import head_revision, init_db
+from arena.storage.db import create_db_engine
+from arena.storage.migrate import head_revision, init_db
 from tests.factories import new_cohort_agents
 
 

@@ -7,11 +7,11 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from arena.backup import backup, restore
-from arena.cli import main
-from arena.db import session_scope
-from arena.errors import InputError
-from arena.models import Agent, Cohort, MarketHolding
+from arena.app.cli import main
+from arena.core.errors import InputError
+from arena.storage.backup import backup, restore
+from arena.storage.db import session_scope
+from arena.storage.models import Agent, Cohort, MarketHolding
 from tests.factories import seed_basic
 from tests.faults.invariants import assert_market_counts_match
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli import main
-from arena.db import create_db_engine
-from arena.migrate import init_db
+from arena.app.cli import main
+from arena.storage.db import create_db_engine
+from arena.storage.migrate import init_db
 from tests.factories import seed_basic
 
 
@@ -123,7 +123,7 @@ def test_locked_database_is_one_clear_line(
     )
     try:
         from arena.config import get_settings
-        from arena.db import dispose_engines
+        from arena.storage.db import dispose_engines
 
         get_settings.cache_clear()
         dispose_engines()

@@ -19,10 +19,10 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from arena.cli import main
-from arena.db import session_scope
-from arena.jobs import DECIDE, SNAPSHOT, SYNC_MARKETS, run_job, slot_for
-from arena.models import Decision, JobRun, PortfolioSnapshot, SystemLog
+from arena.app.cli import main
+from arena.engine.jobs import DECIDE, SNAPSHOT, SYNC_MARKETS, run_job, slot_for
+from arena.storage.db import session_scope
+from arena.storage.models import Decision, JobRun, PortfolioSnapshot, SystemLog
 from tests.engine.test_two_processes import BASELINES
 from tests.factories import WEEK1, new_cohort_agents
 from tests.faults.invariants import assert_job_run_counts_match

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from arena.config import Methodology, load_settings
-from arena.errors import ConfigError
+from arena.core.errors import ConfigError
 from arena.lineup import load_lineup, parse_lineup
 
 METHODOLOGY_TABLE = {

@@ -16,9 +16,9 @@ from streamlit.testing.v1 import AppTest
 
 from arena.agents.parsing import split_thinking
 from arena.config import get_settings
-from arena.db import create_db_engine, dispose_engines, session_scope
-from arena.migrate import init_db
-from arena.models import Agent, Decision, DecisionAttempt
+from arena.storage.db import create_db_engine, dispose_engines, session_scope
+from arena.storage.migrate import init_db
+from arena.storage.models import Agent, Decision, DecisionAttempt
 from tests.factories import WEEK1, new_cohort_agents
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboard.py"

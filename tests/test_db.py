@@ -12,9 +12,9 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, StatementError
 from sqlmodel import Session, select
 
-from arena import db
-from arena.db import consistent_read, create_db_engine, session_scope
-from arena.models import (
+from arena.storage import db
+from arena.storage.db import consistent_read, create_db_engine, session_scope
+from arena.storage.models import (
     Agent,
     BrierScore,
     Cohort,
@@ -249,7 +249,7 @@ def test_a_closed_position_does_not_block_a_new_open_one(engine: Engine) -> None
 def test_a_reader_sees_committed_data_while_a_writer_holds_the_lock(tmp_path: Any) -> None:
     """SQLite WAL: the dashboard's reader engine never waits on the scheduler's write lock."""
     url = f"sqlite:///{tmp_path / 'wal.db'}"
-    from arena.migrate import init_db
+    from arena.storage.migrate import init_db
 
     writer = create_db_engine(url)
     init_db(writer)
@@ -271,8 +271,8 @@ def test_bulk_execute_writes_what_execute_writes(engine: Engine) -> None:
     times, JSON lists, a None JSON bound as SQL NULL, and literals the statement carries."""
     from sqlalchemy import JSON, bindparam, func, insert, update
 
-    from arena.db import bulk_execute
-    from arena.tables import MARKETS
+    from arena.storage.db import bulk_execute
+    from arena.storage.tables import MARKETS
 
     def row(mid: str) -> dict[str, Any]:
         return {

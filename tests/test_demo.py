@@ -18,9 +18,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
-from arena.config import load_settings
-from arena.db import create_db_engine
-from arena.demo import (
+from arena.app.demo import (
     DEMO_START,
     ORACLE,
     demo_lineup,
@@ -29,10 +27,12 @@ from arena.demo import (
     run_demo,
     season_ticks,
 )
-from arena.jobs import DECIDE, RESOLVE, SNAPSHOT, START_COHORT, SYNC_MARKETS
+from arena.config import load_settings
+from arena.engine.jobs import DECIDE, RESOLVE, SNAPSHOT, START_COHORT, SYNC_MARKETS
 from arena.lineup import load_lineup, parse_lineup
-from arena.migrate import init_db
-from arena.models import (
+from arena.storage.db import create_db_engine
+from arena.storage.migrate import init_db
+from arena.storage.models import (
     Agent,
     BrierScore,
     Cohort,

@@ -8,8 +8,8 @@ from decimal import Decimal as D
 import pytest
 from sqlalchemy.engine import Engine
 
-from arena.errors import InputError
-from arena.export import EXPORTS, ExportFilters, write_csv
+from arena.analytics.export import EXPORTS, ExportFilters, write_csv
+from arena.core.errors import InputError
 from tests.factories import WEEK1, seed_basic
 
 CONTRACT_COLUMNS = {

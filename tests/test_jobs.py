@@ -21,9 +21,8 @@ from sqlmodel import select
 
 from arena.agents.responders import default_responders
 from arena.config import load_settings
-from arena.db import session_scope
-from arena.errors import error_line
-from arena.jobs import (
+from arena.core.errors import error_line
+from arena.engine.jobs import (
     DECIDE,
     SNAPSHOT,
     START_COHORT,
@@ -37,7 +36,8 @@ from arena.jobs import (
 )
 from arena.lineup import parse_lineup
 from arena.markets.types import ParsedMarket
-from arena.models import (
+from arena.storage.db import session_scope
+from arena.storage.models import (
     Agent,
     Cohort,
     Decision,
@@ -231,7 +231,7 @@ def test_a_stale_running_claim_is_taken_over_and_a_fresh_one_is_not(engine: Engi
 def test_a_run_whose_claim_was_taken_over_does_not_overwrite_the_new_owner(
     engine: Engine,
 ) -> None:
-    from arena import jobs
+    from arena.engine import jobs
 
     at = WEEK1
     ctx = make_ctx(engine)

@@ -6,9 +6,9 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel, select
 
-from arena.db import create_db_engine, session_scope
-from arena.migrate import current_revision, downgrade, head_revision, init_db
-from arena.models import MethodologyVersion
+from arena.storage.db import create_db_engine, session_scope
+from arena.storage.migrate import current_revision, downgrade, head_revision, init_db
+from arena.storage.models import MethodologyVersion
 
 EXPECTED_TABLES = {
     "agents",

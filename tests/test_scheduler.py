@@ -2,7 +2,7 @@
 
 The trigger table is walked with `get_next_fire_time` over simulated fortnights (one containing
 Europe's spring DST change, one its autumn change): every job fires exactly at its UTC slots,
-once each, and the slots `arena.jobs` records agree with the fire times.
+once each, and the slots `arena.engine.jobs` records agree with the fire times.
 """
 
 import os
@@ -16,7 +16,15 @@ import pytest
 
 import scheduler
 from arena.config import load_settings
-from arena.jobs import ANALYSES, DECIDE, RESOLVE, SNAPSHOT, START_COHORT, SYNC_MARKETS, slot_for
+from arena.engine.jobs import (
+    ANALYSES,
+    DECIDE,
+    RESOLVE,
+    SNAPSHOT,
+    START_COHORT,
+    SYNC_MARKETS,
+    slot_for,
+)
 from arena.lineup import parse_lineup
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,7 +118,7 @@ def test_slots_of_late_runs_and_what_a_catch_up_runs() -> None:
 
 
 def test_the_apscheduler_wiring_coalesces_and_never_overlaps_a_job() -> None:
-    from arena.jobs import JobContext
+    from arena.engine.jobs import JobContext
 
     settings = load_settings()
     ctx = JobContext(None, settings, parse_lineup(BASELINE), None, lambda f: None)  # type: ignore[arg-type]
@@ -180,8 +188,8 @@ def test_llm_families_without_a_key_are_refused_in_one_line(tmp_path: Path) -> N
 
 
 def test_skip_unconfigured_runs_the_baselines(tmp_path: Path) -> None:
-    from arena.db import create_db_engine
-    from arena.migrate import init_db
+    from arena.storage.db import create_db_engine
+    from arena.storage.migrate import init_db
     from tests.markets.gamma_server import Reply, serve
 
     url = f"sqlite:///{tmp_path / 'arena.db'}"
@@ -247,8 +255,8 @@ def test_sigterm_stops_the_scheduler_cleanly_after_its_catch_up(tmp_path: Path) 
     import signal
     import threading
 
-    from arena.db import create_db_engine
-    from arena.migrate import init_db
+    from arena.storage.db import create_db_engine
+    from arena.storage.migrate import init_db
     from tests.engine.test_decisions import MARKETS
     from tests.markets.gamma_server import Reply, serve
     from tests.test_jobs import gamma_market
@@ -298,7 +306,7 @@ def test_sigterm_stops_the_scheduler_cleanly_after_its_catch_up(tmp_path: Path) 
     assert "start-cohort [slot" in catch_up and "sync-markets [slot" in catch_up
     from sqlmodel import Session, select
 
-    from arena.models import JobRun
+    from arena.storage.models import JobRun
 
     with Session(engine) as session:
         runs = session.exec(select(JobRun)).all()

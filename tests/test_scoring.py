@@ -4,7 +4,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from arena.scoring import brier, cumulative_brier, implied_confidence, return_pct
+from arena.core.scoring import brier, cumulative_brier, implied_confidence, return_pct
 
 
 def test_implied_confidence_is_amount_over_a_quarter_of_cash() -> None:

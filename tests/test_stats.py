@@ -1,4 +1,4 @@
-"""`arena.stats` against independent computations: by hand, brute force, and simulation."""
+"""`arena.core.stats` against independent computations: by hand, brute force, and simulation."""
 
 import itertools
 import math
@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from arena import stats
+from arena.core import stats
 
 # --------------------------------------------------------------------------------------------
 # The cluster bootstrap

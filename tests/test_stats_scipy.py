@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import kurtosis, skew
 
-from arena.stats import sharpe_estimate
+from arena.core.stats import sharpe_estimate
 
 
 def _reference(returns: np.ndarray, periods: int) -> tuple[float, float]:

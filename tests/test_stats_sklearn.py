@@ -5,8 +5,8 @@ import pytest
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss
 
-from arena.scoring import brier
-from arena.stats import murphy_decomposition, reliability_bins
+from arena.core.scoring import brier
+from arena.core.stats import murphy_decomposition, reliability_bins
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -41,10 +41,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import httpx
 
-from arena.backoff import backoff_delay, retry_after_seconds
-from arena.errors import ArenaError
+from arena.core.backoff import backoff_delay, retry_after_seconds
+from arena.core.errors import ArenaError
+from arena.core.text import storable
 from arena.markets.gamma import USER_AGENT
-from arena.text import storable
 
 if TYPE_CHECKING:
     from arena.config import Settings

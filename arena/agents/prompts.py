@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from typing import Literal
 
-from arena.accounting import TradeRejected, side_price
+from arena.core.accounting import TradeRejected, side_price
 from arena.markets.types import ParsedMarket
 
 __all__ = [

@@ -1,8 +1,8 @@
 """Read models of one agent (a family in one cohort): its book, its trades, its numbers.
 
 Positions and trades come from the same queries as `arena export positions` / `trades`
-(`arena.export.EXPORTS`), so the open positions' values here are the export's, marked by the
-snapshot rule (§12.4), and a researcher's CSV matches the page exactly.
+(`arena.analytics.export.EXPORTS`), so the open positions' values here are the export's,
+marked by the snapshot rule (§12.4), and a researcher's CSV matches the page exactly.
 """
 
 from dataclasses import dataclass
@@ -28,8 +28,8 @@ from arena.analytics.cohorts import (
     read_frame,
     typed_frame,
 )
-from arena.export import EXPORTS, ExportFilters
-from arena.tables import MARKETS, POSITIONS, TRADES
+from arena.analytics.export import EXPORTS, ExportFilters
+from arena.storage.tables import MARKETS, POSITIONS, TRADES
 
 ROW_CAP = 100_000  # one agent never holds this many; a bound against a runaway read
 

@@ -14,7 +14,6 @@ import pandas as pd
 from sqlalchemy import Integer, case, cast, func, literal_column, select
 from sqlalchemy.engine import Engine
 
-from arena import stats
 from arena.analytics.cohorts import result_frame
 from arena.analytics.leaderboard import (
     AGENTS,
@@ -25,6 +24,7 @@ from arena.analytics.leaderboard import (
     in_scope,
     utc_date,
 )
+from arena.core import stats
 
 FORECASTERS = ("implied", "market")
 
@@ -195,7 +195,7 @@ def calibration_summary(
     confidence) with ``brier_ci_low`` / ``brier_ci_high`` (the leaderboard's bootstrap),
     ``ece``, and the Murphy decomposition over the same bins — ``reliability``,
     ``resolution``, ``uncertainty``, ``residual`` with brier = reliability − resolution +
-    uncertainty + residual exactly (`arena.stats.Murphy`); ``market_bets`` (bets with a
+    uncertainty + residual exactly (`arena.core.stats.Murphy`); ``market_bets`` (bets with a
     recorded market price), ``market_brier`` (+ CI): the market price's Brier on those bets,
     ``skill_vs_market`` (+ CI): family Brier − market Brier on those bets (negative = better
     than the market), ``market_ece``: the market price's ECE on those bets.

@@ -30,9 +30,9 @@ from arena.analytics.frames import (  # noqa: F401 (kinds re-exported to every r
     json_texts,
     query_frame,
 )
-from arena.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS
-from arena.tables import BRIER_SCORES as BRIERS
-from arena.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
+from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS
+from arena.storage.tables import BRIER_SCORES as BRIERS
+from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
 # --------------------------------------------------------------------------------------------
 # Shared helpers

@@ -41,10 +41,10 @@ from arena.analytics.cohorts import (
     typed_frame,
 )
 from arena.analytics.frames import columns_frame, epoch_times
+from arena.core.errors import InputError
 from arena.engine.rollups import WIDTHS
-from arena.errors import InputError
-from arena.sqltime import epoch_bucket
-from arena.tables import PORTFOLIO_ROLLUPS as ROLLUPS
+from arena.storage.sqltime import epoch_bucket
+from arena.storage.tables import PORTFOLIO_ROLLUPS as ROLLUPS
 
 MINUTE = 60
 HOUR = 60 * MINUTE

@@ -38,9 +38,9 @@ from arena.analytics.cohorts import (
 )
 from arena.analytics.frames import column_array, query_columns
 from arena.analytics.markets import priced_frame
-from arena.tables import DECISION_ATTEMPTS as ATTEMPTS
-from arena.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
-from arena.tables import MARKET_SNAPSHOTS as UNIVERSES
+from arena.storage.tables import DECISION_ATTEMPTS as ATTEMPTS
+from arena.storage.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
+from arena.storage.tables import MARKET_SNAPSHOTS as UNIVERSES
 
 # The list's cap, as the other dashboard lists have (markets, job runs, log lines): the newest
 # 1,000 matching decisions, about five weeks of ten agents × five cohorts. Older ones are a

@@ -26,7 +26,7 @@ from sqlalchemy import Select, Text, cast, func
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.types import TypeEngine
 
-from arena.dbtypes import Fixed, UTCDateTime
+from arena.storage.dbtypes import Fixed, UTCDateTime
 
 # Column kinds: how each documented column is converted.
 MONEY, FLOAT, INT, NULLABLE_INT, TIME, TEXT, BOOL, OBJECT = (

@@ -3,7 +3,7 @@
 Why: a ranking by point estimates alone rewards luck. Each family keeps its v1 numbers exactly
 (total P/L summed over cohorts from the latest snapshots, return % on the capital it was given,
 the mean Brier of its implied confidence), and gets 95% intervals from a cluster bootstrap over
-Polymarket events within cohorts (`arena.stats`), its probability of ranking first, where its
+Polymarket events within cohorts (`arena.core.stats`), its probability of ranking first, where its
 return falls among skill-free random traders on the same markets, and the market's own price
 as a reference forecaster on the same bets.
 
@@ -44,8 +44,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection, Engine
 
-from arena import stats
-from arena.accounting import (
+from arena.analytics.cohorts import latest_snapshots, result_frame
+from arena.core import stats
+from arena.core.accounting import (
     BetLimits,
     Holding,
     TradeRejected,
@@ -56,14 +57,13 @@ from arena.accounting import (
     side_price,
     side_won,
 )
-from arena.analytics.cohorts import latest_snapshots, result_frame
-from arena.db import consistent_read
-from arena.errors import InputError
-from arena.money import ZERO, money
-from arena.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, POSITIONS, TRADES
-from arena.tables import BRIER_SCORES as BRIERS
-from arena.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
-from arena.tables import MARKET_SNAPSHOTS as UNIVERSES
+from arena.core.errors import InputError
+from arena.core.money import ZERO, money
+from arena.storage.db import consistent_read
+from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, POSITIONS, TRADES
+from arena.storage.tables import BRIER_SCORES as BRIERS
+from arena.storage.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
+from arena.storage.tables import MARKET_SNAPSHOTS as UNIVERSES
 
 DEFAULT_MIN_RESOLVED = 30
 DEFAULT_NULL_SEEDS = 200
@@ -1221,7 +1221,7 @@ def world_null_inputs(
 ) -> tuple[list[NullCohort], dict[str, NullMarket]]:
     """The demo's season on a simulated world, as null inputs (no database).
 
-    Mirrors `arena.demo`: cohort k starts on Sunday k, decides at 00:05 on each Sunday of its
+    Mirrors `arena.app.demo`: cohort k starts on Sunday k, decides at 00:05 on each Sunday of its
     window while the season lasts, sees the top `universe_size` markets of that Sunday's
     00:00 sync; a market settles at the first hourly resolve after Polymarket (the world)
     resolved it; the season is valued after the settling tail.
@@ -1273,12 +1273,17 @@ def random_null(
 ) -> np.ndarray:
     """Return % of the random strategy per seed over a simulated demo season (no database).
 
-    The world is the demo's (`arena.demo`: same start, size and growth for `world_seed`), so
+    The world is the demo's (`arena.app.demo`: same start, size and growth for `world_seed`), so
     seed S is what a `baseline-random` agent seeded S would score in `arena demo --seed
     world_seed --weeks weeks`, up to the universe ranking (volume as of the sync). Return % is
     the P/L summed over the season's cohorts on their summed capital, like the leaderboard's.
     """
-    from arena.demo import DEFAULT_TAIL_WEEKS, DEMO_START, WORLD_INITIAL_MARKETS, WORLD_NEW_PER_DAY
+    from arena.app.demo import (
+        DEFAULT_TAIL_WEEKS,
+        DEMO_START,
+        WORLD_INITIAL_MARKETS,
+        WORLD_NEW_PER_DAY,
+    )
     from arena.markets.simulated import SimulatedWorld
 
     begin = start or DEMO_START
@@ -1307,7 +1312,7 @@ def csv_columns(frame: pd.DataFrame) -> list[str]:
 
 
 def _csv_cell(value: Any) -> Any:
-    from arena.csvsafe import cell
+    from arena.core.csvsafe import cell
 
     if isinstance(value, float | np.floating):
         return "" if np.isnan(value) else f"{float(value):.6f}"

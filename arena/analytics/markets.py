@@ -30,10 +30,10 @@ from arena.analytics.cohorts import (
     typed_frame,
 )
 from arena.analytics.frames import query_columns
-from arena.tables import MARKET_HOLDINGS as HOLDINGS
-from arena.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
-from arena.tables import MARKET_SNAPSHOTS as UNIVERSES
-from arena.tables import MARKETS
+from arena.storage.tables import MARKET_HOLDINGS as HOLDINGS
+from arena.storage.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
+from arena.storage.tables import MARKET_SNAPSHOTS as UNIVERSES
+from arena.storage.tables import MARKETS
 
 DEFAULT_LIMIT = 1_000
 SEARCH_MAX_CHARS = 200

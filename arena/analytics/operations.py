@@ -1,7 +1,7 @@
 """Read models for operators: job runs and their failures, the system log, API spend.
 
 Shown only on the dashboard's locked Operations page. Nothing here exposes configuration: job
-errors and log lines are stored secret-free by the engine (`arena.errors.error_line`), and the
+errors and log lines are stored secret-free by the engine (`arena.core.errors.error_line`), and the
 database URL or API keys are never part of any row.
 """
 
@@ -29,12 +29,12 @@ from arena.analytics.cohorts import (
     typed_frame,
 )
 from arena.analytics.frames import columns_frame, epoch_times
-from arena.models import FINAL_STATUSES, LOG_LEVELS
-from arena.sqltime import epoch_seconds
-from arena.tables import JOB_RUN_COUNTS as COUNTS
-from arena.tables import JOB_RUNS as RUNS
-from arena.tables import MARKETS
-from arena.tables import SYSTEM_LOGS as LOGS
+from arena.storage.models import FINAL_STATUSES, LOG_LEVELS
+from arena.storage.sqltime import epoch_seconds
+from arena.storage.tables import JOB_RUN_COUNTS as COUNTS
+from arena.storage.tables import JOB_RUNS as RUNS
+from arena.storage.tables import MARKETS
+from arena.storage.tables import SYSTEM_LOGS as LOGS
 
 DEFAULT_LIMIT = 1_000
 

@@ -12,8 +12,8 @@ from sqlalchemy import Table, func, select
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError
 
-from arena.migrate import current_revision
-from arena.tables import (
+from arena.storage.migrate import current_revision
+from arena.storage.tables import (
     AGENTS,
     BRIER_SCORES,
     COHORTS,

@@ -10,7 +10,7 @@ Why: two families with the same return can have taken very different paths. All 
 * Volatility and Sharpe are annualised with √365 (prediction markets trade every day); the
   Sharpe's standard error ``sharpe_se`` is Mertens' (2002), which allows for the skewed,
   heavy-tailed daily returns of a book of binary bets; ``sharpe_se_iid`` is Lo's (2002)
-  iid-normal one, kept for comparison (`arena.stats.SharpeEstimate` has both formulas).
+  iid-normal one, kept for comparison (`arena.core.stats.SharpeEstimate` has both formulas).
 * A family's figures are those of its combined book: each day's return is the sum of its
   agents' P/L that day over the sum of their values the evening before (agents count from
   their first to their last snapshot date), so capital-weighted across cohorts; its max
@@ -24,7 +24,6 @@ import pandas as pd
 from sqlalchemy import Float, case, cast, func, select
 from sqlalchemy.engine import Engine
 
-from arena import stats
 from arena.analytics.cohorts import result_frame
 from arena.analytics.leaderboard import (
     AGENTS,
@@ -33,9 +32,10 @@ from arena.analytics.leaderboard import (
     cohort_id_of,
     in_scope,
 )
+from arena.core import stats
 from arena.engine.rollups import DAY
-from arena.tables import PORTFOLIO_ROLLUPS as ROLLUPS
-from arena.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
+from arena.storage.tables import PORTFOLIO_ROLLUPS as ROLLUPS
+from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
 AGENT_RISK_COLUMNS: tuple[str, ...] = (
     "family_id",

@@ -25,9 +25,9 @@ from sqlalchemy.engine import Connection, Engine
 from arena.analytics.calibration import brier_over_time, calibration_summary, reliability
 from arena.analytics.leaderboard import leaderboard
 from arena.analytics.overview import overview
-from arena.tables import ANALYSIS_RESULTS as RESULTS
-from arena.tables import COHORTS
-from arena.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
+from arena.storage.tables import ANALYSIS_RESULTS as RESULTS
+from arena.storage.tables import COHORTS
+from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
 
 @dataclass(frozen=True)

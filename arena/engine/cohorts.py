@@ -15,13 +15,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from arena.config import Methodology
-from arena.db import session_scope
+from arena.core.errors import ConfigError, InputError
+from arena.core.timeutil import week_start
 from arena.engine.logs import log_event
-from arena.errors import ConfigError, InputError
 from arena.lineup import Lineup
-from arena.models import Agent, Cohort
-from arena.seed import sync_families
-from arena.timeutil import week_start
+from arena.storage.db import session_scope
+from arena.storage.models import Agent, Cohort
+from arena.storage.seed import sync_families
 
 
 @dataclass(frozen=True)

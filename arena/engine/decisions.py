@@ -28,7 +28,6 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from arena.accounting import BetLimits, Holding, TradeRejected, choose_mark, mark_value, side_price
 from arena.agents.baselines import BaselineInput
 from arena.agents.llm import ChatResult, LLMError
 from arena.agents.parsing import Decision as ParsedDecision
@@ -43,14 +42,23 @@ from arena.agents.prompts import (
 )
 from arena.agents.responders import Responder, ResponderFactory
 from arena.config import Methodology
-from arena.db import session_scope
+from arena.core.accounting import (
+    BetLimits,
+    Holding,
+    TradeRejected,
+    choose_mark,
+    mark_value,
+    side_price,
+)
+from arena.core.errors import ArenaError
+from arena.core.money import money
 from arena.engine.cohorts import cohorts_deciding, decision_week
 from arena.engine.execution import HeldPosition, SnapshotMarket, apply_plan, plan_execution
 from arena.engine.logs import log_event
 from arena.engine.universe import freeze_universe, snapshot_items
-from arena.errors import ArenaError
 from arena.lineup import Lineup
-from arena.models import (
+from arena.storage.db import session_scope
+from arena.storage.models import (
     Agent,
     Cohort,
     Decision,
@@ -59,7 +67,6 @@ from arena.models import (
     MarketSnapshot,
     Position,
 )
-from arena.money import money
 
 log = logging.getLogger("arena.engine.decisions")
 

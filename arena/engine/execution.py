@@ -14,7 +14,8 @@ from typing import Any
 
 from sqlmodel import Session
 
-from arena.accounting import (
+from arena.agents.parsing import Decision as ParsedDecision
+from arena.core.accounting import (
     BetLimits,
     Holding,
     TradeRejected,
@@ -23,10 +24,9 @@ from arena.accounting import (
     sell,
     side_price,
 )
-from arena.agents.parsing import Decision as ParsedDecision
-from arena.models import Agent, Position, Trade
-from arena.money import to_decimal
-from arena.scoring import implied_confidence
+from arena.core.money import to_decimal
+from arena.core.scoring import implied_confidence
+from arena.storage.models import Agent, Position, Trade
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import Connection, insert
 from sqlmodel import Session
 
-from arena.tables import SYSTEM_LOGS
+from arena.storage.tables import SYSTEM_LOGS
 
 _python_log = logging.getLogger("arena")
 _LEVELS = {"DEBUG": 10, "INFO": 20, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}

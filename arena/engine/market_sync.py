@@ -14,13 +14,13 @@ from sqlalchemy import JSON, bindparam, case, func, insert, or_, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from arena.db import bulk_execute, session_scope
+from arena.core.errors import ArenaError
 from arena.engine.logs import log_event
 from arena.engine.sources import MarketSource
-from arena.errors import ArenaError
 from arena.markets.types import ParsedMarket
-from arena.models import FINAL_STATUSES, Position
-from arena.tables import MARKETS as _MARKETS
+from arena.storage.db import bulk_execute, session_scope
+from arena.storage.models import FINAL_STATUSES, Position
+from arena.storage.tables import MARKETS as _MARKETS
 
 log = logging.getLogger("arena.engine.market_sync")
 

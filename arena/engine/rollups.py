@@ -31,9 +31,9 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
-from arena.sqltime import epoch_bucket
-from arena.tables import PORTFOLIO_ROLLUPS as ROLLUPS
-from arena.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
+from arena.storage.sqltime import epoch_bucket
+from arena.storage.tables import PORTFOLIO_ROLLUPS as ROLLUPS
+from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
 HOUR = 3600
 DAY = 24 * HOUR

@@ -20,7 +20,7 @@ from decimal import Decimal
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, exists, or_, select
 
-from arena.accounting import (
+from arena.core.accounting import (
     Holding,
     TradeRejected,
     ambiguous_outcomes,
@@ -29,14 +29,14 @@ from arena.accounting import (
     settle,
     side_won,
 )
-from arena.db import session_scope
+from arena.core.errors import ArenaError, error_line
+from arena.core.scoring import brier
 from arena.engine.logs import log_event
 from arena.engine.market_sync import upsert_markets
 from arena.engine.sources import MarketSource
-from arena.errors import ArenaError, error_line
 from arena.markets.resolution import Verdict, resolution_verdict
-from arena.models import FINAL_STATUSES, Agent, BrierScore, Market, Position, Trade
-from arena.scoring import brier
+from arena.storage.db import session_scope
+from arena.storage.models import FINAL_STATUSES, Agent, BrierScore, Market, Position, Trade
 
 log = logging.getLogger("arena.engine.settlement")
 

@@ -37,21 +37,27 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
-from arena.accounting import TradeRejected, choose_mark, mark_value, portfolio_value, side_price
-from arena.db import bulk_execute, is_sqlite, transaction
-from arena.dbtypes import from_units
+from arena.core.accounting import (
+    TradeRejected,
+    choose_mark,
+    mark_value,
+    portfolio_value,
+    side_price,
+)
+from arena.core.money import money
+from arena.core.scoring import return_pct
+from arena.core.timeutil import slot_start
 from arena.engine.cohorts import decision_week, window_weeks_of
 from arena.engine.logs import log_event
 from arena.engine.rollups import roll_up_slot
-from arena.money import money
-from arena.scoring import return_pct
-from arena.tables import AGENTS as _agents
-from arena.tables import BRIER_SCORES as _briers
-from arena.tables import COHORTS as _cohorts
-from arena.tables import MARKETS as _markets
-from arena.tables import PORTFOLIO_SNAPSHOTS as _snapshots
-from arena.tables import POSITIONS as _positions
-from arena.timeutil import slot_start
+from arena.storage.db import bulk_execute, is_sqlite, transaction
+from arena.storage.dbtypes import from_units
+from arena.storage.tables import AGENTS as _agents
+from arena.storage.tables import BRIER_SCORES as _briers
+from arena.storage.tables import COHORTS as _cohorts
+from arena.storage.tables import MARKETS as _markets
+from arena.storage.tables import PORTFOLIO_SNAPSHOTS as _snapshots
+from arena.storage.tables import POSITIONS as _positions
 
 log = logging.getLogger("arena.engine.snapshots")
 

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from sqlmodel import Session, col, or_, select
 
-from arena.models import Market, MarketSnapshot, MarketSnapshotItem
+from arena.storage.models import Market, MarketSnapshot, MarketSnapshotItem
 
 
 def tradable_markets(session: Session, at: datetime, limit: int) -> list[Market]:

@@ -52,11 +52,11 @@ from urllib.parse import quote
 import httpx
 from pydantic import ValidationError
 
-from arena.backoff import backoff_delay, retry_after_seconds
-from arena.errors import ArenaError
+from arena.core.backoff import backoff_delay, retry_after_seconds
+from arena.core.errors import ArenaError
+from arena.core.money import ONE, ZERO, to_decimal
+from arena.core.text import storable
 from arena.markets.types import ParsedMarket, classify_outcomes
-from arena.money import ONE, ZERO, to_decimal
-from arena.text import storable
 
 logger = logging.getLogger("arena.markets.gamma")
 

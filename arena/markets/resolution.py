@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Literal
 
+from arena.core.money import ONE, ZERO
 from arena.markets.types import ParsedMarket
-from arena.money import ONE, ZERO
 
 VerdictState = Literal["unresolved", "resolved", "cancelled"]
 RESOLVED_STATUS = "resolved"

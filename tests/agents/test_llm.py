@@ -22,7 +22,7 @@ from arena.agents.llm import (
     redact,
 )
 from arena.config import load_settings
-from arena.errors import ArenaError
+from arena.core.errors import ArenaError
 from arena.lineup import FamilySpec
 
 from .llm_server import LLMServer, Reply, completion, serve

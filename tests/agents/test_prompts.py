@@ -8,7 +8,6 @@ from decimal import Decimal
 
 import pytest
 
-from arena.accounting import side_price
 from arena.agents.parsing import parse_decision
 from arena.agents.prompts import (
     MAX_QUESTION_CHARS,
@@ -23,6 +22,7 @@ from arena.agents.prompts import (
     system_prompt,
     user_prompt,
 )
+from arena.core.accounting import side_price
 from arena.markets.types import ParsedMarket
 
 AT = datetime(2026, 11, 22, 0, 5, tzinfo=UTC)

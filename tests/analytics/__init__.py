@@ -18,9 +18,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
 from arena.agents.responders import default_responders
+from arena.app.demo import ORACLE
 from arena.config import Methodology, load_settings
-from arena.db import create_db_engine, session_scope
-from arena.demo import ORACLE
 from arena.engine.cohorts import start_cohort
 from arena.engine.decisions import run_decisions
 from arena.engine.market_sync import sync_markets
@@ -29,8 +28,9 @@ from arena.engine.snapshots import take_snapshots
 from arena.lineup import Lineup, parse_lineup
 from arena.markets.resolution import Verdict
 from arena.markets.simulated import SimulatedWorld
-from arena.migrate import init_db
-from arena.models import Agent, Market
+from arena.storage.db import create_db_engine, session_scope
+from arena.storage.migrate import init_db
+from arena.storage.models import Agent, Market
 from tests.conftest import BACKENDS
 from tests.factories import WEEK1, family, market, new_cohort_agents, trade_into
 

@@ -21,10 +21,9 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from arena.agents.responders import default_responders
+from arena.app.demo import ORACLE
 from arena.config import load_settings
-from arena.db import create_db_engine
-from arena.demo import ORACLE
-from arena.jobs import (
+from arena.engine.jobs import (
     DECIDE,
     RESOLVE,
     SNAPSHOT,
@@ -37,8 +36,9 @@ from arena.jobs import (
 from arena.lineup import FamilySpec, Lineup
 from arena.markets.simulated import SimulatedWorld
 from arena.markets.types import ParsedMarket
-from arena.migrate import init_db
-from arena.seed import sync_families
+from arena.storage.db import create_db_engine
+from arena.storage.migrate import init_db
+from arena.storage.seed import sync_families
 from tests.agents.llm_server import Reply
 from tests.engine.chat_server import answer, serve_models
 

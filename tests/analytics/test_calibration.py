@@ -9,10 +9,10 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.engine import Engine
 
-from arena import stats
 from arena.analytics import calibration as cal
 from arena.analytics import leaderboard as lb
-from arena.errors import InputError
+from arena.core import stats
+from arena.core.errors import InputError
 from tests.analytics import AT, build_book, season_fixture
 
 season = season_fixture()

@@ -28,9 +28,9 @@ from arena.analytics.frames import (
     json_texts,
     query_frame,
 )
-from arena.db import session_scope
-from arena.models import Decision, Trade
-from arena.tables import DECISIONS, MARKETS, TRADES
+from arena.storage.db import session_scope
+from arena.storage.models import Decision, Trade
+from arena.storage.tables import DECISIONS, MARKETS, TRADES
 from tests.factories import WEEK1, market, new_cohort_agents, trade_into
 
 KINDS = {

@@ -13,14 +13,14 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
-from arena import stats
 from arena.agents.baselines import BaselineInput, random_strategy
 from arena.agents.prompts import PortfolioView, PromptMarket
 from arena.analytics import leaderboard as lb
-from arena.cli import main
-from arena.db import session_scope
-from arena.errors import InputError
-from arena.models import Agent, BrierScore, Cohort, PortfolioSnapshot, Position
+from arena.app.cli import main
+from arena.core import stats
+from arena.core.errors import InputError
+from arena.storage.db import session_scope
+from arena.storage.models import Agent, BrierScore, Cohort, PortfolioSnapshot, Position
 from tests.analytics import SEASON_SEED, build_book, season_fixture
 from tests.factories import WEEK1
 

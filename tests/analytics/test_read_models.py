@@ -17,14 +17,14 @@ from sqlalchemy import event, inspect, text, update
 from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics import agents, cohorts, curves, decisions, markets, operations
+from arena.analytics.export import EXPORTS, ExportFilters, write_csv
+from arena.analytics.export_bundle import README_NAME, build_bundle, bundle_name
 from arena.analytics.leaderboard import leaderboard
-from arena.db import create_db_engine, session_scope
+from arena.core.errors import InputError
 from arena.engine.rollups import rebuild_rollups
-from arena.errors import InputError
-from arena.export import EXPORTS, ExportFilters, write_csv
-from arena.export_bundle import README_NAME, build_bundle, bundle_name
-from arena.migrate import downgrade, upgrade
-from arena.models import (
+from arena.storage.db import create_db_engine, session_scope
+from arena.storage.migrate import downgrade, upgrade
+from arena.storage.models import (
     Decision,
     DecisionAttempt,
     JobRun,

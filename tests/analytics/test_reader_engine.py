@@ -1,7 +1,7 @@
 """Every dashboard read, on the dashboard's PostgreSQL engine, gives what the writer's gives.
 
 The two engines differ on PostgreSQL: the dashboard's runs in autocommit and pings a pooled
-connection only after it sat idle (`arena.db`). The read-model tests run on the writer's, so
+connection only after it sat idle (`arena.storage.db`). The read-model tests run on the writer's, so
 here every page of the benchmark's catalogue (`bench/pages_catalog.py`: each page's reads on
 first load, the clicks, every curve range, the live fallbacks) runs on a real season through
 both engines, and each result must be the same.
@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from arena.analytics.stored import store_analyses
-from arena.db import create_db_engine
+from arena.storage.db import create_db_engine
 from bench.pages_catalog import PAGES, Reader, resolve_selection
 from tests.analytics.season import build_season
 from tests.pg import PostgresCluster

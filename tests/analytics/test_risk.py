@@ -11,10 +11,10 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import Engine
 
 from arena.analytics import risk
-from arena.db import session_scope
+from arena.core.errors import InputError
 from arena.engine.rollups import rebuild_rollups
-from arena.errors import InputError
-from arena.models import PortfolioSnapshot
+from arena.storage.db import session_scope
+from arena.storage.models import PortfolioSnapshot
 from tests.analytics import season_fixture
 from tests.factories import WEEK1, new_cohort_agents
 

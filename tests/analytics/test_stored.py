@@ -13,12 +13,12 @@ from sqlalchemy.engine import Engine
 
 from arena.analytics import stored
 from arena.config import load_settings
-from arena.db import create_db_engine, session_scope
+from arena.engine.jobs import ANALYSES, JobContext, run_job, slot_for
 from arena.engine.snapshots import take_snapshots
-from arena.jobs import ANALYSES, JobContext, run_job, slot_for
 from arena.lineup import Lineup
-from arena.models import PortfolioSnapshot
-from arena.tables import ANALYSIS_RESULTS, COHORTS
+from arena.storage.db import create_db_engine, session_scope
+from arena.storage.models import PortfolioSnapshot
+from arena.storage.tables import ANALYSIS_RESULTS, COHORTS
 from tests.analytics import build_book
 from tests.factories import WEEK1
 
@@ -97,7 +97,7 @@ def test_the_analyses_job_runs_once_per_slot(book: Engine) -> None:
 def test_the_analyses_command_stores_and_says_what(book: Engine) -> None:
     from typer.testing import CliRunner
 
-    from arena.cli import app
+    from arena.app.cli import app
 
     result = CliRunner().invoke(
         app, ["analyses", "--at", AT.isoformat()], env={"ARENA_DATABASE_URL": str(book.url)}

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from sqlalchemy import Table, select
 
-from arena import tables
+from arena.app.demo import DEMO_START
 from arena.config import Methodology
-from arena.db import create_db_engine
-from arena.demo import DEMO_START
 from arena.lineup import Lineup, load_lineup
+from arena.storage import tables
+from arena.storage.db import create_db_engine
 from bench.make_year import build_year, year_ticks
 from tests.pg import PostgresCluster
 

@@ -39,7 +39,6 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
-from arena.accounting import BetLimits, Holding
 from arena.agents.parsing import (
     FROM_THINKING_NOTE,
     MAX_LEGS,
@@ -51,15 +50,16 @@ from arena.agents.parsing import (
 )
 from arena.agents.responders import default_responders
 from arena.config import Methodology, Settings, load_settings
-from arena.db import session_scope
+from arena.core.accounting import BetLimits, Holding
 from arena.engine.cohorts import start_cohort
 from arena.engine.decisions import DecideResult, run_decisions
 from arena.engine.execution import ExecutionPlan, HeldPosition, SnapshotMarket, plan_execution
 from arena.engine.market_sync import upsert_markets
 from arena.lineup import Lineup, parse_lineup
 from arena.markets.types import ParsedMarket
-from arena.models import Agent, DecisionAttempt, Trade
-from arena.models import Decision as DecisionRow
+from arena.storage.db import session_scope
+from arena.storage.models import Agent, DecisionAttempt, Trade
+from arena.storage.models import Decision as DecisionRow
 from tests.engine.chat_server import PerModelServer, answer, serve_models
 from tests.factories import WEEK1
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from arena.export import EXPORTS
+from arena.analytics.export import EXPORTS
 from tests.e2e.conftest import ADMIN_PASSWORD, settle
 
 pytestmark = pytest.mark.browser

@@ -5,11 +5,11 @@ from sqlalchemy.engine import Engine
 from sqlmodel import func, select
 
 from arena.config import Methodology
-from arena.db import session_scope
+from arena.core.errors import ConfigError
 from arena.engine.cohorts import start_cohort
-from arena.errors import ConfigError
 from arena.lineup import parse_lineup
-from arena.models import Agent, Cohort, Family
+from arena.storage.db import session_scope
+from arena.storage.models import Agent, Cohort, Family
 from tests.factories import WEEK1
 
 FAMILY = """

@@ -12,13 +12,13 @@ from sqlmodel import col, select
 
 from arena.agents.responders import default_responders
 from arena.config import Methodology, Settings, load_settings
-from arena.db import session_scope
 from arena.engine.cohorts import start_cohort
 from arena.engine.decisions import run_decisions
 from arena.engine.market_sync import upsert_markets
 from arena.lineup import Lineup, parse_lineup
 from arena.markets.types import ParsedMarket
-from arena.models import Agent, Decision, DecisionAttempt, Market, Position, Trade
+from arena.storage.db import session_scope
+from arena.storage.models import Agent, Decision, DecisionAttempt, Market, Position, Trade
 from tests.agents.llm_server import Reply
 from tests.engine.chat_server import PerModelServer, answer, serve_models
 from tests.factories import WEEK1

@@ -17,7 +17,6 @@ from sqlmodel import col, select
 
 from arena.agents.responders import default_responders
 from arena.config import Methodology, load_settings
-from arena.db import session_scope
 from arena.engine.cohorts import start_cohort
 from arena.engine.decisions import run_decisions
 from arena.engine.market_sync import sync_markets
@@ -26,7 +25,8 @@ from arena.engine.snapshots import take_snapshots
 from arena.engine.sources import GammaSource
 from arena.lineup import parse_lineup
 from arena.markets.gamma import GammaClient
-from arena.models import Agent, BrierScore, PortfolioSnapshot, Position
+from arena.storage.db import session_scope
+from arena.storage.models import Agent, BrierScore, PortfolioSnapshot, Position
 from tests.engine.chat_server import answer, serve_models
 from tests.markets.gamma_server import Reply, serve
 from tests.markets.test_gamma import raw_market

@@ -9,13 +9,13 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from arena.cli import main
-from arena.db import create_db_engine, session_scope
+from arena.app.cli import main
 from arena.engine.market_sync import upsert_markets
 from arena.engine.universe import freeze_universe, snapshot_items
 from arena.markets.gamma import parse_market
-from arena.migrate import init_db
-from arena.models import Market, SystemLog
+from arena.storage.db import create_db_engine, session_scope
+from arena.storage.migrate import init_db
+from arena.storage.models import Market, SystemLog
 from tests.engine.sources import fixture_markets, reopened
 from tests.factories import WEEK1, new_cohort_agents, trade_into
 from tests.markets.gamma_server import Reply, serve

@@ -8,13 +8,13 @@ from decimal import Decimal as D
 from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 
-from arena.db import create_db_engine, session_scope
 from arena.engine.rollups import DAY, HOUR, WIDTHS, rebuild_rollups
 from arena.engine.snapshots import take_snapshots
-from arena.migrate import downgrade, upgrade
-from arena.models import Market
-from arena.tables import PORTFOLIO_ROLLUPS as ROLLUPS
-from arena.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
+from arena.storage.db import create_db_engine, session_scope
+from arena.storage.migrate import downgrade, upgrade
+from arena.storage.models import Market
+from arena.storage.tables import PORTFOLIO_ROLLUPS as ROLLUPS
+from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 from tests.factories import WEEK1, market, new_cohort_agents, trade_into
 
 

@@ -7,12 +7,12 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
-from arena.db import session_scope
 from arena.engine.market_sync import sync_markets, upsert_markets
 from arena.engine.settlement import SettleOutcome, resolve_markets, settle_market
 from arena.markets.gamma import parse_market
 from arena.markets.resolution import resolution_verdict
-from arena.models import Agent, BrierScore, Market, Position, Trade
+from arena.storage.db import session_scope
+from arena.storage.models import Agent, BrierScore, Market, Position, Trade
 from tests.engine.sources import ScriptedSource, fixture_markets, reopened
 from tests.factories import WEEK1, new_cohort_agents, trade_into
 

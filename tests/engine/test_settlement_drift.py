@@ -11,7 +11,9 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from arena.accounting import (
+from arena.agents.parsing import parse_decision
+from arena.analytics.operations import settlement_failures
+from arena.core.accounting import (
     BetLimits,
     Holding,
     TradeRejected,
@@ -20,16 +22,14 @@ from arena.accounting import (
     side_price,
     side_won,
 )
-from arena.agents.parsing import parse_decision
-from arena.analytics.operations import settlement_failures
-from arena.db import session_scope
 from arena.engine.execution import HeldPosition, SnapshotMarket, plan_execution
 from arena.engine.market_sync import upsert_markets
 from arena.engine.settlement import resolve_markets
 from arena.engine.snapshots import value_position
 from arena.markets.gamma import parse_market
 from arena.markets.types import ParsedMarket
-from arena.models import Agent, BrierScore, Market, Position, SystemLog, Trade
+from arena.storage.db import session_scope
+from arena.storage.models import Agent, BrierScore, Market, Position, SystemLog, Trade
 from tests.engine.sources import ScriptedSource, fixture_markets, reopened
 from tests.factories import WEEK1, new_cohort_agents, trade_into
 

@@ -12,12 +12,12 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
-from arena.db import session_scope
 from arena.engine import snapshots
 from arena.engine.settlement import settle_market
 from arena.engine.snapshots import take_snapshots, value_position
 from arena.markets.resolution import Verdict
-from arena.models import Cohort, Market, PortfolioSnapshot, Position, SystemLog
+from arena.storage.db import session_scope
+from arena.storage.models import Cohort, Market, PortfolioSnapshot, Position, SystemLog
 from tests.factories import WEEK1, market, new_cohort_agents, trade_into
 
 BOUGHT = WEEK1 + timedelta(minutes=5)

@@ -14,10 +14,10 @@ from sqlalchemy import delete, inspect, select, update
 from sqlalchemy.engine import Engine
 
 from arena.analytics import markets, operations
-from arena.db import create_db_engine, session_scope
-from arena.migrate import downgrade, upgrade
-from arena.models import MarketHolding, Position
-from arena.tables import JOB_RUNS, POSITIONS
+from arena.storage.db import create_db_engine, session_scope
+from arena.storage.migrate import downgrade, upgrade
+from arena.storage.models import MarketHolding, Position
+from arena.storage.tables import JOB_RUNS, POSITIONS
 from tests.analytics.season import sqlite_season, writable_copy
 from tests.factories import WEEK1, market, new_cohort_agents
 from tests.faults.invariants import assert_job_run_counts_match, assert_market_counts_match

@@ -12,11 +12,11 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from arena.config import Methodology
-from arena.db import session_scope
 from arena.engine.cohorts import start_cohort
 from arena.engine.market_sync import upsert_markets
 from arena.lineup import parse_lineup
-from arena.models import Agent, Cohort, Decision, Trade
+from arena.storage.db import session_scope
+from arena.storage.models import Agent, Cohort, Decision, Trade
 from tests.engine.test_decisions import MARKETS
 from tests.factories import WEEK1
 

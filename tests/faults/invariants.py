@@ -6,8 +6,8 @@ from decimal import Decimal as D
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from arena.db import session_scope
-from arena.models import (
+from arena.storage.db import session_scope
+from arena.storage.models import (
     Agent,
     BrierScore,
     Decision,

@@ -46,7 +46,7 @@ def main() -> None:
         sys.argv = args
         runpy.run_path(args[0], run_name="__main__")
         return
-    from arena.cli import main as arena_main
+    from arena.app.cli import main as arena_main
 
     arena_main(args)
 

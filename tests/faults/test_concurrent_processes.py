@@ -26,10 +26,10 @@ from sqlmodel import select
 
 from arena.analytics.curves import portfolio_curves
 from arena.analytics.overview import overview, row_count
-from arena.db import create_db_engine, session_scope
 from arena.engine.market_sync import upsert_markets
-from arena.migrate import init_db
-from arena.models import Agent, Cohort, Decision, JobRun, PortfolioSnapshot
+from arena.storage.db import create_db_engine, session_scope
+from arena.storage.migrate import init_db
+from arena.storage.models import Agent, Cohort, Decision, JobRun, PortfolioSnapshot
 from tests.engine.test_decisions import MARKETS
 from tests.engine.test_two_processes import BASELINES
 from tests.factories import WEEK1, new_cohort_agents, trade_into
@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WRITER = """
 import sys, time
 from datetime import datetime, timedelta
-from arena.db import create_db_engine
+from arena.storage.db import create_db_engine
 from arena.engine.snapshots import take_snapshots
 
 url, first, seconds = sys.argv[1], datetime.fromisoformat(sys.argv[2]), float(sys.argv[3])

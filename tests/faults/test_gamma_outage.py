@@ -8,13 +8,13 @@ from sqlmodel import select
 
 from arena.agents.responders import default_responders
 from arena.config import load_settings
-from arena.db import session_scope
+from arena.engine.jobs import JobContext, run_job, slot_for
 from arena.engine.market_sync import upsert_markets
 from arena.engine.sources import GammaSource
-from arena.jobs import JobContext, run_job, slot_for
 from arena.lineup import parse_lineup
 from arena.markets.gamma import GammaClient
-from arena.models import JobRun, Market, PortfolioSnapshot
+from arena.storage.db import session_scope
+from arena.storage.models import JobRun, Market, PortfolioSnapshot
 from tests.engine.test_decisions import MARKETS
 from tests.factories import WEEK1, new_cohort_agents, trade_into
 from tests.markets.gamma_server import Reply, serve

@@ -16,12 +16,19 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from arena.config import Methodology
-from arena.db import session_scope
 from arena.engine.cohorts import start_cohort
 from arena.engine.market_sync import upsert_markets
 from arena.lineup import parse_lineup
 from arena.markets.gamma import parse_market
-from arena.models import Decision, DecisionAttempt, Market, PortfolioSnapshot, Position, Trade
+from arena.storage.db import session_scope
+from arena.storage.models import (
+    Decision,
+    DecisionAttempt,
+    Market,
+    PortfolioSnapshot,
+    Position,
+    Trade,
+)
 from tests.engine.chat_server import answer, serve_models
 from tests.engine.sources import fixture_markets, reopened
 from tests.engine.test_decisions import MARKETS

@@ -4,8 +4,8 @@ from datetime import timedelta
 
 from sqlmodel import select
 
-from arena.db import session_scope
-from arena.models import SystemLog
+from arena.storage.db import session_scope
+from arena.storage.models import SystemLog
 from tests.agents.llm_server import Reply
 from tests.engine.chat_server import answer
 from tests.engine.test_decisions import HOLD, WEEK1_RUN, Arena, arena  # noqa: F401 (fixture)

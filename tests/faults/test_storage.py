@@ -9,12 +9,12 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlmodel import select
 
-from arena.cli import main
-from arena.db import create_db_engine, session_scope
+from arena.app.cli import main
 from arena.engine.market_sync import sync_markets
 from arena.markets.simulated import SimulatedWorld
-from arena.migrate import init_db
-from arena.models import Market, SystemLog
+from arena.storage.db import create_db_engine, session_scope
+from arena.storage.migrate import init_db
+from arena.storage.models import Market, SystemLog
 from tests.factories import WEEK1
 
 

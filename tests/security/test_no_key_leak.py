@@ -38,17 +38,17 @@ from streamlit.testing.v1 import AppTest
 
 from arena.agents.llm import ChatClient, ChatRequest, LLMError
 from arena.agents.responders import default_responders
-from arena.cli import main
+from arena.analytics.export import EXPORTS
+from arena.app.cli import main
 from arena.config import Methodology, Settings, get_settings, load_settings
-from arena.db import dispose_engines
 from arena.engine.cohorts import start_cohort
 from arena.engine.decisions import run_decisions
 from arena.engine.market_sync import sync_markets
 from arena.engine.snapshots import take_snapshots
 from arena.engine.sources import GammaSource
-from arena.export import EXPORTS
 from arena.lineup import parse_lineup
 from arena.markets.gamma import GammaClient
+from arena.storage.db import dispose_engines
 from tests.agents.llm_server import Reply as ChatReply
 from tests.agents.llm_server import completion
 from tests.agents.llm_server import serve as serve_chat
@@ -458,14 +458,14 @@ def test_demo_run_never_writes_the_key(
     LLM families answering through the echoing server, hourly sync and resolve, 10-minute
     snapshots) and the rest of the season only repeats them.
     """
-    import arena.demo
+    import arena.app.demo
 
-    full_season = arena.demo.season_ticks
+    full_season = arena.app.demo.season_ticks
 
     def short_season(start: datetime, weeks: int, tail_weeks: int) -> Iterator[Any]:
         return itertools.islice(full_season(start, weeks, tail_weeks), DEMO_TICKS)
 
-    monkeypatch.setattr(arena.demo, "season_ticks", short_season)
+    monkeypatch.setattr(arena.app.demo, "season_ticks", short_season)
     caplog.set_level(logging.DEBUG)
     outputs = Outputs()
     cli = Cli(capsys, outputs)

@@ -4,9 +4,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from arena.config import METHODOLOGY_VERSION, Methodology
-from arena.db import session_scope
 from arena.lineup import Lineup
-from arena.models import Family, MethodologyVersion, utcnow
+from arena.storage.db import session_scope
+from arena.storage.models import Family, MethodologyVersion, utcnow
 
 
 def ensure_methodology_versions(engine: Engine) -> None:

@@ -1,6 +1,6 @@
 """Schema migrations: `arena init-db` brings any database, empty or older, to the newest schema.
 
-Alembic revisions live in `arena/migrations/versions/`. After migrating, the methodology
+Alembic revisions live in `arena/storage/migrations/versions/`. After migrating, the methodology
 version row for v1 is ensured, so cohorts can reference it.
 """
 
@@ -70,7 +70,7 @@ def downgrade(engine: Engine, revision: str) -> None:
 
 def init_db(engine: Engine) -> str:
     """Migrate to head and ensure the methodology rows; returns the schema revision."""
-    from arena.seed import ensure_methodology_versions
+    from arena.storage.seed import ensure_methodology_versions
 
     upgrade(engine)
     ensure_methodology_versions(engine)

@@ -7,7 +7,7 @@ top if the scoring separates skill from luck.
 The season starts on a fixed Sunday (2026-01-04 00:00 UTC), so a seed fully determines the
 database (apart from audit columns: claim owners and tokens, row created_at). The clock advances
 in 5-minute ticks and, at each tick, runs what is due through `run_job` (job_runs claims and
-all), in `arena.jobs.JOB_ORDER`:
+all), in `arena.engine.jobs.JOB_ORDER`:
 
 - weeks 1…N: start-cohort every Sunday 00:00, decide Sunday 00:05 (once: baselines never fail
   transiently, so the scheduler's hourly Sunday retries would find nothing to redo);
@@ -40,13 +40,12 @@ from urllib.parse import urlsplit
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
-from arena import tables
 from arena.agents.responders import default_responders
 from arena.analytics.cohorts import latest_snapshots
 from arena.config import Settings
-from arena.db import session_scope
-from arena.errors import ArenaError, InputError
-from arena.jobs import (
+from arena.core.errors import ArenaError, InputError
+from arena.core.timeutil import week_start
+from arena.engine.jobs import (
     ANALYSES,
     DECIDE,
     RESOLVE,
@@ -59,11 +58,12 @@ from arena.jobs import (
 )
 from arena.lineup import FamilySpec, Lineup
 from arena.markets.simulated import SimulatedWorld
-from arena.models import (
+from arena.storage import tables
+from arena.storage.db import session_scope
+from arena.storage.models import (
     Cohort,
     Position,
 )
-from arena.timeutil import week_start
 
 DEMO_START = datetime(2026, 1, 4, tzinfo=UTC)  # a Sunday: cohort 1's week start
 TICK = timedelta(minutes=5)

@@ -27,7 +27,7 @@ from sqlalchemy import (
 )
 from sqlmodel import Field, SQLModel
 
-from arena.dbtypes import Fixed, UTCDateTime
+from arena.storage.dbtypes import Fixed, UTCDateTime
 
 MONEY = Fixed(6)
 

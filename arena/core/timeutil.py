@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime, timedelta
 
-from arena.errors import InputError
+from arena.core.errors import InputError
 
 
 def parse_instant(text: str, option: str = "--at") -> datetime:

@@ -1,9 +1,9 @@
-"""Alembic environment: runs on the connection handed over by `arena.migrate`."""
+"""Alembic environment: runs on the connection handed over by `arena.storage.migrate`."""
 
 from alembic import context
 from sqlmodel import SQLModel
 
-import arena.models  # noqa: F401  (registers every table on SQLModel.metadata)
+import arena.storage.models  # noqa: F401  (registers every table on SQLModel.metadata)
 
 config = context.config
 target_metadata = SQLModel.metadata
@@ -11,13 +11,13 @@ target_metadata = SQLModel.metadata
 
 def _render_item(type_: str, obj: object, autogen_context: object) -> str | bool:
     """Render our custom column types as importable expressions in new revisions."""
-    from arena.dbtypes import Fixed, UTCDateTime
+    from arena.storage.dbtypes import Fixed, UTCDateTime
 
     if type_ == "type" and isinstance(obj, Fixed):
-        autogen_context.imports.add("from arena.dbtypes import Fixed")  # type: ignore[attr-defined]
+        autogen_context.imports.add("from arena.storage.dbtypes import Fixed")  # type: ignore[attr-defined]
         return f"Fixed({obj.places})"
     if type_ == "type" and isinstance(obj, UTCDateTime):
-        autogen_context.imports.add("from arena.dbtypes import UTCDateTime")  # type: ignore[attr-defined]
+        autogen_context.imports.add("from arena.storage.dbtypes import UTCDateTime")  # type: ignore[attr-defined]
         return "UTCDateTime()"
     return False
 
@@ -25,7 +25,9 @@ def _render_item(type_: str, obj: object, autogen_context: object) -> str | bool
 def run_migrations() -> None:
     connection = config.attributes.get("connection")
     if connection is None:
-        raise RuntimeError("run migrations through arena.migrate, which supplies a connection")
+        raise RuntimeError(
+            "run migrations through arena.storage.migrate, which supplies a connection"
+        )
     context.configure(
         connection=connection,
         target_metadata=target_metadata,

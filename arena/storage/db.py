@@ -22,7 +22,7 @@ from sqlalchemy.exc import ArgumentError, DisconnectionError, OperationalError
 from sqlalchemy.sql import Executable
 from sqlmodel import Session
 
-from arena.errors import ConfigError, DatabaseBusyError
+from arena.core.errors import ConfigError, DatabaseBusyError
 
 Role = Literal["writer", "reader"]
 SQLITE_BUSY_TIMEOUT_MS = 30_000

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from arena.dbtypes import Fixed
+from arena.storage.dbtypes import Fixed
 
 revision: str = "0005"
 down_revision: str | None = "0004"

@@ -2,7 +2,7 @@
 
 Cash, amounts, cost basis and proceeds are dollars with 6 decimal places (micro-dollars);
 shares have 6 decimal places; prices 6 decimal places. The database stores each as an
-integer count of the smallest unit (see `arena.dbtypes.Fixed`), so nothing drifts through
+integer count of the smallest unit (see `arena.storage.dbtypes.Fixed`), so nothing drifts through
 float rounding on SQLite or PostgreSQL. Rounding always favours the house: shares bought
 and proceeds received round down, so the books can never create money.
 """

@@ -25,8 +25,8 @@ import streamlit as st
 from pandas.io.formats.style import Styler
 
 from arena.config import get_settings
-from arena.csvsafe import cell
-from arena.db import get_engine
+from arena.core.csvsafe import cell
+from arena.storage.db import get_engine
 
 CACHE_TTL_S = 20
 LINK_KEYS: tuple[str, ...] = (

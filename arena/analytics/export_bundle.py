@@ -1,12 +1,12 @@
 """A zip of export CSVs with a README: what the dashboard's Exports page downloads.
 
-Each CSV is written by `arena.export.write_csv` — the very code behind `arena export TABLE` —
-so a bundle's `trades.csv` is byte for byte what `arena export trades` prints with the same
-filters. The README records what a researcher needs to cite and reproduce the slice: the
-methodology version and constants, when it was exported, the filters, and each table's row
-count (and whether the row cap cut it short). Every file of a bundle is read in one snapshot
-(`consistent_read`), so the files agree with each other even while the scheduler writes (every
-table is as of the same instant).
+Each CSV is written by `arena.analytics.export.write_csv` — the very code behind
+`arena export TABLE` — so a bundle's `trades.csv` is byte for byte what `arena export trades`
+prints with the same filters. The README records what a researcher needs to cite and reproduce
+the slice: the methodology version and constants, when it was exported, the filters, and each
+table's row count (and whether the row cap cut it short). Every file of a bundle is read in one
+snapshot (`consistent_read`), so the files agree with each other even while the scheduler writes
+(every table is as of the same instant).
 """
 
 import io
@@ -20,11 +20,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
+from arena.analytics.export import EXPORTS, ExportFilters, ExportResult, write_csv
 from arena.config import METHODOLOGY_VERSION, Methodology
-from arena.db import consistent_read
-from arena.errors import InputError
-from arena.export import EXPORTS, ExportFilters, ExportResult, write_csv
-from arena.tables import COHORTS
+from arena.core.errors import InputError
+from arena.storage.db import consistent_read
+from arena.storage.tables import COHORTS
 
 README_NAME = "README.txt"
 

@@ -1,7 +1,7 @@
 """Pure money math of methodology v1 §5 and §10: buy, sell, settle, refund, value. No I/O.
 
 Every function takes plain values and returns new values; nothing is mutated. Amounts are
-exact Decimals (see `arena.money`). The conservation law the property tests check:
+exact Decimals (see `arena.core.money`). The conservation law the property tests check:
 
     cash + Σ cost_basis(open positions) − Σ realized_pnl(all positions) == starting balance
 """
@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from decimal import ROUND_DOWN, Decimal
 
-from arena.money import ONE, ZERO, money, price, shares, to_decimal
+from arena.core.money import ONE, ZERO, money, price, shares, to_decimal
 
 BINARY_SIDES = ("YES", "NO")
 

@@ -16,11 +16,11 @@ from typing import Any, TextIO
 from sqlalchemy import ColumnElement, Select, exists, select
 from sqlalchemy.engine import Connection, Engine
 
-from arena.accounting import TradeRejected, choose_mark, mark_value, side_price
-from arena.csvsafe import cell
-from arena.db import consistent_read
-from arena.errors import InputError
-from arena.tables import (
+from arena.core.accounting import TradeRejected, choose_mark, mark_value, side_price
+from arena.core.csvsafe import cell
+from arena.core.errors import InputError
+from arena.storage.db import consistent_read
+from arena.storage.tables import (
     AGENTS,
     BRIER_SCORES,
     COHORTS,

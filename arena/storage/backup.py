@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-from arena.errors import ArenaError, ConfigError, InputError
+from arena.core.errors import ArenaError, ConfigError, InputError
 
 PREFIX = "arena-"
 

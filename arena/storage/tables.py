@@ -1,12 +1,12 @@
 """The schema's Core `Table` objects, named once, for set-based SQL (SQLAlchemy Core).
 
-The ORM classes in `arena.models` define the tables; engine jobs and read models that build
+The ORM classes in `arena.storage.models` define the tables; engine jobs and read models that build
 Core statements import the tables from here instead of each taking `Model.__table__` again.
 """
 
 from sqlalchemy import Table
 
-from arena.models import (
+from arena.storage.models import (
     Agent,
     AnalysisResult,
     BrierScore,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from arena.dbtypes import Fixed, UTCDateTime
+from arena.storage.dbtypes import Fixed, UTCDateTime
 
 revision: str = "0002"
 down_revision: str | None = "0001"

@@ -40,6 +40,8 @@ from sqlalchemy.exc import ArgumentError, IntegrityError
 
 from arena.agents.responders import ResponderFactory
 from arena.config import Settings
+from arena.core.errors import ArenaError, error_line
+from arena.core.timeutil import slot_start, week_start
 from arena.engine.cohorts import CohortResult, start_cohort
 from arena.engine.decisions import new_owner, run_decisions
 from arena.engine.logs import log_event
@@ -47,13 +49,11 @@ from arena.engine.market_sync import sync_markets
 from arena.engine.settlement import resolve_markets
 from arena.engine.snapshots import take_snapshots
 from arena.engine.sources import MarketSource
-from arena.errors import ArenaError, error_line
 from arena.lineup import Lineup
-from arena.tables import JOB_RUNS as _RUNS
-from arena.tables import MARKETS as _MARKETS
-from arena.timeutil import slot_start, week_start
+from arena.storage.tables import JOB_RUNS as _RUNS
+from arena.storage.tables import MARKETS as _MARKETS
 
-log = logging.getLogger("arena.jobs")
+log = logging.getLogger("arena.engine.jobs")
 
 
 START_COHORT = "start-cohort"

@@ -20,24 +20,24 @@ try:  # typer >= 0.20 vendors click; older releases use click itself
 except ImportError:  # pragma: no cover
     from click import exceptions as click_exceptions  # type: ignore[no-redef]
 
+from arena.core.errors import ArenaError, InputError
 from arena.engine.sources import GammaSource
-from arena.errors import ArenaError, InputError
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
     from arena.agents.responders import ResponderFactory
     from arena.analytics.stored import AnalysesOutcome
-    from arena.db import Role
     from arena.engine.cohorts import CohortResult
     from arena.engine.decisions import DecideResult
+    from arena.engine.jobs import CohortOutcome, DecideOutcome, JobContext, JobRunResult
     from arena.engine.market_sync import SyncResult
     from arena.engine.settlement import ResolveResult
     from arena.engine.snapshots import SnapshotResult
     from arena.engine.sources import MarketSource
-    from arena.jobs import CohortOutcome, DecideOutcome, JobContext, JobRunResult
     from arena.lineup import FamilySpec, Lineup
     from arena.markets.types import ParsedMarket
+    from arena.storage.db import Role
 
 app = typer.Typer(
     name="arena",
@@ -65,7 +65,7 @@ def _root(
 
 
 def _at(value: str | None) -> datetime:
-    from arena.timeutil import parse_instant
+    from arena.core.timeutil import parse_instant
 
     return parse_instant(value) if value else datetime.now(UTC)
 
@@ -78,7 +78,7 @@ def _engine(role: "Role" = "writer") -> "Engine":
     pager quit (and past the busy timeout, fail them).
     """
     from arena.config import get_settings
-    from arena.db import get_engine
+    from arena.storage.db import get_engine
 
     return get_engine(get_settings().database_url, role=role)
 
@@ -88,8 +88,8 @@ def init_db() -> None:
     """Create or migrate the schema to the newest revision (idempotent)."""
     from arena.config import get_settings
     from arena.lineup import load_lineup
-    from arena.migrate import init_db as run_init
-    from arena.seed import sync_families
+    from arena.storage.migrate import init_db as run_init
+    from arena.storage.seed import sync_families
 
     settings = get_settings()
     engine = _engine()
@@ -110,7 +110,7 @@ def _gamma_source() -> Iterator[GammaSource]:
 
 # --------------------------------------------------------------------------------------------
 # The job commands: each is ONE run of the scheduler's job for the slot of --at, through the
-# scheduler's own job_runs claim (`arena.jobs.run_job`), so a manual run is recorded like a
+# scheduler's own job_runs claim (`arena.engine.jobs.run_job`), so a manual run is recorded like a
 # scheduled one and a slot already done (or being done) by another run is not done again.
 
 
@@ -141,7 +141,7 @@ def _job_context(
     job_runs and the logs; a lineup, market source and responders only for jobs that use them.
     """
     from arena.config import get_settings
-    from arena.jobs import JobContext, known_secrets
+    from arena.engine.jobs import JobContext, known_secrets
     from arena.lineup import Lineup
 
     settings = get_settings()
@@ -165,7 +165,7 @@ def _run_claimed(ctx: "JobContext", name: str, when: datetime) -> "JobRunResult 
     the slot is taken care of). A failed run is recorded `failed` first, then its own
     exception is raised again, so `main` prints the usual one line and exits non-zero.
     """
-    from arena.jobs import run_job, slot_for
+    from arena.engine.jobs import run_job, slot_for
 
     slot = slot_for(name, when)
     with _quiet_job_errors():
@@ -182,16 +182,16 @@ def _run_claimed(ctx: "JobContext", name: str, when: datetime) -> "JobRunResult 
 
 
 class _JobErrorEcho(logging.Filter):
-    """Drops `run_job`'s own error lines: a failed claim or record (`arena.jobs`) and the
+    """Drops `run_job`'s own error lines: a failed claim or record (`arena.engine.jobs`) and the
     `jobs` system-log line of a failed run, echoed on the `arena` logger. They are the
     scheduler's stderr; a command reports the failure as its one `arena: error:` line."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from arena.jobs import LOG_SOURCE
+        from arena.engine.jobs import LOG_SOURCE
 
         if record.levelno < logging.ERROR:
             return True
-        if record.name == "arena.jobs":
+        if record.name == "arena.engine.jobs":
             return False
         args = record.args if isinstance(record.args, tuple) else ()
         return not (record.name == "arena" and args[:1] == (LOG_SOURCE,))
@@ -200,7 +200,7 @@ class _JobErrorEcho(logging.Filter):
 @contextmanager
 def _quiet_job_errors() -> Iterator[None]:
     """Without --verbose, a run's failure shows as the command's one line, not twice."""
-    loggers = [logging.getLogger("arena"), logging.getLogger("arena.jobs")]
+    loggers = [logging.getLogger("arena"), logging.getLogger("arena.engine.jobs")]
     if loggers[0].isEnabledFor(logging.INFO):  # --verbose: every log line shows
         yield
         return
@@ -216,8 +216,8 @@ def _quiet_job_errors() -> Iterator[None]:
 
 def _skipped_lines(ctx: "JobContext", name: str, slot: datetime) -> list[str]:
     """What a run that found its slot taken says: by which job_runs row, and what now."""
-    from arena.jobs import DECIDE, next_slot, slot_run
-    from arena.timeutil import week_start
+    from arena.core.timeutil import week_start
+    from arena.engine.jobs import DECIDE, next_slot, slot_run
 
     head = f"{name} {slot:%Y-%m-%d %H:%M} UTC: "
     tail = "; skipped, 0 rows written"
@@ -254,7 +254,7 @@ def _done(result: "JobRunResult", summary: str) -> None:
 @app.command("sync-markets")
 def sync_markets(at: AtOption = None) -> None:
     """Fetch the top markets by volume and refresh markets with open positions."""
-    from arena.jobs import SYNC_MARKETS
+    from arena.engine.jobs import SYNC_MARKETS
 
     when = _at(at)
     with _gamma_source() as source:
@@ -273,7 +273,7 @@ def sync_markets(at: AtOption = None) -> None:
 def start_cohort(at: AtOption = None) -> None:
     """Create the cohort of the UTC week containing --at (idempotent)."""
     from arena.config import get_settings
-    from arena.jobs import START_COHORT
+    from arena.engine.jobs import START_COHORT
     from arena.lineup import load_lineup
 
     when = _at(at)
@@ -297,7 +297,7 @@ def decide(at: AtOption = None) -> None:
     """Run the weekly decision for every cohort inside its decision window."""
     from arena.agents.responders import default_responders
     from arena.config import get_settings
-    from arena.jobs import DECIDE
+    from arena.engine.jobs import DECIDE
     from arena.lineup import load_lineup
 
     when = _at(at)
@@ -331,7 +331,7 @@ def decide(at: AtOption = None) -> None:
 @app.command("snapshot")
 def snapshot(at: AtOption = None) -> None:
     """Value every open portfolio: one row per agent per 10-minute slot."""
-    from arena.jobs import SNAPSHOT
+    from arena.engine.jobs import SNAPSHOT
 
     when = _at(at)
     run = _run_claimed(_job_context(), SNAPSHOT, when)
@@ -350,7 +350,7 @@ def snapshot(at: AtOption = None) -> None:
 @app.command("analyses")
 def analyses(at: AtOption = None) -> None:
     """Compute and store the leaderboard and calibration frames the dashboard shows."""
-    from arena.jobs import ANALYSES
+    from arena.engine.jobs import ANALYSES
 
     when = _at(at)
     run = _run_claimed(_job_context(), ANALYSES, when)
@@ -363,7 +363,7 @@ def analyses(at: AtOption = None) -> None:
 @app.command("resolve")
 def resolve(at: AtOption = None) -> None:
     """Check closed / past-end markets, settle positions and score Brier."""
-    from arena.jobs import RESOLVE
+    from arena.engine.jobs import RESOLVE
 
     when = _at(at)
     with _gamma_source() as source:
@@ -386,11 +386,11 @@ def demo(
     seed: Annotated[int, typer.Option(help="Seed of the simulated world.")] = 7,
 ) -> None:
     """Run an offline simulated season into the configured database."""
+    from arena.app.demo import ensure_empty, format_summary, progress_bar, run_demo
     from arena.config import get_settings
-    from arena.db import dispose_engines
-    from arena.demo import ensure_empty, format_summary, progress_bar, run_demo
     from arena.lineup import load_lineup
-    from arena.migrate import init_db as run_init
+    from arena.storage.db import dispose_engines
+    from arena.storage.migrate import init_db as run_init
 
     settings = get_settings()
     engine = _engine()
@@ -449,9 +449,9 @@ def export(
     ] = None,
 ) -> None:
     """Export a bounded slice of one table as CSV (stdout unless --out)."""
+    from arena.analytics.export import ExportFilters, get_spec, write_csv
     from arena.config import get_settings
-    from arena.export import ExportFilters, get_spec, write_csv
-    from arena.timeutil import parse_instant
+    from arena.core.timeutil import parse_instant
 
     if format != "csv":
         raise InputError(f"--format {format!r} is not supported", "use --format csv")
@@ -497,8 +497,8 @@ def backup(
     at: AtOption = None,
 ) -> None:
     """Write a consistent backup of the database (SQLite backup API / pg_dump), with retention."""
-    from arena.backup import backup as run_backup
     from arena.config import get_settings
+    from arena.storage.backup import backup as run_backup
 
     result = run_backup(get_settings().database_url, directory, _at(at), keep)
     typer.echo(
@@ -513,8 +513,8 @@ def restore(
     yes: Annotated[bool, typer.Option("--yes", help="Confirm replacing the database.")] = False,
 ) -> None:
     """Replace the database's contents with a backup (stop the scheduler first)."""
-    from arena.backup import restore as run_restore
     from arena.config import get_settings
+    from arena.storage.backup import restore as run_restore
 
     if not yes:
         raise InputError(
@@ -549,7 +549,7 @@ def serve(
 def _error_line(exc: BaseException) -> str:
     from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
-    from arena.db import busy_error, is_locked_error
+    from arena.storage.db import busy_error, is_locked_error
 
     if isinstance(exc, OperationalError) and is_locked_error(exc):
         exc = busy_error()
