@@ -3,7 +3,8 @@
 It opens the configured database READ-ONLY and checks it has a schema before any page runs,
 so every page can assume a migrated database and a fresh checkout shows a clear next step
 instead of a traceback. Pages live in pages/ and read through `arena.analytics` (cached a few
-seconds by `arena.app.ui.read`); deep-link query parameters are restored before each page runs.
+seconds by `arena.dashboard.ui.read`); deep-link query parameters are restored before each page
+runs.
 """
 
 import streamlit as st
@@ -11,9 +12,9 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from arena import analytics
-from arena.app import ui
 from arena.config import METHODOLOGY_VERSION, get_settings
 from arena.core.errors import ArenaError
+from arena.dashboard import ui
 from arena.storage.db import get_engine
 
 TITLE = "Forecaster Arena"

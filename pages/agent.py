@@ -6,7 +6,7 @@ import streamlit as st
 
 from arena.analytics.agents import OUTCOMES, agent_index, agent_summary, positions, trades
 from arena.analytics.decisions import decisions
-from arena.app import ui
+from arena.dashboard import ui
 
 ui.entry_guard()
 

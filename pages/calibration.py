@@ -9,7 +9,7 @@ import streamlit as st
 from arena.analytics.cohorts import cohort_numbers
 from arena.analytics.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_or_live
-from arena.app import ui
+from arena.dashboard import ui
 
 ui.entry_guard()
 

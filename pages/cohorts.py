@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from arena.analytics.cohorts import cohort_standings, cohorts, decisions_by_week
-from arena.app import ui
+from arena.dashboard import ui
 
 ui.entry_guard()
 

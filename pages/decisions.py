@@ -5,7 +5,6 @@ usage and the frozen market snapshot it saw. Model output is shown as text, neve
 import pandas as pd
 import streamlit as st
 
-from arena.agents.parsing import split_thinking
 from arena.analytics.agents import FilterOptions, filter_options
 from arena.analytics.decisions import (
     DEFAULT_LIMIT,
@@ -13,8 +12,9 @@ from arena.analytics.decisions import (
     decision_detail,
     decision_weeks,
     decisions,
+    response_parts,
 )
-from arena.app import ui
+from arena.dashboard import ui
 from arena.storage.models import DECISION_ACTIONS, DECISION_STATUSES
 
 ui.entry_guard()
@@ -27,7 +27,7 @@ NO_DECISION = (
 
 def show_response(raw: str) -> None:
     """A raw answer as text; a reasoning model's thinking apart, collapsed, when it has one."""
-    thinking, answer = split_thinking(raw)
+    thinking, answer = response_parts(raw)
     if not thinking:
         st.code(raw, language=None, wrap_lines=True)
         return

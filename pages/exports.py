@@ -11,8 +11,8 @@ import streamlit as st
 from arena.analytics.agents import FilterOptions, filter_options
 from arena.analytics.export import EXPORTS, ExportFilters
 from arena.analytics.export_bundle import build_bundle, bundle_name
-from arena.app import ui
 from arena.config import get_settings
+from arena.dashboard import ui
 from arena.storage.db import get_engine
 
 ui.entry_guard()

@@ -17,7 +17,7 @@ from arena.analytics.markets import (
     markets,
     price_path,
 )
-from arena.app import ui
+from arena.dashboard import ui
 from arena.storage.models import MARKET_STATUSES, MARKET_TYPES
 
 ui.entry_guard()

@@ -1,7 +1,7 @@
 """Operations (locked): job runs and failures, last success per job, the system log, API spend.
 
 Locked unless ARENA_ADMIN_PASSWORD is set AND entered in this session; the comparison is
-constant-time and repeated failures lock the page for a while (`arena.app.admin.AdminGate`).
+constant-time and repeated failures lock the page for a while (`arena.dashboard.admin.AdminGate`).
 Nothing here shows the database URL or any key."""
 
 from datetime import UTC, datetime
@@ -21,9 +21,9 @@ from arena.analytics.operations import (
     settlement_failures,
     system_log,
 )
-from arena.app import ui
-from arena.app.admin import AdminGate
 from arena.config import get_settings
+from arena.dashboard import ui
+from arena.dashboard.admin import AdminGate
 from arena.storage.models import JOB_STATUSES, LOG_LEVELS
 
 ui.entry_guard()

@@ -5,7 +5,7 @@ import streamlit as st
 
 from arena import analytics
 from arena.analytics.stored import current_or_live
-from arena.app import ui
+from arena.dashboard import ui
 
 ui.entry_guard()
 

@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime, timedelta
 
-from arena.app.admin import AdminGate
+from arena.dashboard.admin import AdminGate
 
 T0 = datetime(2026, 11, 22, tzinfo=UTC)
 

@@ -19,8 +19,8 @@ from streamlit.testing.v1 import AppTest
 from arena.analytics import agents, cohorts, decisions, markets, operations
 from arena.analytics.calibration import calibration_summary
 from arena.analytics.leaderboard import leaderboard
-from arena.app import ui
 from arena.config import get_settings
+from arena.dashboard import ui
 from arena.storage.db import create_db_engine, dispose_engines
 from arena.storage.migrate import head_revision, init_db
 from tests.analytics.season import LLM_A, LLM_B, Season, sqlite_season

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import scheduler
+from arena.app import scheduler
 from arena.config import load_settings
 from arena.engine.jobs import (
     ANALYSES,

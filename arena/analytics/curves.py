@@ -42,7 +42,7 @@ from arena.analytics.cohorts import (
 )
 from arena.analytics.frames import columns_frame, epoch_times
 from arena.core.errors import InputError
-from arena.engine.rollups import WIDTHS
+from arena.storage.models import ROLLUP_WIDTHS as WIDTHS
 from arena.storage.sqltime import epoch_bucket
 from arena.storage.tables import PORTFOLIO_ROLLUPS as ROLLUPS
 

@@ -17,6 +17,7 @@ import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
+from arena.agents.parsing import split_thinking
 from arena.analytics.cohorts import (
     AGENTS,
     BOOL,
@@ -366,3 +367,9 @@ def snapshot_info(engine: Engine, snapshot_id: int) -> dict[str, Any] | None:
     with engine.connect() as conn:
         row = conn.execute(query).mappings().first()
     return dict(row) if row is not None else None
+
+
+def response_parts(raw: str) -> tuple[str, str]:
+    """A stored raw response as (thinking, answer): the parser's own split, so the drill-down
+    shows a reasoning model's thinking apart from the answer the decision was read from."""
+    return split_thinking(raw)

@@ -1273,18 +1273,19 @@ def random_null(
 ) -> np.ndarray:
     """Return % of the random strategy per seed over a simulated demo season (no database).
 
-    The world is the demo's (`arena.app.demo`: same start, size and growth for `world_seed`), so
-    seed S is what a `baseline-random` agent seeded S would score in `arena demo --seed
-    world_seed --weeks weeks`, up to the universe ranking (volume as of the sync). Return % is
-    the P/L summed over the season's cohorts on their summed capital, like the leaderboard's.
+    The world is the demo's (`arena.markets.simulated`: same start, size and growth for
+    `world_seed`), so seed S is what a `baseline-random` agent seeded S would score in
+    `arena demo --seed world_seed --weeks weeks`, up to the universe ranking (volume as of the
+    sync). Return % is the P/L summed over the season's cohorts on their summed capital, like
+    the leaderboard's.
     """
-    from arena.app.demo import (
+    from arena.markets.simulated import (
         DEFAULT_TAIL_WEEKS,
         DEMO_START,
         WORLD_INITIAL_MARKETS,
         WORLD_NEW_PER_DAY,
+        SimulatedWorld,
     )
-    from arena.markets.simulated import SimulatedWorld
 
     begin = start or DEMO_START
     tail = DEFAULT_TAIL_WEEKS if tail_weeks is None else tail_weeks

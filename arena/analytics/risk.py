@@ -33,7 +33,7 @@ from arena.analytics.leaderboard import (
     in_scope,
 )
 from arena.core import stats
-from arena.engine.rollups import DAY
+from arena.storage.models import ROLLUP_DAY as DAY
 from arena.storage.tables import PORTFOLIO_ROLLUPS as ROLLUPS
 from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 

@@ -1,4 +1,5 @@
-"""Stored read models: the hourly `analyses` job computes them, pages read them.
+"""Stored read models: the hourly `analyses` job (`arena.engine.analyses`) computes them,
+pages read them.
 
 Why: the leaderboard and the calibration summary rest on a 2,000-replicate cluster bootstrap
 (and the leaderboard on a 200-seed random-baseline null) over every resolved bet: seconds of
@@ -13,20 +14,18 @@ snapshot — and says when it was computed; otherwise it computes live, as befor
 
 import io
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
 
 import pandas as pd
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import func, select
 from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics.calibration import brier_over_time, calibration_summary, reliability
 from arena.analytics.leaderboard import leaderboard
 from arena.analytics.overview import overview
 from arena.storage.tables import ANALYSIS_RESULTS as RESULTS
-from arena.storage.tables import COHORTS
 from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
 
@@ -119,74 +118,3 @@ def current_or_live(
         if newest is None or (as_of is not None and newest - as_of <= STALE_AFTER):
             return stored.frame, stored
     return ANALYSES[name](engine, cohort=cohort), None
-
-
-@dataclass
-class AnalysesOutcome:
-    """What one `analyses` run stored, for the job log."""
-
-    scopes: list[str] = field(default_factory=list)
-    stored: int = 0
-
-    def counts(self) -> dict[str, Any]:
-        return {"scopes": self.scopes, "stored": self.stored}
-
-
-def scopes_due(conn: Connection, at: datetime) -> list[int | None]:
-    """All cohorts, every started cohort not completed, and every completed cohort whose
-    results were not stored after it completed (a completed cohort's figures are final) or
-    lack an analysis (one added by a later version)."""
-    per_cohort = sum(1 for analysis in ANALYSES.values() if analysis.per_cohort)
-    stored_at: dict[str, datetime] = {}
-    query = select(
-        RESULTS.c.scope, func.min(RESULTS.c.computed_at), func.count(RESULTS.c.name)
-    ).where(RESULTS.c.name.in_(list(ANALYSES)))
-    for scope, computed_at, names in conn.execute(query.group_by(RESULTS.c.scope)):
-        if names >= per_cohort:
-            stored_at[scope] = computed_at
-    due: list[int | None] = [None]
-    cohorts = select(COHORTS.c.number, COHORTS.c.status, COHORTS.c.completed_at).where(
-        COHORTS.c.week_start <= at
-    )
-    for number, status, completed_at in conn.execute(cohorts.order_by(COHORTS.c.number)):
-        last = stored_at.get(scope_of(int(number)))
-        final = status == "completed" and completed_at is not None
-        if not final or last is None or last < completed_at:
-            due.append(int(number))
-    return due
-
-
-def store_analyses(engine: Engine, at: datetime, reader: Engine | None = None) -> AnalysesOutcome:
-    """Compute every analysis for every due scope and store it (one transaction per scope).
-
-    The analyses read through `reader` when given (the scheduler's): on SQLite a writer's
-    transaction holds the write lock from its BEGIN, and at a year the all-cohort scope reads
-    for about 5 s an hour (2 s in one go), holding the snapshot job and decision runs off.
-    """
-    reader = reader or engine
-    outcome = AnalysesOutcome()
-    with reader.connect() as conn:
-        as_of = newest_slot(conn)
-        scopes = scopes_due(conn, at)
-    for cohort in scopes:
-        names = [name for name, a in ANALYSES.items() if cohort is None or a.per_cohort]
-        rows = [
-            {
-                "name": name,
-                "scope": scope_of(cohort),
-                "computed_at": at,
-                "data_as_of": as_of,
-                "frame": frame_bytes(ANALYSES[name](reader, cohort=cohort)),
-            }
-            for name in names
-        ]
-        with engine.begin() as conn:
-            conn.execute(
-                delete(RESULTS).where(
-                    RESULTS.c.scope == scope_of(cohort), RESULTS.c.name.in_(names)
-                )
-            )
-            conn.execute(insert(RESULTS), rows)
-        outcome.scopes.append(scope_of(cohort))
-        outcome.stored += len(rows)
-    return outcome

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
     from arena.agents.responders import ResponderFactory
-    from arena.analytics.stored import AnalysesOutcome
+    from arena.engine.analyses import AnalysesOutcome
     from arena.engine.cohorts import CohortResult
     from arena.engine.decisions import DecideResult
     from arena.engine.jobs import CohortOutcome, DecideOutcome, JobContext, JobRunResult

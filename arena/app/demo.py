@@ -32,7 +32,7 @@ import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
@@ -57,7 +57,13 @@ from arena.engine.jobs import (
     slot_for,
 )
 from arena.lineup import FamilySpec, Lineup
-from arena.markets.simulated import SimulatedWorld
+from arena.markets.simulated import (
+    DEFAULT_TAIL_WEEKS,
+    DEMO_START,
+    WORLD_INITIAL_MARKETS,
+    WORLD_NEW_PER_DAY,
+    SimulatedWorld,
+)
 from arena.storage import tables
 from arena.storage.db import session_scope
 from arena.storage.models import (
@@ -65,12 +71,8 @@ from arena.storage.models import (
     Position,
 )
 
-DEMO_START = datetime(2026, 1, 4, tzinfo=UTC)  # a Sunday: cohort 1's week start
 TICK = timedelta(minutes=5)
 SYNC_EVERY = timedelta(hours=6)
-DEFAULT_TAIL_WEEKS = 1
-WORLD_INITIAL_MARKETS = 1000  # enough that the universe holds 500 open markets all season
-WORLD_NEW_PER_DAY = 12.0
 DEMO_OWNER = "demo"
 
 ORACLE = FamilySpec(

@@ -31,13 +31,12 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
+from arena.storage.models import ROLLUP_DAY, ROLLUP_HOUR, ROLLUP_WIDTHS
 from arena.storage.sqltime import epoch_bucket
 from arena.storage.tables import PORTFOLIO_ROLLUPS as ROLLUPS
 from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
-HOUR = 3600
-DAY = 24 * HOUR
-WIDTHS = (HOUR, 4 * HOUR, 12 * HOUR, DAY, 7 * DAY)  # each divides the next
+HOUR, DAY, WIDTHS = ROLLUP_HOUR, ROLLUP_DAY, ROLLUP_WIDTHS
 _COLUMNS = ("agent_id", "width", "bucket", "slot", "total_value", "total_pnl")
 
 

@@ -45,6 +45,12 @@ _US = timedelta(microseconds=1)
 _HOUR_US = 3_600_000_000
 _DAY_US = 24 * _HOUR_US
 
+# The demo season's world (`arena demo`; the random null's world-only mode builds the same one).
+DEMO_START = datetime(2026, 1, 4, tzinfo=UTC)  # a Sunday: cohort 1's week start
+DEFAULT_TAIL_WEEKS = 1  # weeks simulated after the last cohort's decision window
+WORLD_INITIAL_MARKETS = 1000  # enough that the universe holds 500 open markets all season
+WORLD_NEW_PER_DAY = 12.0
+
 FIRST_MARKET_ID = 900_001
 FIRST_EVENT_ID = 400_001
 

@@ -428,6 +428,12 @@ class PortfolioSnapshot(SQLModel, table=True):
     num_resolved_bets: int = 0
 
 
+ROLLUP_HOUR = 3600
+ROLLUP_DAY = 24 * ROLLUP_HOUR
+# The bucket widths kept in `portfolio_rollups`, in seconds; each divides the next.
+ROLLUP_WIDTHS = (ROLLUP_HOUR, 4 * ROLLUP_HOUR, 12 * ROLLUP_HOUR, ROLLUP_DAY, 7 * ROLLUP_DAY)
+
+
 class PortfolioRollup(SQLModel, table=True):
     """An agent's last snapshot in each time bucket of a fixed width (derived; dashboard curves).
 

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from sqlalchemy.engine import Engine
 
-from arena.analytics.stored import store_analyses
+from arena.engine.analyses import store_analyses
 from arena.storage.db import create_db_engine
 from bench.pages_catalog import PAGES, Reader, resolve_selection
 from tests.analytics.season import build_season

@@ -13,6 +13,7 @@ from sqlalchemy.engine import Engine
 
 from arena.analytics import stored
 from arena.config import load_settings
+from arena.engine import analyses
 from arena.engine.jobs import ANALYSES, JobContext, run_job, slot_for
 from arena.engine.snapshots import take_snapshots
 from arena.lineup import Lineup
@@ -33,7 +34,7 @@ def book(engine: Engine) -> Engine:
 
 
 def test_stored_frames_equal_the_live_read_models(book: Engine) -> None:
-    outcome = stored.store_analyses(book, AT)
+    outcome = analyses.store_analyses(book, AT)
     assert outcome.scopes == ["all", "cohort:1", "cohort:2"]
     assert outcome.stored == 16  # 5 per scope; the overview has one scope: all cohorts
     for name, compute in stored.ANALYSES.items():
@@ -44,7 +45,7 @@ def test_stored_frames_equal_the_live_read_models(book: Engine) -> None:
 
 
 def test_a_stale_stored_frame_gives_way_to_a_live_one(book: Engine) -> None:
-    stored.store_analyses(book, AT)
+    analyses.store_analyses(book, AT)
     kept = stored.stored_result(book, "leaderboard")
     assert kept is not None and kept.data_as_of is not None
     with session_scope(book) as s:
@@ -68,7 +69,7 @@ def test_a_stale_stored_frame_gives_way_to_a_live_one(book: Engine) -> None:
 
 
 def test_a_completed_cohort_is_stored_once_after_it_completed(book: Engine) -> None:
-    stored.store_analyses(book, AT)
+    analyses.store_analyses(book, AT)
     with book.begin() as conn:
         conn.execute(
             update(COHORTS)
@@ -76,8 +77,8 @@ def test_a_completed_cohort_is_stored_once_after_it_completed(book: Engine) -> N
             .values(status="completed", completed_at=AT + timedelta(hours=1))
         )
     later = AT + timedelta(hours=2)
-    assert stored.store_analyses(book, later).scopes == ["all", "cohort:1", "cohort:2"]
-    assert stored.store_analyses(book, later + timedelta(hours=1)).scopes == ["all", "cohort:2"]
+    assert analyses.store_analyses(book, later).scopes == ["all", "cohort:1", "cohort:2"]
+    assert analyses.store_analyses(book, later + timedelta(hours=1)).scopes == ["all", "cohort:2"]
 
 
 def test_the_analyses_job_runs_once_per_slot(book: Engine) -> None:
@@ -109,7 +110,7 @@ def test_the_analyses_command_stores_and_says_what(book: Engine) -> None:
 def test_the_overview_is_stored_once_for_all_cohorts(book: Engine) -> None:
     from arena.analytics import overview
 
-    stored.store_analyses(book, AT)
+    analyses.store_analyses(book, AT)
     frame, used = stored.current_or_live(book, "overview")
     assert used is not None and used.scope == "all"
     pd.testing.assert_frame_equal(frame, overview(book))
@@ -126,8 +127,8 @@ def test_a_completed_cohort_missing_an_analysis_is_stored_again(book: Engine) ->
             .where(COHORTS.c.number == 1)
             .values(status="completed", completed_at=AT - timedelta(hours=1))
         )
-    stored.store_analyses(book, AT)
-    assert stored.store_analyses(book, AT + timedelta(hours=1)).scopes == ["all", "cohort:2"]
+    analyses.store_analyses(book, AT)
+    assert analyses.store_analyses(book, AT + timedelta(hours=1)).scopes == ["all", "cohort:2"]
     with book.begin() as conn:  # as if "brier_over_time" had not existed back then
         conn.execute(
             delete(ANALYSIS_RESULTS).where(
@@ -136,7 +137,7 @@ def test_a_completed_cohort_missing_an_analysis_is_stored_again(book: Engine) ->
             )
         )
     later = AT + timedelta(hours=2)
-    assert stored.store_analyses(book, later).scopes == ["all", "cohort:1", "cohort:2"]
+    assert analyses.store_analyses(book, later).scopes == ["all", "cohort:1", "cohort:2"]
     _frame, used = stored.current_or_live(book, "brier_over_time", cohort=1)
     assert used is not None and used.computed_at == later
 

@@ -1,0 +1,170 @@
+"""The house's layers hold: imports run downward only, with no circle (issue 21).
+
+Read from the source with `ast` (every import, at module level, inside functions and under
+TYPE_CHECKING alike), so a lazy import cannot hide a dependency:
+
+    core  <-  storage  <-  sources (markets, agents)  <-  engine  <-  app (CLI, demo, scheduler)
+                  ^                                          |
+                  +---------  analytics (reads only)  <------+      pages -> analytics, dashboard
+"""
+
+import ast
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "arena"
+
+# What each layer may import from inside `arena` (besides itself). `config` and `lineup` are the
+# settings every layer reads.
+SETTINGS = {"arena.config", "arena.lineup"}
+ALLOWED: dict[str, set[str]] = {
+    "arena.core": set(),
+    "arena.config": {"arena.core"},
+    "arena.lineup": {"arena.core"},
+    "arena.storage": {"arena.core", *SETTINGS},
+    "arena.markets": {"arena.core", *SETTINGS},
+    "arena.agents": {"arena.core", "arena.markets", *SETTINGS},
+    "arena.analytics": {"arena.core", "arena.storage", "arena.markets", "arena.agents", *SETTINGS},
+    "arena.engine": {
+        "arena.core",
+        "arena.storage",
+        "arena.markets",
+        "arena.agents",
+        "arena.analytics",
+        *SETTINGS,
+    },
+    "arena.dashboard": {"arena.core", "arena.storage", "arena.analytics", *SETTINGS},
+    "arena.app": {
+        "arena.core",
+        "arena.storage",
+        "arena.markets",
+        "arena.agents",
+        "arena.analytics",
+        "arena.engine",
+        *SETTINGS,
+    },
+    "arena": set(),
+    "arena.data": set(),  # the bundled lineup TOML
+    "arena.__main__": {"arena.app"},
+}
+# Pages and dashboard.py: pick, read, show. Never the engine, the sources or the shells.
+PAGE_FORBIDDEN = ("arena.engine", "arena.markets", "arena.agents", "arena.app")
+# The methodology core is pure: no database, no network, no dashboard, no clock-reading I/O.
+CORE_FORBIDDEN_THIRD_PARTY = ("sqlalchemy", "sqlmodel", "httpx", "streamlit", "pandas", "alembic")
+# Statements that write; the read side imports none of them.
+WRITES = {"insert", "update", "delete", "session_scope", "bulk_execute"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def arena_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in PACKAGE.rglob("*.py") if "migrations" not in p.parts}
+
+
+def imports(path: Path) -> Iterator[tuple[str, list[str]]]:
+    """(module, names) of every import statement in a file."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module, [alias.name for alias in node.names]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, []
+
+
+def arena_targets(path: Path, known: dict[str, Path]) -> set[str]:
+    """The arena modules a file imports (`from arena.x import y` counts y when y is a module)."""
+    found: set[str] = set()
+    for module, names in imports(path):
+        if not module.startswith("arena"):
+            continue
+        candidates = [f"{module}.{name}" for name in names if f"{module}.{name}" in known]
+        found.update(candidates or ([module] if module in known else []))
+    return found
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else module
+
+
+def graph() -> dict[str, set[str]]:
+    known = arena_modules()
+    return {module: arena_targets(path, known) - {module} for module, path in known.items()}
+
+
+def find_circle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One import circle of `edges` (a depth-first walk), or None."""
+    state: dict[str, int] = {}  # 1: on the walk's path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if state.get(nxt) is None and (circle := visit(nxt)):
+                return circle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if state.get(node) is None and (circle := visit(node)):
+            return circle
+    return None
+
+
+def test_no_import_circle_inside_arena() -> None:
+    circle = find_circle(graph())
+    assert circle is None, "import circle: " + " -> ".join(circle or [])
+
+
+def test_the_circle_check_finds_circles() -> None:
+    assert find_circle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_circle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_every_layer_imports_only_the_layers_below_it() -> None:
+    wrong = []
+    for module, targets in graph().items():
+        layer = layer_of(module)
+        allowed = ALLOWED.get(layer)
+        assert allowed is not None, f"{module}: layer {layer} has no rule in this test"
+        wrong += [
+            f"{module} -> {t}" for t in sorted(targets) if layer_of(t) not in allowed | {layer}
+        ]
+    assert wrong == []
+
+
+def test_the_core_is_pure() -> None:
+    for module, path in arena_modules().items():
+        if layer_of(module) != "arena.core":
+            continue
+        third = {m.split(".")[0] for m, _ in imports(path)}
+        assert not third & set(CORE_FORBIDDEN_THIRD_PARTY), module
+
+
+def test_the_read_side_never_writes() -> None:
+    for module, path in arena_modules().items():
+        if layer_of(module) not in ("arena.analytics", "arena.dashboard"):
+            continue
+        for source, names in imports(path):
+            if source.startswith(("sqlalchemy", "sqlmodel", "arena.storage")):
+                assert not WRITES & set(names), f"{module} imports {WRITES & set(names)}"
+        text = path.read_text()
+        assert ".begin()" not in text and "session.add(" not in text, module
+
+
+def test_pages_pick_read_and_show() -> None:
+    known = arena_modules()
+    for path in itertools.chain((ROOT / "pages").glob("*.py"), [ROOT / "dashboard.py"]):
+        bad = [t for t in arena_targets(path, known) if t.startswith(PAGE_FORBIDDEN)]
+        assert bad == [], f"{path.name} imports {bad}"
