@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PORT   ?= 8501
 
-.PHONY: install demo test lint serve clean
+.PHONY: install system-deps demo test lint serve clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,12 @@ demo: $(STAMP)
 	  && mv data/demo.build.db data/demo.db; fi
 	ARENA_DATABASE_URL=sqlite:///data/demo.db $(BIN)/arena serve --port $(PORT)
 
+## make system-deps: chromium and a PostgreSQL server for the suite (apt-get when missing)
+system-deps:
+	@scripts/system-deps
+
 ## make test: the whole suite (unit, loopback HTTP, SQLite + PostgreSQL, real browser)
-test: $(STAMP)
+test: system-deps $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 

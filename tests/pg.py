@@ -35,7 +35,7 @@ def postgres_bin_dir() -> Path:
             return Path(candidate)
     raise RuntimeError(
         "PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin: "
-        "install Debian's `postgresql` package (.ci/run does)"
+        "install Debian's `postgresql` package (`make test` does, via scripts/system-deps)"
     )
 
 
