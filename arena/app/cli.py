@@ -5,7 +5,7 @@ Every failure the user can act on ends as ONE line on stderr and a non-zero exit
 """
 
 import logging
-import subprocess
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -528,8 +528,12 @@ def restore(
 def serve(
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8501,
 ) -> None:
-    """Start the dashboard (streamlit run dashboard.py)."""
-    entry = Path(__file__).resolve().parent.parent / "dashboard.py"
+    """Start the dashboard (streamlit run dashboard.py).
+
+    The process replaces itself with Streamlit (exec), so a process manager's SIGTERM reaches
+    the server itself: no orphaned child keeps the port after `kill PID`.
+    """
+    entry = Path(__file__).resolve().parents[2] / "dashboard.py"
     if not entry.exists():
         raise ArenaError(f"dashboard entry {entry} not found", "run from a checkout of the project")
     command = [
@@ -543,7 +547,10 @@ def serve(
         "--server.port",
         str(port),
     ]
-    raise typer.Exit(subprocess.call(command, cwd=entry.parent))
+    os.chdir(entry.parent)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, command)
 
 
 def _error_line(exc: BaseException) -> str:
