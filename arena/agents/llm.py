@@ -36,7 +36,6 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import httpx
@@ -44,7 +43,7 @@ import httpx
 from arena.core.backoff import backoff_delay, retry_after_seconds
 from arena.core.errors import ArenaError
 from arena.core.text import storable
-from arena.markets.gamma import USER_AGENT
+from arena.markets.http_client import OwnsHttpClient, json_http_client
 
 if TYPE_CHECKING:
     from arena.config import Settings
@@ -216,7 +215,7 @@ class _Outcome:
     failure: _Failure | None = None
 
 
-class ChatClient:
+class ChatClient(OwnsHttpClient):
     """Retrying chat-completions client; one per endpoint, reusable across requests."""
 
     def __init__(
@@ -246,14 +245,12 @@ class ChatClient:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._clock = clock
-        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        headers: dict[str, str] = {}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         if self.openrouter:
             headers["X-Title"] = APP_TITLE
-        self._client = httpx.Client(
-            timeout=httpx.Timeout(timeout), transport=transport, headers=headers
-        )
+        self._client = json_http_client(timeout=timeout, transport=transport, headers=headers)
 
     @classmethod
     def from_settings(
@@ -274,21 +271,6 @@ class ChatClient:
 
     def __repr__(self) -> str:
         return f"ChatClient({self.base_url!r}, openrouter={self.openrouter})"
-
-    def __enter__(self) -> ChatClient:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Release the connection pool."""
-        self._client.close()
 
     # ---- public API ------------------------------------------------------------------------
 

@@ -17,9 +17,12 @@ Notes for the README (what this module assumes about Gamma, and why):
   new id (the server ignoring `offset`, logged), `page_cap` pages, or `limit_total` markets.
 - **Dedupe and rank.** Markets are deduped by id, first occurrence wins; rank is order of
   appearance. A market that comes back closed or inactive despite the filter is dropped.
-- **Parsing.** `outcomes`, `outcomePrices`, `clobTokenIds` are JSON-encoded strings (real lists
-  are accepted too). Numbers may be strings or numbers; `volumeNum`/`liquidityNum` win over
-  `volume`/`liquidity`. Missing fields become None; blank strings are treated as missing.
+- **Parsing.** Payloads are read through the Pydantic models of the wire format in
+  `arena.markets.gamma_wire` (`parse_market`, `parse_page` and `MarketParseError` live there and
+  are re-exported here). `outcomes`, `outcomePrices`, `clobTokenIds`, `umaResolutionStatuses`
+  are JSON-encoded strings (real lists are accepted too). Numbers may be strings or numbers;
+  `volumeNum`/`liquidityNum` win over `volume`/`liquidity`. Missing fields become None; blank
+  strings are treated as missing.
   Timestamps (`...Z` with or without fractions, `YYYY-MM-DD HH:MM:SS+00`, date-only) become
   aware UTC; `endDate` wins over the date-only `endDateIso`. Outcome order is the source's.
 - **Prices.** Kept as exact Decimals, unrounded (a leftover 0.99999995 must not round to 1 and
@@ -39,24 +42,40 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime
-from decimal import Decimal
-from types import TracebackType
 from typing import Any
 from urllib.parse import quote
 
 import httpx
-from pydantic import ValidationError
 
 from arena.core.backoff import backoff_delay, retry_after_seconds
 from arena.core.errors import ArenaError
-from arena.core.money import ONE, ZERO, to_decimal
-from arena.core.text import storable
-from arena.markets.types import ParsedMarket, classify_outcomes
+from arena.markets.gamma_wire import (
+    MarketParseError,
+    decode_list,
+    parse_market,
+    parse_page,
+    parse_timestamp,
+    read_id,
+)
+from arena.markets.http_client import USER_AGENT, OwnsHttpClient, json_http_client
+from arena.markets.types import ParsedMarket
+
+__all__ = [
+    "KEYSET_PATH",
+    "LEGACY_PATH",
+    "USER_AGENT",
+    "GammaClient",
+    "GammaUnavailable",
+    "MarketParseError",
+    "decode_list",
+    "parse_market",
+    "parse_page",
+    "parse_timestamp",
+    "retry_after_seconds",
+]
 
 logger = logging.getLogger("arena.markets.gamma")
 
@@ -72,7 +91,6 @@ TOP_MARKET_FILTER: dict[str, str] = {
     "ascending": "false",
     "limit": str(PAGE_LIMIT),
 }
-USER_AGENT = "forecaster-arena/0.1 (+https://github.com/setrf/forecasterarena)"
 
 
 class GammaUnavailable(ArenaError):
@@ -84,214 +102,6 @@ class GammaUnavailable(ArenaError):
         self.status = status
 
 
-class MarketParseError(ArenaError):
-    """One market payload cannot be understood; the caller skips it (never fatal to a page)."""
-
-    def __init__(self, market_id: str, reason: str) -> None:
-        super().__init__(f"Gamma market {market_id}: {reason}")
-        self.market_id = market_id
-        self.reason = reason
-
-
-# --------------------------------------------------------------------------------------------
-# Parsing
-# --------------------------------------------------------------------------------------------
-
-
-def parse_market(raw: Mapping[str, Any]) -> ParsedMarket:
-    """One Gamma market dict as a ParsedMarket; MarketParseError if it cannot be understood."""
-    if not isinstance(raw, Mapping):
-        raise MarketParseError("?", "payload is not an object")
-    market_id = _market_id(raw)
-    question = _text(raw.get("question"))
-    if question is None:
-        raise MarketParseError(market_id, "no question")
-    outcomes = _outcomes(market_id, raw.get("outcomes"))
-    event = _first_event(raw)
-    try:
-        return _build(raw, market_id, question, outcomes, event)
-    except ValidationError as exc:  # defensive: a field the checks above did not foresee
-        raise MarketParseError(market_id, f"invalid field ({exc.error_count()} error(s))") from None
-
-
-def _build(
-    raw: Mapping[str, Any],
-    market_id: str,
-    question: str,
-    outcomes: list[str],
-    event: Mapping[str, Any],
-) -> ParsedMarket:
-    """The ParsedMarket from already-validated essentials plus the optional fields."""
-    return ParsedMarket(
-        id=market_id,
-        question=question,
-        market_type=classify_outcomes(outcomes),
-        outcomes=outcomes,
-        prices=_prices(market_id, raw.get("outcomePrices"), len(outcomes)),
-        slug=_text(raw.get("slug")),
-        description=_text(raw.get("description")),
-        event_id=_identifier(event.get("id")),
-        event_slug=_text(event.get("slug")),
-        event_title=_text(event.get("title")),
-        group_item_title=_text(raw.get("groupItemTitle")),
-        category=_text(raw.get("category")) or _text(event.get("category")),
-        volume=_first_number(raw, "volumeNum", "volume"),
-        liquidity=_first_number(raw, "liquidityNum", "liquidity"),
-        end_date=parse_timestamp(raw.get("endDate")) or parse_timestamp(raw.get("endDateIso")),
-        active=_flag(raw.get("active"), default=True),
-        closed=_flag(raw.get("closed"), default=False),
-        neg_risk=_flag(raw.get("negRisk"), default=_flag(event.get("negRisk"), default=False)),
-        uma_resolution_status=_text(raw.get("umaResolutionStatus")),
-        closed_time=parse_timestamp(raw.get("closedTime")),
-        updated_at=parse_timestamp(raw.get("updatedAt")),
-        source="gamma",
-    )
-
-
-def parse_page(items: list[Any]) -> list[ParsedMarket]:
-    """Every understandable market of a page, in order; the others are logged and skipped."""
-    parsed: list[ParsedMarket] = []
-    for item in items:
-        try:
-            parsed.append(parse_market(item))
-        except MarketParseError as exc:
-            logger.warning("skipping Gamma market %s: %s", exc.market_id, exc.reason)
-    return parsed
-
-
-def parse_timestamp(value: object) -> datetime | None:
-    """Any Gamma timestamp form as aware UTC; None when absent or unreadable.
-
-    Seen forms: `2026-08-22T08:29:12.385396Z`, `2020-11-20T00:00:00Z`,
-    `2024-11-06 15:17:41+00` (Postgres style) and date-only `2024-11-05` (taken as 00:00 UTC).
-    """
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    if text[-1] in "Zz":
-        text = text[:-1] + "+00:00"
-    try:
-        instant = datetime.fromisoformat(text)
-    except ValueError:
-        logger.debug("unreadable Gamma timestamp %r", value[:BODY_SNIPPET_CHARS])
-        return None
-    if instant.tzinfo is None:
-        instant = instant.replace(tzinfo=UTC)
-    return instant.astimezone(UTC)
-
-
-def decode_list(value: object) -> list[Any] | None:
-    """A list from a real list or a JSON-encoded string of one (how Gamma sends arrays)."""
-    if isinstance(value, list):
-        return value
-    if isinstance(value, str):
-        try:
-            decoded = json.loads(value)
-        except ValueError:
-            return None
-        return decoded if isinstance(decoded, list) else None
-    return None
-
-
-def _market_id(raw: Mapping[str, Any]) -> str:
-    """The Gamma id as a string of digits (ints accepted); required."""
-    market_id = _identifier(raw.get("id"))
-    if market_id is None:
-        raise MarketParseError("?", "no id")
-    return market_id
-
-
-def _identifier(value: object) -> str | None:
-    """An id as a stripped string; ints are accepted, booleans and blanks are not."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return str(value)
-    return _text(value)
-
-
-def _text(value: object) -> str | None:
-    """A stripped non-empty string, else None (Gamma sends "" where it means absent)."""
-    if isinstance(value, str) and value.strip():
-        return storable(value.strip())
-    return None
-
-
-def _outcomes(market_id: str, value: object) -> list[str]:
-    """At least two distinct non-empty outcome names, in source order."""
-    outcomes = decode_list(value)
-    if outcomes is None:
-        raise MarketParseError(market_id, "outcomes are not a list")
-    if not all(isinstance(name, str) and name.strip() for name in outcomes):
-        raise MarketParseError(market_id, "outcomes are not all non-empty strings")
-    names = [storable(name.strip()) for name in outcomes]
-    if len(names) < 2:
-        raise MarketParseError(market_id, f"{len(names)} outcome(s); at least 2 are needed")
-    if len(set(names)) != len(names):
-        raise MarketParseError(market_id, "duplicate outcome names")
-    return names
-
-
-def _prices(market_id: str, value: object, count: int) -> list[Decimal] | None:
-    """Exact prices aligned with the outcomes, or None when they cannot be trusted."""
-    if value is None:
-        return None
-    items = decode_list(value)
-    reason: str | None = None
-    prices: list[Decimal] = []
-    if items is None:
-        reason = "outcomePrices is not a list"
-    elif len(items) != count:
-        reason = f"{len(items)} prices for {count} outcomes"
-    else:
-        for item in items:
-            try:
-                number = to_decimal(item)
-            except ValueError:
-                reason = "an unparseable price"
-                break
-            if not ZERO <= number <= ONE:
-                reason = "a price outside [0, 1]"
-                break
-            prices.append(number)
-    if reason is not None:
-        logger.info("Gamma market %s has unusable prices (%s)", market_id, reason)
-        return None
-    return prices
-
-
-def _first_event(raw: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The first entry of `events[]` (a market belongs to one event), or an empty mapping."""
-    events = raw.get("events")
-    if isinstance(events, list) and events and isinstance(events[0], Mapping):
-        return events[0]
-    return {}
-
-
-def _first_number(raw: Mapping[str, Any], *keys: str) -> float | None:
-    """The first key holding a finite number (string or number), as a float."""
-    for key in keys:
-        value = raw.get(key)
-        if value is None or isinstance(value, bool):
-            continue
-        try:
-            number = float(to_decimal(value))
-        except ValueError:
-            continue
-        if math.isfinite(number):
-            return number
-    return None
-
-
-def _flag(value: object, *, default: bool) -> bool:
-    """A boolean from a bool or a "true"/"false" string; anything else is the default."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in {"true", "false"}:
-        return value.strip().lower() == "true"
-    return default
-
-
 # --------------------------------------------------------------------------------------------
 # HTTP
 # --------------------------------------------------------------------------------------------
@@ -299,7 +109,7 @@ def _flag(value: object, *, default: bool) -> bool:
 
 def _page_ids(items: list[Any]) -> set[str]:
     """The ids present on a raw page (to notice a server that ignores `offset`)."""
-    ids = (_identifier(item.get("id")) for item in items if isinstance(item, Mapping))
+    ids = (read_id(item.get("id")) for item in items if isinstance(item, Mapping))
     return {market_id for market_id in ids if market_id is not None}
 
 
@@ -319,7 +129,7 @@ class _Retryable(Exception):
         self.wait = wait
 
 
-class GammaClient:
+class GammaClient(OwnsHttpClient):
     """A polite, retrying client for the public Gamma API (no credentials needed)."""
 
     def __init__(
@@ -348,28 +158,12 @@ class GammaClient:
         self._rng = rng or random.Random()
         self._clock = clock
         self._last_request: float | None = None
-        self._client = httpx.Client(
+        self._client = json_http_client(
             base_url=base_url.rstrip("/"),
-            timeout=httpx.Timeout(timeout),
+            timeout=timeout,
             transport=transport,
-            headers={"Accept": "application/json", "User-Agent": USER_AGENT},
             follow_redirects=True,
         )
-
-    def __enter__(self) -> GammaClient:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Release the connection pool."""
-        self._client.close()
 
     # ---- public API ------------------------------------------------------------------------
 

@@ -200,6 +200,32 @@ def test_no_key_means_no_authorization_header(
     assert all("Authorization" not in sent.headers for sent in server.requests)
 
 
+def test_the_client_asks_for_json_as_forecaster_arena(
+    server: LLMServer, make_client: ClientFactory
+) -> None:
+    server.script(Reply(body=completion("hi")))
+    call(make_client())
+    [sent] = server.requests
+    assert sent.headers["Accept"] == "application/json"
+    assert sent.headers["User-Agent"].startswith("forecaster-arena/")
+
+
+def test_a_redirect_is_not_followed_so_the_key_goes_nowhere_else(
+    server: LLMServer, make_client: ClientFactory, sleeps: list[float]
+) -> None:
+    server.script(Reply(307, "", headers={"Location": "http://127.0.0.1:9/v1/chat/completions"}))
+    error = fail(make_client())
+    assert error.status == 307 and not error.retryable
+    assert len(server.requests) == 1 and sleeps == []
+
+
+def test_leaving_a_with_block_closes_the_connection_pool(server: LLMServer) -> None:
+    with ChatClient(server.url, KEY) as client:
+        pool = client._client
+        assert not pool.is_closed
+    assert pool.is_closed
+
+
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
