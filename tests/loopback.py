@@ -46,6 +46,7 @@ class LoopbackServer:
     @property
     def origin(self) -> str:
         host, port = self._httpd.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address is text
         return f"http://{host}:{port}"
 
     def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Reply:

@@ -9,6 +9,7 @@ Invariants after every step:
 
 from dataclasses import dataclass, field
 from decimal import Decimal as D
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -66,7 +67,7 @@ class Book:
             "binary", ["Yes", "No"], [self.yes_price[market], D(1) - self.yes_price[market]], side
         )
 
-    def apply(self, op: tuple) -> None:  # type: ignore[type-arg]
+    def apply(self, op: tuple[Any, ...]) -> None:
         kind, market = op[0], op[1]
         if kind == "move":
             self.yes_price[market] = op[2]
@@ -110,7 +111,7 @@ class Book:
         self.realized += fill.realized_pnl
         self._store(market, side, fill.holding)
 
-    def _close(self, market: str, op: tuple) -> None:  # type: ignore[type-arg]
+    def _close(self, market: str, op: tuple[Any, ...]) -> None:
         for side in ("YES", "NO"):
             held = self.open.get((market, side))
             if held is None:
@@ -143,7 +144,7 @@ class Book:
 
 @settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(ops, min_size=1, max_size=60))
-def test_accounting_invariants_hold_for_any_sequence(sequence: list[tuple]) -> None:  # type: ignore[type-arg]
+def test_accounting_invariants_hold_for_any_sequence(sequence: list[tuple[Any, ...]]) -> None:
     book = Book()
     for op in sequence:
         book.apply(op)

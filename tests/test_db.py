@@ -84,6 +84,7 @@ def _dup_cohort_number(s: Session, ids: dict[str, int]) -> None:
 
 def _dup_agent(s: Session, ids: dict[str, int]) -> None:
     cohort = s.exec(select(Cohort).where(Cohort.number == 1)).one()
+    assert cohort.id is not None
     s.add(
         Agent(
             cohort_id=cohort.id,
@@ -98,7 +99,7 @@ def _dup_agent(s: Session, ids: dict[str, int]) -> None:
 
 def _dup_decision(s: Session, ids: dict[str, int]) -> None:
     agent = s.get(Agent, ids["agent_1_gpt-5.1"])
-    assert agent is not None
+    assert agent is not None and agent.id is not None
     s.add(Decision(agent_id=agent.id, cohort_id=agent.cohort_id, decision_week=1))
 
 
@@ -199,6 +200,7 @@ def _negative_cash(s: Session, ids: dict[str, int]) -> None:
 
 def _unknown_family(s: Session, ids: dict[str, int]) -> None:
     cohort = s.exec(select(Cohort).where(Cohort.number == 1)).one()
+    assert cohort.id is not None
     s.add(
         Agent(
             cohort_id=cohort.id,
@@ -313,7 +315,7 @@ def test_bulk_execute_writes_what_execute_writes(engine: Engine) -> None:
     with engine.connect() as conn:
         got = {
             r.id: (r.outcomes, r.prices, r.volume, r.end_date, r.status, r.updated_at)
-            for r in conn.execute(select(MARKETS))
+            for r in conn.execute(MARKETS.select())
         }
     assert got["a1"] == got["b1"] and got["a2"] == got["b2"]
     assert got["b1"][1] == ["0.25", "0.75"]  # NULL kept the old list

@@ -150,8 +150,10 @@ _AGENT_NAMES = (
     .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
     .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
 )
+# By label: iterating a ColumnCollection yields its columns, not their labels.
 _AGENT_NAME_KINDS = {
-    label: DECISION_COLUMNS.get(label, INT) for label in _AGENT_NAMES.selected_columns
+    label: DECISION_COLUMNS.get(label, INT)
+    for label in _AGENT_NAMES.selected_columns.keys()  # noqa: SIM118
 }
 
 

@@ -6,7 +6,7 @@ database; a row cap stops runaway exports and the result says whether it was hit
 """
 
 import csv
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any, TextIO
 
 from sqlalchemy import ColumnElement, Select, exists, select
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Engine, RowMapping
 
 from arena.core.accounting import TradeRejected, choose_mark, mark_value, side_price
 from arena.core.csvsafe import cell
@@ -61,7 +61,7 @@ class ExportResult:
     cap: int
 
 
-Row = Mapping[str, Any]
+Row = RowMapping  # a result row, by column label
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,12 @@ import json
 import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from sqlalchemy import Select, Text, cast, func
+from sqlalchemy import ColumnElement, Select, Text, cast, func
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.types import TypeEngine
 
@@ -40,6 +40,9 @@ MONEY, FLOAT, INT, NULLABLE_INT, TIME, TEXT, BOOL, OBJECT = (
     "object",
 )
 Kinds = Mapping[str, str]
+# One column's values: Python values, or an array a caller or `_processor` already built (a
+# pandas array is one too, typed Any: pandas ships no type information here).
+Values: TypeAlias = Sequence[Any] | np.ndarray
 
 
 def _floats(values: Sequence[Any]) -> np.ndarray:
@@ -92,7 +95,7 @@ def _texts(values: Sequence[Any]) -> Any:
         return pd.array(values, dtype="string")
 
 
-def column_array(values: Sequence[Any], kind: str) -> Any:
+def column_array(values: Values, kind: str) -> Any:
     """One column of Python values as an array of the dtype of `kind` (an array already,
     as a caller built it, is taken as it is): what `columns_frame` makes of each column,
     for a caller that reorders or repeats the typed values (`take`) before building it."""
@@ -120,18 +123,18 @@ def convert(values: Sequence[Any], kind: str) -> pd.Series:
     return pd.Series(column_array(values, kind))
 
 
-def columns_frame(columns: Mapping[str, Sequence[Any]], kinds: Kinds, rows: int) -> pd.DataFrame:
+def columns_frame(columns: Mapping[str, Values], kinds: Kinds, rows: int) -> pd.DataFrame:
     """A frame with exactly the columns of `kinds`, in that order; a column missing from
     `columns` is all None (then 0, NaN, NaT or <NA> by its kind). A column given as a numpy
     or pandas array must already have its kind's dtype."""
-    blank: Sequence[Any] = [None] * rows
+    blank: Values = [None] * rows
     data = {name: column_array(columns.get(name, blank), kind) for name, kind in kinds.items()}
     return pd.DataFrame(data, columns=list(kinds), copy=False)
 
 
 def _processor(
     typ: TypeEngine[Any], kind: str | None, dialect: Dialect, coltype: Any
-) -> Callable[[list[Any]], Sequence[Any]]:
+) -> Callable[[list[Any]], Values]:
     """How one driver column becomes the values `convert` expects."""
     if isinstance(typ, Fixed) and kind in (MONEY, FLOAT):
         scale = float(10**typ.places)
@@ -146,7 +149,7 @@ def _processor(
 
 def query_columns(
     conn: Connection, query: Select[Any], kinds: Kinds
-) -> tuple[dict[str, Sequence[Any]], int]:
+) -> tuple[dict[str, Values], int]:
     """Run `query`: its columns by label, each column's values processed for its kind, and
     the row count (for a caller that adds columns before `columns_frame`)."""
     result = conn.execute(query)
@@ -185,7 +188,7 @@ def json_as_stored(column: Any, empty: str | None = None) -> Any:
     PostgreSQL's `json` type keeps the text verbatim: so this is the same text on both
     backends, keys in the order written, and no driver decodes it only to be encoded again.
     """
-    text = cast(column, Text)
+    text: ColumnElement[Any] = cast(column, Text)
     if empty is not None:
         text = func.coalesce(func.nullif(text, "null"), empty)
     return text.label(column.key)

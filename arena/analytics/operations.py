@@ -94,10 +94,10 @@ def job_health(engine: Engine) -> pd.DataFrame:
     rows = []
     for job in sorted(jobs):
         row = jobs[job]
-        last: dict[str, Any] = row.pop("last")
+        latest: dict[str, Any] = row.pop("last")
         # (job, slot) is unique, so exactly one status holds the newest slot
-        row["last_status"], row["last_run"] = max(last.items(), key=lambda item: item[1])
-        row["last_success"], row["last_failure"] = last.get("ok"), last.get("failed")
+        row["last_status"], row["last_run"] = max(latest.items(), key=lambda item: item[1])
+        row["last_success"], row["last_failure"] = latest.get("ok"), latest.get("failed")
         rows.append(row)
     return typed_frame(rows, JOB_HEALTH_COLUMNS)
 

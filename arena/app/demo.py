@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
+from sqlmodel import col
 
 from arena.agents.responders import default_responders
 from arena.analytics.cohorts import latest_snapshots
@@ -297,7 +298,7 @@ def ensure_empty(engine: Engine) -> None:
 
 def any_open_position(engine: Engine) -> bool:
     with engine.connect() as conn:
-        query = select(Position.id).where(Position.status == "open").limit(1)  # type: ignore[arg-type]
+        query = select(col(Position.id)).where(col(Position.status) == "open").limit(1)
         return conn.execute(query).first() is not None
 
 

@@ -122,7 +122,8 @@ def _result(session: Session, cohort: Cohort, created: bool) -> CohortResult:
 
 
 class _Stamped(Protocol):
-    constants: Mapping[str, Any]
+    @property
+    def constants(self) -> Mapping[str, Any]: ...
 
 
 def window_weeks_of(cohort: _Stamped, default: int) -> int:

@@ -56,7 +56,7 @@ from arena.engine.cohorts import cohorts_deciding, decision_week
 from arena.engine.execution import HeldPosition, SnapshotMarket, apply_plan, plan_execution
 from arena.engine.logs import log_event
 from arena.engine.universe import freeze_universe, snapshot_items
-from arena.lineup import Lineup
+from arena.lineup import FamilySpec, Lineup
 from arena.storage.db import session_scope
 from arena.storage.models import (
     Agent,
@@ -71,7 +71,6 @@ from arena.storage.models import (
 log = logging.getLogger("arena.engine.decisions")
 
 FINISHED = ("ok", "fallback_hold")
-RECLAIMABLE = ("error", "zero_trade")
 FALLBACK = ParsedDecision(action="HOLD", reasoning="fallback: no valid answer after retries")
 
 
@@ -106,6 +105,7 @@ def claim_decision(
 ) -> Claim | None:
     """Claim this agent's decision for `week`, or None if it is finished or held elsewhere."""
     token = uuid.uuid4().hex
+    assert agent.id is not None
     try:
         with session_scope(engine) as session:
             row = session.exec(
@@ -117,7 +117,7 @@ def claim_decision(
                 row = Decision(
                     agent_id=agent.id,
                     cohort_id=agent.cohort_id,
-                    decision_week=week,  # type: ignore[arg-type]
+                    decision_week=week,
                     created_at=at,
                 )
             elif row.status in FINISHED or (
@@ -225,7 +225,7 @@ def _agents(session: Session, cohort: Cohort) -> list[Agent]:
     return list(session.exec(query))
 
 
-def _family(lineup: Lineup, agent: Agent):  # type: ignore[no-untyped-def]
+def _family(lineup: Lineup, agent: Agent) -> FamilySpec | None:
     try:
         return lineup.get(agent.family_id)
     except KeyError:

@@ -125,16 +125,17 @@ def plan_execution(
 ) -> ExecutionPlan:
     """Every leg of `decision` in order, each checked against the cash at that moment."""
     plan = ExecutionPlan(cash_before=cash, cash_after=cash)
+    request: dict[str, Any]
     by_key = {(p.market_id, p.side): p for p in held}
     by_id = {p.position_id: p for p in held if p.position_id is not None}
     if decision.action == "BET":
-        for index, leg in enumerate(decision.bets):
-            request = {"market_id": leg.market_id, "side": leg.side, "amount": str(leg.amount)}
-            plan.legs.append(_bet(plan, index, request, leg.amount, snapshot, by_key, limits))
+        for index, bet in enumerate(decision.bets):
+            request = {"market_id": bet.market_id, "side": bet.side, "amount": str(bet.amount)}
+            plan.legs.append(_bet(plan, index, request, bet.amount, snapshot, by_key, limits))
     elif decision.action == "SELL":
-        for index, leg in enumerate(decision.sells):
-            request = {"position_id": leg.position_id, "percentage": str(leg.percentage)}
-            plan.legs.append(_sell(plan, index, request, leg.percentage, snapshot, by_id, by_key))
+        for index, sale in enumerate(decision.sells):
+            request = {"position_id": sale.position_id, "percentage": str(sale.percentage)}
+            plan.legs.append(_sell(plan, index, request, sale.percentage, snapshot, by_id, by_key))
     return plan
 
 
@@ -233,10 +234,12 @@ def apply_plan(
 ) -> None:
     """Write the executed legs: positions (opened, averaged, reduced, sold) and trades."""
     positions: dict[tuple[str, str], Position] = {}
+    assert agent.id is not None
     for leg in plan.legs:
         if not leg.executed:
             continue
         assert leg.market_id and leg.side and leg.holding_after is not None
+        assert leg.amount is not None and leg.shares is not None and leg.cash_before is not None
         key = (leg.market_id, leg.side)
         position = positions.get(key)
         if position is None and leg.position_id is not None:
@@ -245,7 +248,7 @@ def apply_plan(
             position = Position(
                 agent_id=agent.id,
                 market_id=leg.market_id,
-                side=leg.side,  # type: ignore[arg-type]
+                side=leg.side,
                 shares=Decimal(0),
                 cost_basis=Decimal(0),
                 avg_entry_price=Decimal(0),
@@ -265,21 +268,22 @@ def apply_plan(
         session.add(position)
         session.flush()
         positions[key] = position
+        assert position.id is not None
         leg.position_id = position.id
         session.add(
             Trade(
                 agent_id=agent.id,
                 decision_id=decision_id,
-                leg_index=leg.index,  # type: ignore[arg-type]
+                leg_index=leg.index,
                 position_id=position.id,
-                market_id=leg.market_id,  # type: ignore[arg-type]
+                market_id=leg.market_id,
                 trade_type="BUY" if leg.kind == "BET" else "SELL",
                 side=leg.side,
                 amount=leg.amount,
                 price=leg.price,
-                shares=leg.shares,  # type: ignore[arg-type]
+                shares=leg.shares,
                 cash_before=leg.cash_before,
-                implied_confidence=leg.implied_confidence,  # type: ignore[arg-type]
+                implied_confidence=leg.implied_confidence,
                 realized_pnl=leg.realized_pnl,
                 created_at=at,
             )

@@ -28,7 +28,7 @@ so a Gamma outage delays the decisions instead of trading at stale prices.
 """
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Protocol
@@ -421,11 +421,6 @@ _FINISH = update(_RUNS).where(
 def _log_line(conn: Connection, at: datetime, level: str, message: str, **context: Any) -> None:
     """A `jobs` line in system_logs, in the caller's transaction."""
     log_event(conn, at, level, LOG_SOURCE, message, **context)
-
-
-def run_due(ctx: JobContext, at: datetime, jobs: Iterable[str] = JOB_ORDER) -> list[JobRunResult]:
-    """Run each job once for its current slot (`--catch-up`): what is due as of `at`."""
-    return [run_job(ctx, name, slot_for(name, at), at) for name in jobs]
 
 
 @dataclass(frozen=True)

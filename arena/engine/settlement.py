@@ -83,11 +83,13 @@ def markets_due(session: Session, at: datetime) -> list[Market]:
     BUY trades (contract §5); a market with a refused position stays due until it is mended.
     """
     unscored_buy = exists().where(
-        Trade.market_id == Market.id,
-        Trade.trade_type == "BUY",
-        ~exists().where(BrierScore.trade_id == Trade.id),
+        col(Trade.market_id) == col(Market.id),
+        col(Trade.trade_type) == "BUY",
+        ~exists().where(col(BrierScore.trade_id) == col(Trade.id)),
     )
-    open_position = exists().where(Position.market_id == Market.id, Position.status == "open")
+    open_position = exists().where(
+        col(Position.market_id) == col(Market.id), col(Position.status) == "open"
+    )
     query = (
         select(Market)
         .where(col(Market.status).not_in(FINAL_STATUSES))
@@ -267,7 +269,7 @@ def _settle_position(
         won = side_won(position.side, verdict.winner, market.market_type)
         fill, trade_type = settle(agent.cash_balance, holding, won), "SETTLE"
         status, final_mark = ("won", Decimal(1)) if won else ("lost", Decimal(0))
-    assert position.id is not None
+    assert position.id is not None and agent.id is not None
     session.add(
         Trade(
             agent_id=agent.id,
@@ -301,8 +303,8 @@ def _score_buys(session: Session, market: Market, verdict: Verdict, at: datetime
     assert verdict.winner is not None
     buys = session.exec(
         select(Trade)
-        .where(Trade.market_id == market.id, Trade.trade_type == "BUY")
-        .where(~exists().where(BrierScore.trade_id == Trade.id))
+        .where(col(Trade.market_id) == market.id, col(Trade.trade_type) == "BUY")
+        .where(~exists().where(col(BrierScore.trade_id) == col(Trade.id)))
         .order_by(col(Trade.id))
     ).all()
     scored = 0

@@ -30,7 +30,9 @@ from arena.storage.models import (
 
 
 def _table(model: type) -> Table:
-    return model.__table__  # type: ignore[attr-defined, no-any-return]
+    # SQLAlchemy's declarative mapping sets __table__ at class creation; SQLModel's types
+    # don't declare it
+    return model.__table__  # type: ignore[attr-defined]
 
 
 AGENTS = _table(Agent)

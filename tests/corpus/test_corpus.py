@@ -346,7 +346,7 @@ E2E_MARKETS = [
     ParsedMarket(
         id=market.market_id,
         question=f"Corpus market {market.market_id}?",
-        market_type=market.market_type,  # type: ignore[arg-type]
+        market_type=market.market_type,
         outcomes=market.outcomes,
         prices=[Decimal(p) for p in market.prices],
         volume=10_000.0 - index,

@@ -370,6 +370,7 @@ def test_a_stale_claim_is_taken_over_but_a_fresh_one_is_not(arena: Arena) -> Non
     arena.server.script_model("test/a", answer(HOLD, "test/a"))
     arena.server.script_model("test/b", answer(HOLD, "test/b"))
     agent = arena.agent("m-a")
+    assert agent.id is not None
     with session_scope(arena.engine) as s:
         s.add(
             Decision(

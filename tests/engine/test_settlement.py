@@ -2,13 +2,14 @@
 
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal as D
+from typing import Any
 
 import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
 from arena.engine.market_sync import sync_markets, upsert_markets
-from arena.engine.settlement import SettleOutcome, resolve_markets, settle_market
+from arena.engine.settlement import ResolveResult, SettleOutcome, resolve_markets, settle_market
 from arena.markets.gamma import parse_market
 from arena.markets.resolution import resolution_verdict
 from arena.storage.db import session_scope
@@ -40,7 +41,7 @@ def world(engine: Engine) -> dict[str, int]:
     }
 
 
-def sync_then_resolve(engine: Engine, source: ScriptedSource, at: datetime):  # type: ignore[no-untyped-def]
+def sync_then_resolve(engine: Engine, source: ScriptedSource, at: datetime) -> ResolveResult:
     """The scheduler's order: a sync refreshes held markets (learning they closed), then resolve."""
     sync_markets(engine, source, at, 500)
     return resolve_markets(engine, source, at)
@@ -127,7 +128,7 @@ def test_settling_twice_is_impossible(engine: Engine, world: dict[str, int]) -> 
 
 def test_a_vanished_market_keeps_its_positions_open(engine: Engine, world: dict[str, int]) -> None:
     """Gamma no longer knows a held market: logged, its row and last prices kept, nothing lost."""
-    payloads = dict(fixture_markets())
+    payloads: dict[str, dict[str, Any] | None] = dict(fixture_markets())
     payloads["842093"] = None
     synced = sync_markets(engine, ScriptedSource(payloads), AT, 500)
     assert synced.missing == ["842093"]

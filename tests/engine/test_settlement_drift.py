@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy.engine import Engine
-from sqlmodel import select
+from sqlmodel import col, select
 
 from arena.agents.parsing import parse_decision
 from arena.analytics.operations import settlement_failures
@@ -288,7 +288,7 @@ def test_one_failing_market_does_not_stop_the_others(
     }
     with session_scope(engine) as s:
         summary = s.exec(
-            select(SystemLog).where(SystemLog.message.startswith("checked"))  # type: ignore[attr-defined]
+            select(SystemLog).where(col(SystemLog.message).startswith("checked"))
         ).one()
         assert summary.level == "WARNING"
         assert summary.context["failed"] == [NAMED]

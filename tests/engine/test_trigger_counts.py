@@ -7,6 +7,7 @@ import threading
 from datetime import timedelta
 from decimal import Decimal as D
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -213,7 +214,7 @@ def test_job_run_counts_follow_inserts_status_changes_and_deletes(engine: Engine
             existing = [row[0] for row in conn.execute(select(JOB_RUNS.c.id))]
             move = rng.random()
             if move < 0.5 or not existing:
-                rows = [
+                rows: list[dict[str, Any]] = [
                     {
                         "job": rng.choice(("snapshot", "resolve")),
                         "slot": next(slots),

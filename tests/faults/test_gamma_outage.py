@@ -4,7 +4,7 @@ other jobs go on, positions keep their last valuation, and the next sync after i
 from datetime import timedelta
 
 from sqlalchemy.engine import Engine
-from sqlmodel import select
+from sqlmodel import col, select
 
 from arena.agents.responders import default_responders
 from arena.config import load_settings
@@ -65,7 +65,7 @@ def test_an_hour_without_gamma(engine: Engine) -> None:
         assert sorted(r.status for r in runs) == ["failed"] * 6 + ["ok"]
         values = [
             p.total_value
-            for p in s.exec(select(PortfolioSnapshot).order_by(PortfolioSnapshot.slot))
+            for p in s.exec(select(PortfolioSnapshot).order_by(col(PortfolioSnapshot.slot)))
         ]
         market = s.get(Market, "100")
         assert market is not None and market.prices == ["0.6", "0.4"]

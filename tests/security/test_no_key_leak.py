@@ -568,7 +568,7 @@ def test_settings_never_show_the_key(
 def test_a_settings_object_survives_a_bad_value_without_showing_the_key(key: Key) -> None:
     """A Settings validation failure (pydantic's own text) never echoes the secret input."""
     with pytest.raises(Exception) as raised:
-        Settings(llm_api_key=key.value, llm_base_url="ftp://nope")  # type: ignore[call-arg]
+        Settings(llm_api_key=key.value, llm_base_url="ftp://nope")
     assert not key.found_in(str(raised.value))
 
 

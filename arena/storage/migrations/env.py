@@ -1,6 +1,9 @@
 """Alembic environment: runs on the connection handed over by `arena.storage.migrate`."""
 
+from typing import Literal
+
 from alembic import context
+from alembic.autogenerate.api import AutogenContext
 from sqlmodel import SQLModel
 
 import arena.storage.models  # noqa: F401  (registers every table on SQLModel.metadata)
@@ -9,15 +12,15 @@ config = context.config
 target_metadata = SQLModel.metadata
 
 
-def _render_item(type_: str, obj: object, autogen_context: object) -> str | bool:
+def _render_item(type_: str, obj: object, autogen_context: AutogenContext) -> str | Literal[False]:
     """Render our custom column types as importable expressions in new revisions."""
     from arena.storage.dbtypes import Fixed, UTCDateTime
 
     if type_ == "type" and isinstance(obj, Fixed):
-        autogen_context.imports.add("from arena.storage.dbtypes import Fixed")  # type: ignore[attr-defined]
+        autogen_context.imports.add("from arena.storage.dbtypes import Fixed")
         return f"Fixed({obj.places})"
     if type_ == "type" and isinstance(obj, UTCDateTime):
-        autogen_context.imports.add("from arena.storage.dbtypes import UTCDateTime")  # type: ignore[attr-defined]
+        autogen_context.imports.add("from arena.storage.dbtypes import UTCDateTime")
         return "UTCDateTime()"
     return False
 
