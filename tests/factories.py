@@ -4,9 +4,28 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal as D
 from typing import Any
 
+from sqlalchemy import func
 from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
 
+from arena.agents.parsing import BetLeg, SellLeg
+from arena.agents.parsing import Decision as ParsedDecision
 from arena.config import Methodology
+from arena.core.accounting import (
+    BetLimits,
+    Holding,
+    TradeRejected,
+    normalise_side,
+    outcome_key,
+)
+from arena.engine.cohorts import decision_week
+from arena.engine.execution import (
+    HeldPosition,
+    LegResult,
+    SnapshotMarket,
+    apply_plan,
+    plan_execution,
+)
 from arena.engine.rollups import rebuild_rollups
 from arena.storage.db import session_scope
 from arena.storage.models import (
@@ -194,67 +213,116 @@ def trade_into(
     at: datetime,
     sell_pct: str | None = None,
 ) -> int:
-    """BUY `amount` of a side at `price` through the pure accounting core (and optionally
-    SELL a percentage right after at the same price); returns the position id."""
-    from arena.core.accounting import BetLimits, Holding, buy, sell
-    from arena.core.scoring import implied_confidence
+    """BUY `amount` of a side at `price` through the engine's executor (and optionally SELL
+    `sell_pct` percent of the position right after, at the same price); returns the position id.
 
+    The legs go through `plan_execution` and `apply_plan` exactly as a decision run sends
+    them, against a one-market snapshot that shows `price` for the side, with the default
+    limits, and the agent's open positions as held (a second BUY of the same side averages
+    in). As in the engine, every trade belongs to a finished (`ok`) decision row of the agent,
+    one per agent × decision week: BET legs are appended to the BET decision of `at`'s week;
+    the SELL, which the engine only writes as a decision of its own, goes to the first later
+    week that has none or a SELL one. A decision run for such a week skips the agent (its
+    decision is done). A rejected leg raises `TradeRejected` with the executor's reason.
+    """
     with session_scope(engine) as s:
         agent = s.get(Agent, agent_id)
         assert agent is not None
-        fill = buy(agent.cash_balance, Holding(), D(amount), D(price), BetLimits())
-        position = Position(
-            agent_id=agent_id,
-            market_id=market_id,
-            side=side,
-            shares=fill.holding.shares,
-            cost_basis=fill.holding.cost_basis,
-            avg_entry_price=fill.holding.avg_entry_price,
-            opened_at=at,
-        )
-        s.add(position)
-        s.flush()
-        s.add(
-            Trade(
-                agent_id=agent_id,
-                position_id=position.id,
-                market_id=market_id,
-                trade_type="BUY",
-                side=side,
-                amount=fill.amount,
-                price=fill.price,
-                shares=fill.shares,
-                cash_before=agent.cash_balance,
-                implied_confidence=implied_confidence(fill.amount, agent.cash_balance, D("0.25")),
+        row = s.get(Market, market_id)
+        assert row is not None, f"market {market_id} must exist before trading into it"
+        snapshot = {market_id: _snapshot_market(row, side, D(price))}
+        bet = BetLeg(market_id=market_id, side=side, amount=D(amount))
+        legs = _execute(s, agent, ParsedDecision(action="BET", bets=[bet]), snapshot, at)
+        position_id = legs[0].position_id
+        assert position_id is not None
+        if sell_pct is not None:
+            sale = SellLeg(position_id=position_id, percentage=D(sell_pct))
+            _execute(s, agent, ParsedDecision(action="SELL", sells=[sale]), snapshot, at)
+        return position_id
+
+
+def _snapshot_market(row: Market, side: str, price: D) -> SnapshotMarket:
+    """`row` as a frozen snapshot would show it, with `side` priced at `price`: a binary
+    market's YES at `price` (or at 1 − `price` for a NO), a named outcome at `price`."""
+    outcomes = list(row.outcomes)
+    canonical = normalise_side(side, row.market_type, outcomes)
+    if row.market_type == "binary":
+        yes = price if canonical == "YES" else 1 - price
+        prices = [str(yes if outcome_key(o).upper() == "YES" else 1 - yes) for o in outcomes]
+    else:
+        prices = [str(price) if o == canonical else "0" for o in outcomes]
+    return SnapshotMarket(row.id, row.market_type, outcomes, prices)
+
+
+def _execute(
+    s: Session,
+    agent: Agent,
+    decision: ParsedDecision,
+    snapshot: dict[str, SnapshotMarket],
+    at: datetime,
+) -> list[LegResult]:
+    """Plan and apply `decision` for `agent` as `_finish` does, recording it on the agent's
+    decision row of the week; returns the legs, which must all have executed."""
+    open_positions = s.exec(
+        select(Position)
+        .where(Position.agent_id == agent.id, Position.status == "open")
+        .order_by(col(Position.id))
+    )
+    held = [
+        HeldPosition(p.id, p.market_id, p.side, Holding(p.shares, p.cost_basis, p.realized_pnl))
+        for p in open_positions
+    ]
+    plan = plan_execution(decision, agent.cash_balance, held, snapshot, BetLimits())
+    for leg in plan.legs:
+        if not leg.executed:
+            raise TradeRejected(leg.reason or "rejected", leg.message or "")
+    row = _week_decision(s, agent, decision.action, at)
+    assert row.id is not None
+    # The week's decision may already hold legs (an earlier call): number these after them.
+    taken = s.exec(select(func.max(Trade.leg_index)).where(Trade.decision_id == row.id)).one()
+    offset = max(len(row.legs), -1 if taken is None else taken + 1)
+    for leg in plan.legs:
+        leg.index += offset
+    apply_plan(s, agent, row.id, plan, at)
+    row.legs = [*row.legs, *(leg.record() for leg in plan.legs)]
+    for column, value in plan.tallies().items():
+        setattr(row, column, getattr(row, column) + value)
+    parsed = decision.model_dump(mode="json")
+    if row.parsed_response is not None:  # the week's earlier legs come first
+        earlier = row.parsed_response
+        parsed = {**earlier, **{k: [*earlier.get(k, []), *parsed[k]] for k in ("bets", "sells")}}
+    row.parsed_response = parsed
+    row.decided_at = row.updated_at = at
+    s.add(row)
+    s.flush()
+    return plan.legs
+
+
+def _week_decision(s: Session, agent: Agent, action: str, at: datetime) -> Decision:
+    """The agent's finished decision with `action` of the first week from `at`'s that has
+    none or one of that action (the unique agent × week key allows one decision a week)."""
+    cohort = s.get(Cohort, agent.cohort_id)
+    assert cohort is not None
+    week = max(1, decision_week(cohort.week_start, at))
+    while True:
+        row = s.exec(
+            select(Decision).where(Decision.agent_id == agent.id, Decision.decision_week == week)
+        ).first()
+        if row is None:
+            assert agent.id is not None
+            row = Decision(
+                agent_id=agent.id,
+                cohort_id=agent.cohort_id,
+                decision_week=week,
+                status="ok",
+                action=action,
+                attempts=1,
+                claimed_at=at,
                 created_at=at,
             )
-        )
-        agent.cash_balance = fill.cash_after
-        if sell_pct is not None:
-            sold = sell(agent.cash_balance, fill.holding, D(sell_pct), D(price))
-            s.add(
-                Trade(
-                    agent_id=agent_id,
-                    position_id=position.id,
-                    market_id=market_id,
-                    trade_type="SELL",
-                    side=side,
-                    amount=sold.amount,
-                    price=sold.price,
-                    shares=sold.shares,
-                    cash_before=agent.cash_balance,
-                    realized_pnl=sold.realized_pnl,
-                    created_at=at,
-                )
-            )
-            agent.cash_balance = sold.cash_after
-            position.shares = sold.holding.shares
-            position.cost_basis = sold.holding.cost_basis
-            position.realized_pnl = sold.holding.realized_pnl
-            if sold.holding.shares == 0:
-                position.status = "sold"
-                position.closed_at = at
-        s.add(agent)
-        s.add(position)
-        s.flush()
-        return position.id  # type: ignore[return-value]
+            s.add(row)
+            s.flush()
+            return row
+        if row.status == "ok" and row.action == action:
+            return row
+        week += 1

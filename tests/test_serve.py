@@ -27,7 +27,10 @@ def healthy(port: int) -> bool:
 
 
 def port_is_free(port: int) -> bool:
+    """Whether a new server could listen on the port. SO_REUSEADDR as servers set it (Tornado
+    does): the health checks' closed connections may sit in TIME_WAIT, which holds no port."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:

@@ -94,7 +94,9 @@ def test_query_frame_equals_the_row_wise_path(engine: Engine) -> None:
     # money is the float of the stored Decimal, exactly
     assert fast["amount"].tolist()[:3] == [float(D("50.000001")), 123.456789, 2399.999999]
     assert fast["price"].isna().tolist() == [False, False, False, True]
-    assert fast["decision_id"].isna().all() and str(fast["decision_id"].dtype) == "Int64"
+    # the three BUYs belong to the agent's week-1 decision; the SETTLE to none
+    assert fast["decision_id"].tolist()[:3] == [1, 1, 1] and pd.isna(fast["decision_id"][3])
+    assert str(fast["decision_id"].dtype) == "Int64"
     assert fast["missing"].isna().all()
     assert str(fast["created_at"].dt.tz) == "UTC"
     assert fast["created_at"].iloc[3] == pd.Timestamp(WEEK1 + timedelta(hours=1, microseconds=7))

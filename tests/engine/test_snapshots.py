@@ -176,7 +176,7 @@ def test_unusable_prices_keep_the_prior_mark(engine: Engine, prices: list[str]) 
     assert position(engine, pid).mark_price == D("0.6")
 
 
-def test_a_position_never_marked_is_valued_at_entry(engine: Engine) -> None:
+def test_a_position_not_marked_since_its_fill_is_valued_at_entry(engine: Engine) -> None:
     add_markets(engine, market("m1"))
     (agent,) = new_cohort_agents(engine, ("gpt-5.1",))
     pid = trade_into(engine, agent, "m1", "YES", "500", "0.4", BOUGHT)
@@ -187,7 +187,7 @@ def test_a_position_never_marked_is_valued_at_entry(engine: Engine) -> None:
     row = row_of(engine, agent)
     assert row.positions_value == D("500")  # 1250 × 0.4 entry
     assert row.total_value == D("10000") and row.total_pnl == D("0")
-    assert position(engine, pid).mark_price is None  # nothing live to remember
+    assert position(engine, pid).mark_price == D("0.4")  # the fill's mark: nothing live since
 
 
 def test_same_slot_upserts_and_a_new_slot_adds_rows(engine: Engine) -> None:
@@ -343,7 +343,7 @@ def test_the_pass_is_all_or_nothing(engine: Engine, monkeypatch: pytest.MonkeyPa
         take_snapshots(engine, AFTER_WINDOW)
 
     assert snapshot_rows(engine) == []
-    assert position(engine, pid).mark_price is None
+    assert position(engine, pid).mark_price == D("0.4")  # still the fill's, not the pass's 0.5
     with session_scope(engine) as s:
         assert s.exec(select(SystemLog).where(SystemLog.source == "snapshot")).all() == []
 
