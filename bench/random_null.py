@@ -15,6 +15,7 @@ from datetime import datetime
 import numpy as np
 
 from arena.analytics import leaderboard as lb
+from arena.analytics import null_replay, random_null
 
 
 def _summary(returns: np.ndarray) -> str:
@@ -33,13 +34,13 @@ def main() -> None:
     parser.add_argument("--database", default=None, help="also time the null from this DB")
     args = parser.parse_args()
 
-    from arena.app.demo import (
+    from arena.markets.simulated import (
         DEFAULT_TAIL_WEEKS,
         DEMO_START,
         WORLD_INITIAL_MARKETS,
         WORLD_NEW_PER_DAY,
+        SimulatedWorld,
     )
-    from arena.markets.simulated import SimulatedWorld
 
     began = time.perf_counter()
     world = SimulatedWorld(
@@ -49,12 +50,12 @@ def main() -> None:
         new_per_day=WORLD_NEW_PER_DAY,
         days=(args.weeks + DEFAULT_TAIL_WEEKS) * 7 + 1,
     )
-    cohorts, markets = lb.world_null_inputs(
+    cohorts, markets = random_null.world_null_inputs(
         world, args.weeks, start=DEMO_START, tail_weeks=DEFAULT_TAIL_WEEKS
     )
     built = time.perf_counter() - began
     began = time.perf_counter()
-    pnl = lb.simulate_random_pnl(cohorts, markets, range(args.seeds))
+    pnl = null_replay.simulate_random_pnl(cohorts, markets, range(args.seeds))
     replay = time.perf_counter() - began
     capital = sum(float(c.starting_balance) for c in cohorts)
     returns = pnl.sum(axis=1) / capital * 100.0
@@ -77,7 +78,7 @@ def main() -> None:
 
         engine = create_db_engine(args.database, role="reader")
         began = time.perf_counter()
-        null = lb.database_random_null(engine, seeds=range(args.seeds))
+        null = random_null.database_random_null(engine, seeds=range(args.seeds))
         from_db = time.perf_counter() - began
         if null.empty:
             print("database: no decision run with a frozen universe")

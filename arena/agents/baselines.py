@@ -4,14 +4,19 @@ Each returns the raw JSON text an LLM would, with a one-line reasoning, so basel
 models share one code path (prompt → raw text → parser → executor). `random` is seeded per
 cohort and week, so a replay gives the same bets; `oracle` exists only in simulated runs,
 where it knows the hidden probabilities: it proves the scoring separates skill from luck.
+
+The random strategy's draw (`random_rng`, `strategy_sides`, `random_legs`) is pure and public:
+the leaderboard's random null (`arena.analytics.null_replay`) replays exactly these calls, so
+seed S of the null is the `baseline-random` agent seeded S, by construction.
 """
 
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import ROUND_DOWN, Decimal
+from typing import Any, Protocol, TypeVar
 
 from arena.agents.prompts import PortfolioView, PromptMarket
 
@@ -19,7 +24,9 @@ HiddenProbability = Callable[[str, str, datetime], float]
 
 FAVORITE_MARKETS = 5
 FAVORITE_AMOUNT = Decimal("100")
-RANDOM_MAX_LEGS = 3
+RANDOM_KEY = "baseline-random"  # the random strategy's RNG key prefix (`random_rng`)
+RANDOM_MAX_LEGS = 3  # 0-3 legs a week
+RANDOM_FRACTION = Decimal("0.25")  # a leg's ceiling: 25% of the cash left, in cents
 ORACLE_MIN_EDGE = 0.05
 ORACLE_MAX_LEGS = 10
 CENT = Decimal("0.01")
@@ -36,16 +43,25 @@ class BaselineInput:
     markets: list[PromptMarket]
 
 
-def _sides(market: PromptMarket) -> list[tuple[str, Decimal]]:
-    """Each tradable side with its price (binary: YES as listed and NO = 1 − YES)."""
-    if not market.prices or len(market.prices) != len(market.outcomes):
-        return []
-    if market.market_type == "binary":
-        yes = next(
-            p for o, p in zip(market.outcomes, market.prices, strict=True) if o.upper() == "YES"
-        )
-        return [("YES", yes), ("NO", Decimal(1) - yes)]
-    return list(zip(market.outcomes, market.prices, strict=True))
+Side = tuple[str, Decimal]  # a tradable side and its price
+
+
+def strategy_sides(
+    market_type: str, outcomes: Sequence[str], prices: Sequence[Any] | None
+) -> tuple[Side, ...]:
+    """Each tradable side with its price (binary: YES as listed and NO = 1 − YES); none when
+    the market has no usable price list."""
+    if not prices or len(prices) != len(outcomes):
+        return ()
+    values = [Decimal(str(p)) for p in prices]
+    if market_type == "binary":
+        yes = next(p for o, p in zip(outcomes, values, strict=True) if o.upper() == "YES")
+        return (("YES", yes), ("NO", Decimal(1) - yes))
+    return tuple(zip(outcomes, values, strict=True))
+
+
+def _sides(market: PromptMarket) -> tuple[Side, ...]:
+    return strategy_sides(market.market_type, market.outcomes, market.prices)
 
 
 def _held(portfolio: PortfolioView) -> set[tuple[str, str]]:
@@ -91,25 +107,63 @@ def favorite_strategy(inp: BaselineInput) -> str:
     )
 
 
-def random_strategy(inp: BaselineInput, seed: int = 0) -> str:
-    """Seeded random legal bets: the skill-free trader the leaderboard is measured against."""
-    rng = random.Random(f"baseline-random:{seed}:{inp.cohort_number}:{inp.decision_week}")
-    cash, bets = inp.portfolio.cash, []
-    candidates = [m for m in inp.markets if _sides(m)]
-    for market in rng.sample(candidates, k=min(len(candidates), rng.randint(0, RANDOM_MAX_LEGS))):
-        ceiling = (cash * Decimal("0.25")).quantize(CENT, ROUND_DOWN)
-        if ceiling < inp.portfolio.min_bet:
+class Drawable(Protocol):
+    """A market the random strategy can draw: its tradable sides (`strategy_sides`), non-empty."""
+
+    @property
+    def sides(self) -> Sequence[Side]: ...
+
+
+DrawableT = TypeVar("DrawableT", bound=Drawable)
+
+
+@dataclass(frozen=True)
+class _Listed:
+    market_id: str
+    sides: tuple[Side, ...]
+
+
+def random_rng(seed: int, cohort_number: int, decision_week: int) -> random.Random:
+    """The random strategy's RNG for one cohort's decision week (seed S: the agent seeded S)."""
+    return random.Random(f"{RANDOM_KEY}:{seed}:{cohort_number}:{decision_week}")
+
+
+def random_legs(
+    rng: random.Random, candidates: Sequence[DrawableT], cash: Decimal, min_bet: Decimal
+) -> list[tuple[DrawableT, str, Decimal]]:
+    """The random strategy's legs: (candidate, side, amount), drawn from `rng` in this order.
+
+    0-`RANDOM_MAX_LEGS` distinct candidates (randint, then sample), then per candidate a side
+    (choice) and, if its price is strictly between 0 and 1, an amount (uniform between the
+    minimum bet and 25% of the cash left, in cents); it stops once that ceiling is below the
+    minimum bet. The same calls whoever asks, so a replay with the same RNG gets the same legs.
+    """
+    legs: list[tuple[DrawableT, str, Decimal]] = []
+    count = rng.randint(0, RANDOM_MAX_LEGS)
+    for market in rng.sample(candidates, k=min(len(candidates), count)):
+        ceiling = (cash * RANDOM_FRACTION).quantize(CENT, ROUND_DOWN)
+        if ceiling < min_bet:
             break
-        side, price = rng.choice(_sides(market))
+        side, price = rng.choice(market.sides)
         if not Decimal(0) < price < Decimal(1):
             continue
-        low, high = float(inp.portfolio.min_bet), float(ceiling)
-        amount = Decimal(str(rng.uniform(low, high))).quantize(CENT, ROUND_DOWN)
-        amount = max(inp.portfolio.min_bet, min(amount, ceiling))
-        bets.append(_bet(market.market_id, side, amount))
+        amount = Decimal(str(rng.uniform(float(min_bet), float(ceiling)))).quantize(
+            CENT, ROUND_DOWN
+        )
+        amount = max(min_bet, min(amount, ceiling))
+        legs.append((market, side, amount))
         cash -= amount
-    if not bets:
+    return legs
+
+
+def random_strategy(inp: BaselineInput, seed: int = 0) -> str:
+    """Seeded random legal bets: the skill-free trader the leaderboard is measured against."""
+    rng = random_rng(seed, inp.cohort_number, inp.decision_week)
+    candidates = [_Listed(m.market_id, sides) for m in inp.markets if (sides := _sides(m))]
+    legs = random_legs(rng, candidates, inp.portfolio.cash, inp.portfolio.min_bet)
+    if not legs:
         return _answer("HOLD", "Random baseline: drew no bet this week.")
+    bets = [_bet(market.market_id, side, amount) for market, side, amount in legs]
     return _answer("BET", "Random baseline: seeded random legal bets.", bets)
 
 

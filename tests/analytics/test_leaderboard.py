@@ -13,9 +13,12 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
-from arena.agents.baselines import BaselineInput, random_strategy
+from arena.agents.baselines import RANDOM_KEY, BaselineInput, random_legs, random_strategy
 from arena.agents.prompts import PortfolioView, PromptMarket
 from arena.analytics import leaderboard as lb
+from arena.analytics import paired, random_null
+from arena.analytics.bootstrap import family_bootstrap
+from arena.analytics.null_replay import candidate
 from arena.app.cli import main
 from arena.core import stats
 from arena.core.errors import InputError
@@ -116,7 +119,7 @@ def test_intervals_and_ranks_equal_a_brute_force_loop(book: Engine) -> None:
 def test_same_seed_same_frame_and_cohort_scope(book: Engine) -> None:
     first = lb.leaderboard(book, replicates=500, seed=7)
     pd.testing.assert_frame_equal(first, lb.leaderboard(book, replicates=500, seed=7))
-    draws = [lb.family_bootstrap(book, replicates=500, seed=k).boot.indices for k in (7, 7, 8)]
+    draws = [family_bootstrap(book, replicates=500, seed=k).boot.indices for k in (7, 7, 8)]
     assert np.array_equal(draws[0], draws[1]) and not np.array_equal(draws[0], draws[2])
     one = lb.leaderboard(book, cohort=2, replicates=500)
     assert set(one["cohorts"]) == {1}
@@ -127,25 +130,25 @@ def test_same_seed_same_frame_and_cohort_scope(book: Engine) -> None:
 
 
 def test_paired_comparison_on_the_markets_both_traded(book: Engine) -> None:
-    pairs = lb.pairwise_comparisons(book, metric="pnl", replicates=500)
-    assert list(pairs.columns) == list(lb.PAIRED_COLUMNS)
+    pairs = paired.pairwise_comparisons(book, metric="pnl", replicates=500)
+    assert list(pairs.columns) == list(paired.PAIRED_COLUMNS)
     ab = pairs[(pairs["family_a"] == "m-a") & (pairs["family_b"] == "m-b")].iloc[0]
     # both traded m1 in cohort 1 only: A +750, B −1000
     assert (ab["markets"], ab["clusters"]) == (1, 1)
     assert ab["mean_difference"] == pytest.approx(1750.0)
     assert ab["p_value"] == pytest.approx(1.0)  # one cluster: both signs equally extreme
-    brier = lb.paired_comparison(book, "m-b", "m-a", metric="brier", replicates=500).iloc[0]
+    brier = paired.paired_comparison(book, "m-b", "m-a", metric="brier", replicates=500).iloc[0]
     assert brier["mean_difference"] == pytest.approx(0.4**2 - 0.8**2)
     with pytest.raises(InputError):
-        lb.paired_comparison(book, "m-a", "nobody")
+        paired.paired_comparison(book, "m-a", "nobody")
     with pytest.raises(InputError):
-        lb.pairwise_comparisons(book, metric="sharpe")
+        paired.pairwise_comparisons(book, metric="sharpe")
 
 
 def test_an_empty_database_gives_an_empty_frame(engine: Engine) -> None:
     frame = lb.leaderboard(engine)
     assert frame.empty and list(frame.columns) == list(lb.LEADERBOARD_COLUMNS)
-    assert lb.database_random_null(engine).empty
+    assert random_null.database_random_null(engine).empty
 
 
 # --------------------------------------------------------------------------------------------
@@ -204,8 +207,8 @@ def test_season_leaderboard_matches_independent_queries(season: Engine) -> None:
 def test_the_null_replays_the_random_baseline_exactly(season: Engine) -> None:
     """Seed S of the null is a `baseline-random` agent seeded S: the season's was seeded with
     SEASON_SEED, so the replay must reproduce its P/L in every cohort to the micro-dollar."""
-    null = lb.database_random_null(season, seeds=[SEASON_SEED, SEASON_SEED + 1])
-    assert list(null.columns) == list(lb.NULL_COLUMNS)
+    null = random_null.database_random_null(season, seeds=[SEASON_SEED, SEASON_SEED + 1])
+    assert list(null.columns) == list(random_null.NULL_COLUMNS)
     with session_scope(season) as s:
         actual = {}
         for agent, cohort in s.exec(
@@ -248,7 +251,7 @@ def test_random_legs_are_the_strategy_s_bets() -> None:
     ]
     candidates = [
         c
-        for c in (lb.candidate(m.market_id, m.market_type, m.outcomes, m.prices) for m in markets)
+        for c in (candidate(m.market_id, m.market_type, m.outcomes, m.prices) for m in markets)
         if c is not None
     ]
     assert [c.market_id for c in candidates] == ["1", "2", "4"]
@@ -257,15 +260,15 @@ def test_random_legs_are_the_strategy_s_bets() -> None:
             portfolio = PortfolioView(cash=cash, max_bet=cash / 4, min_bet=D("50"), positions=[])
             text = random_strategy(BaselineInput(WEEK1, 3, 2, portfolio, markets), seed)
             expected = pd.read_json(io.StringIO(text), typ="series").get("bets", [])
-            rng = random.Random(f"{lb.NULL_KEY}:{seed}:3:2")
-            legs = lb.random_legs(rng, candidates, cash, D("50"))
+            rng = random.Random(f"{RANDOM_KEY}:{seed}:3:2")
+            legs = random_legs(rng, candidates, cash, D("50"))
             assert [(c.market_id, side, float(amount)) for c, side, amount in legs] == [
                 (b["market_id"], b["side"], b["amount"]) for b in expected
             ]
 
 
 def test_null_percentile_of_the_random_baseline_is_unremarkable(season: Engine) -> None:
-    null = lb.database_random_null(season, seeds=range(60))
+    null = random_null.database_random_null(season, seeds=range(60))
     per_seed = null.groupby("seed")["pnl"].sum() / 30000 * 100
     assert per_seed.std() > 0
     frame = lb.leaderboard(season, replicates=200, null_seeds=60)
@@ -276,7 +279,7 @@ def test_null_percentile_of_the_random_baseline_is_unremarkable(season: Engine) 
 
 
 def test_world_null_runs_without_a_database() -> None:
-    returns = lb.random_null(SEASON_SEED, 1, seeds=range(5), tail_weeks=0)
+    returns = random_null.random_null(SEASON_SEED, 1, seeds=range(5), tail_weeks=0)
     assert returns.shape == (5,) and np.isfinite(returns).all() and returns.std() > 0
 
 
