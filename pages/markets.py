@@ -2,7 +2,6 @@
 one market — its price path as we recorded it, every agent's position and trade, its
 resolution and Brier rows. Questions are untrusted text: shown as text, never rendered."""
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -17,7 +16,7 @@ from arena.analytics.markets import (
     markets,
     price_path,
 )
-from arena.dashboard import ui
+from arena.dashboard import charts, ui
 from arena.storage.models import MARKET_STATUSES, MARKET_TYPES
 
 ui.entry_guard()
@@ -125,33 +124,7 @@ path: pd.DataFrame = ui.read(price_path, market_id)
 if path.empty:
     ui.empty("No recorded price: the market was never in a decision snapshot.")
 else:
-    pick = alt.selection_point(fields=["outcome"], bind="legend")
-    chart = (
-        alt.Chart(path)
-        .mark_line(point=True, interpolate="step-after")
-        .encode(
-            x=alt.X(
-                "at:T",
-                title="Time (UTC)",
-                scale=alt.Scale(type="utc"),
-                axis=alt.Axis(format="%b %d %H:%M", labelAngle=0),
-            ),
-            y=alt.Y("price:Q", title="Price", scale=alt.Scale(domain=[0, 1])),
-            color=alt.Color("outcome:N", title="Outcome"),
-            shape=alt.Shape("source:N", title="Recorded by"),
-            opacity=alt.condition(pick, alt.value(1.0), alt.value(0.15)),
-            tooltip=[
-                "outcome:N",
-                alt.Tooltip("at:T", format="%Y-%m-%d %H:%M"),
-                "price:Q",
-                "source:N",
-                "snapshot_id:Q",
-            ],
-        )
-        .add_params(pick, alt.selection_interval(bind="scales", encodings=["x"]))
-        .properties(height=300)
-    )
-    st.altair_chart(chart, width="stretch")
+    ui.chart(charts.price_path(path))
     st.caption(
         "Points are the frozen snapshots shown to agents at each decision run, plus the latest "
         "synced price; finer price history is not stored."

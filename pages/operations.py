@@ -4,9 +4,6 @@ Locked unless ARENA_ADMIN_PASSWORD is set AND entered in this session; the compa
 constant-time and repeated failures lock the page for a while (`arena.dashboard.admin.AdminGate`).
 Nothing here shows the database URL or any key."""
 
-from datetime import UTC, datetime
-
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -22,59 +19,13 @@ from arena.analytics.operations import (
     system_log,
 )
 from arena.config import get_settings
-from arena.dashboard import ui
-from arena.dashboard.admin import AdminGate
+from arena.dashboard import admin, charts, ui
 from arena.storage.models import JOB_STATUSES, LOG_LEVELS
 
 ui.entry_guard()
 
-UNLOCKED = "_operations_unlocked"
-WRONG = "_operations_wrong_password"
-
 st.title("Operations")
-secret = get_settings().admin_password
-if secret is None or not secret.get_secret_value():
-    st.warning(
-        "Locked: this page needs an admin password. Set ARENA_ADMIN_PASSWORD in the "
-        "dashboard's environment (or .env) and restart it."
-    )
-    st.stop()
-
-
-@st.cache_resource(show_spinner=False)
-def _gate() -> AdminGate:
-    """One gate per dashboard process: new browser sessions do not reset the failure count."""
-    return AdminGate()
-
-
-def _check_password() -> None:
-    """On Enter: unlock on a constant-time match; count failures and lock out after five."""
-    entered = str(st.session_state.get("admin-password") or "")
-    st.session_state["admin-password"] = ""  # never keep the secret in the session
-    if not entered:
-        return
-    verdict = _gate().check(entered, secret.get_secret_value(), datetime.now(UTC))
-    st.session_state[UNLOCKED] = verdict == "ok"
-    st.session_state[WRONG] = verdict
-
-
-if not st.session_state.get(UNLOCKED):
-    st.text_input(
-        "Admin password (press Enter)",
-        type="password",
-        key="admin-password",
-        on_change=_check_password,
-    )
-    st.button("Unlock", key="unlock")
-    if st.session_state.get(WRONG) == "wrong":
-        st.error("Wrong password.")
-    elif st.session_state.get(WRONG) == "locked":
-        st.error("Too many wrong passwords: locked for 15 minutes.")
-    st.stop()
-
-if st.button("Lock", key="lock"):
-    st.session_state[UNLOCKED] = False
-    st.rerun()
+admin.require_unlock(get_settings().admin_password)
 
 st.subheader("Jobs")
 health: pd.DataFrame = ui.read(job_health)
@@ -146,21 +97,5 @@ else:
         ui.download_csv(by_family, "spend-by-family")
     with right:
         st.markdown("**Per week**")
-        chart = (
-            alt.Chart(by_week)
-            .mark_bar()
-            .encode(
-                x=alt.X("yearmonthdate(week_start):O", title="Week starting (UTC)"),
-                y=alt.Y("sum(cost_usd):Q", title="API cost, $"),
-                color=alt.Color("family_id:N", title="Family"),
-                tooltip=[
-                    "family_id:N",
-                    "week_start:T",
-                    "decisions:Q",
-                    alt.Tooltip("cost_usd:Q", format="$.4f"),
-                ],
-            )
-            .properties(height=260)
-        )
-        st.altair_chart(chart, width="stretch")
+        ui.chart(charts.api_spend_by_week(by_week))
         ui.download_csv(by_week, "spend-by-week")

@@ -62,17 +62,30 @@ GREY_STYLE = "color: #9aa4b2"
 def entry_guard() -> None:
     """Make sure the page runs under dashboard.py's navigation; call first in every page.
 
-    Why: on a freshly started server Streamlit runs a deep link such as ``/decisions`` in its
-    legacy ``pages/`` directory mode — the page script alone, without dashboard.py (no
-    database gate, no sidebar, no deep-link restore) — until some session has run the entry
-    script's `st.navigation`. Detected here, the legacy mode is switched off and the run
-    restarted, so the very first visitor's deep link runs through the entry like every other.
+    What for: Streamlit still has its legacy multipage mode, in which a ``pages/`` directory
+    beside the entry script makes each file in it a page that runs ALONE. Its docs say the
+    mode ends "as soon as any session of your app executes st.navigation" — so on a freshly
+    started server the first visitor's deep link, such as ``/decisions?decision=42``, runs
+    pages/decisions.py without dashboard.py: no database gate, no sidebar, no deep-link
+    restore. Detected here, the legacy mode is switched off and the run restarted, so that
+    link runs through the entry (and opens the page it names) like every later one.
+
+    Why a private flag: no public API does this. `st.navigation` is what ends the mode, but
+    it may only be called from the entry script, which is exactly what has not run;
+    `st.rerun` and `st.switch_page` rerun inside the legacy mode (switching to the entry would
+    land on its default page and lose the link); `st.runtime.exists()` only says whether a
+    server is running. The flag is `PagesManager.uses_pages_directory` (set at server start
+    from whether ``pages/`` exists, cleared by `st.navigation`): Streamlit's own script runner
+    reads it to choose the legacy mode. tests/test_dashboard_apptest.py fails loudly if an
+    upgrade renames or drops it, or if the legacy mode stops running a page alone. The public
+    way out is to move the pages out of a directory named ``pages/`` (Streamlit suggests
+    ``app_pages/``); then this guard can go.
     """
     try:
         from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # a future Streamlit without the legacy mode
+    except ImportError:  # moved or gone (the tests say which): never break a page over it
         return
-    if PagesManager.uses_pages_directory:
+    if getattr(PagesManager, "uses_pages_directory", None):
         PagesManager.uses_pages_directory = False
         st.rerun()
 
@@ -276,6 +289,11 @@ def download_csv(frame: pd.DataFrame, name: str, *, label: str = "Download CSV")
     )
 
 
+def chart(spec: Any) -> None:
+    """Show an `arena.dashboard.charts` chart at the page's full width."""
+    st.altair_chart(spec, width="stretch")
+
+
 def empty(message: str) -> None:
     """The empty state: what is missing and what to do about it."""
     st.info(message)
@@ -401,45 +419,6 @@ NO_SNAPSHOTS = (
 )
 
 
-def curve_chart(frame: pd.DataFrame, field: str, title: str, *, height: int = 380) -> Any:
-    """Altair lines, one per family: click the legend to isolate one, drag to pan, wheel to
-    zoom the time axis (double-click resets). Baselines are dashed reference lines."""
-    import altair as alt
-
-    pick = alt.selection_point(fields=["display_name"], bind="legend")
-    zoom = alt.selection_interval(bind="scales", encodings=["x"])
-    value_format = "$,.2f" if field in ("total_value", "total_pnl") else "+.2f"
-    chart = (
-        alt.Chart(frame)
-        .mark_line(interpolate="step-after")
-        .encode(
-            x=alt.X(
-                "at:T",
-                title="Time (UTC)",
-                scale=alt.Scale(type="utc"),
-                axis=alt.Axis(format="%b %d %H:%M", labelAngle=0, labelOverlap=True),
-            ),
-            y=alt.Y(f"{field}:Q", title=title, scale=alt.Scale(zero=False)),
-            color=alt.Color("display_name:N", title="Family (click to isolate)"),
-            strokeDash=alt.StrokeDash(
-                "kind:N",
-                title="Kind",
-                scale=alt.Scale(domain=["llm", "baseline"], range=[[1, 0], [5, 4]]),
-            ),
-            opacity=alt.condition(pick, alt.value(1.0), alt.value(0.12)),
-            tooltip=[
-                alt.Tooltip("display_name:N", title="Family"),
-                alt.Tooltip("at:T", title="Bucket start (UTC)", format="%Y-%m-%d %H:%M"),
-                alt.Tooltip(f"{field}:Q", title=title, format=value_format),
-                alt.Tooltip("agents:Q", title="Agents summed"),
-            ],
-        )
-        .add_params(pick, zoom)
-        .properties(height=height)
-    )
-    return chart
-
-
 def curve_section(
     name: str,
     *,
@@ -452,6 +431,7 @@ def curve_section(
     family's cohorts (a value sum would jump by the starting balance at each new cohort).
     """
     from arena.analytics.curves import RANGES, UNITS, curve_window, portfolio_curves
+    from arena.dashboard import charts
 
     left, right = st.columns([3, 1])
     range_key = choice_link("Range", "range", list(RANGES), default="ALL", container=left)
@@ -466,7 +446,7 @@ def curve_section(
         field, title = "total_pnl", "P/L, $ (summed over cohorts)"
     else:
         field, title = "total_value", "Portfolio value, $"
-    st.altair_chart(curve_chart(frame, field, title), width="stretch")
+    chart(charts.portfolio_curves(frame, field, title))
     window = read(curve_window, range_key, cohort=cohort, family=family)
     if window.start is not None and window.end is not None:
         st.caption(

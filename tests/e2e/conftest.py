@@ -16,6 +16,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -77,12 +78,9 @@ def season(tmp_path_factory: pytest.TempPathFactory) -> Season:
     return sqlite_season(tmp_path_factory.getbasetemp())
 
 
-@pytest.fixture(scope="session")
-def streamlit_server(season: Season, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL of a dashboard server over the season's database, stopped after the session."""
-    workdir = tmp_path_factory.mktemp("e2e-server")
-    database_url = season.url
-
+@contextmanager
+def dashboard_server(database_url: str, workdir: Path) -> Iterator[str]:
+    """A fresh `streamlit run dashboard.py` over `database_url`: its base URL, once healthy."""
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     env = {key: value for key, value in os.environ.items() if key not in SCRUBBED_ENV}
@@ -131,6 +129,20 @@ def streamlit_server(season: Season, tmp_path_factory: pytest.TempPathFactory) -
         yield base_url
     finally:
         _stop(process)
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(season: Season, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of a dashboard server over the season's database, stopped after the session."""
+    with dashboard_server(season.url, tmp_path_factory.mktemp("e2e-server")) as base_url:
+        yield base_url
+
+
+@pytest.fixture
+def fresh_server(season: Season, tmp_path: Path) -> Iterator[str]:
+    """A server of its own that no browser has visited yet (the first visit is the test's)."""
+    with dashboard_server(season.url, tmp_path) as base_url:
+        yield base_url
 
 
 @pytest.fixture(scope="session")

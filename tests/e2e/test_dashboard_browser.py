@@ -164,6 +164,21 @@ def test_deep_link_opens_the_view_and_survives_navigation(
     expect(page.get_by_text("Model A — cohort 1 — model test/llm-a (llm)")).to_be_visible()
 
 
+def test_a_fresh_servers_first_visit_by_deep_link_runs_through_the_entry(
+    fresh_server: str, page: Page
+) -> None:
+    # Until a session runs dashboard.py's st.navigation, Streamlit's legacy pages/ mode would
+    # run pages/agent.py alone (no database gate, no sidebar): ui.entry_guard prevents that.
+    _open(page, fresh_server, "agent?cohort=1&family=llm-a", "Agent")
+
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("Database: sqlite")
+    expect(
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Leaderboard")
+    ).to_be_visible()
+    expect(page.get_by_text("Model A — cohort 1 — model test/llm-a (llm)")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"/agent\?.*family=llm-a"))
+
+
 def test_exports_zip_holds_contract_csvs_and_readme(streamlit_server: str, page: Page) -> None:
     _open(page, streamlit_server, "exports?cohort=1", "Exports")
 

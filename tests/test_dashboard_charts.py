@@ -1,0 +1,357 @@
+"""Every chart function in `arena.dashboard.charts` builds a valid Vega-Lite spec.
+
+Small hand-made frames shaped like the read models' (and empty ones, which a page may pass),
+then the real read models' frames — on an empty migrated database and on the shared season —
+so a column renamed in a read model fails here, not in a browser. `to_dict()` validates the
+spec against Altair's Vega-Lite schema.
+"""
+
+import shutil
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import pytest
+from sqlalchemy.engine import Engine
+
+from arena.analytics import calibration, curves, markets, operations
+from arena.dashboard import charts
+from arena.storage.db import create_db_engine
+from tests.analytics.season import sqlite_season
+
+T0 = datetime(2026, 1, 4, tzinfo=UTC)
+T1 = datetime(2026, 1, 11, tzinfo=UTC)
+
+
+def _spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
+    """The chart's Vega-Lite dict (validated against the schema by Altair)."""
+    spec = chart.to_dict()
+    assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+    return spec
+
+
+def _layers(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(spec["layer"]) if "layer" in spec else [spec]
+
+
+def _marks(spec: dict[str, Any]) -> list[str]:
+    return [layer["mark"]["type"] for layer in _layers(spec)]
+
+
+def _fields(layer: dict[str, Any]) -> dict[str, str]:
+    """Encoding channel → field (or aggregate(field)) of one layer."""
+    out = {}
+    for channel, encoding in layer["encoding"].items():
+        if isinstance(encoding, dict) and "field" in encoding:
+            field = encoding["field"]
+            out[channel] = f"{encoding['aggregate']}({field})" if "aggregate" in encoding else field
+    return out
+
+
+def _rows(spec: dict[str, Any], layer: int = 0) -> int:
+    """How many rows the dataset of the chart (or of its `layer`) holds."""
+    data = spec.get("data") or _layers(spec)[layer]["data"]
+    return len(spec["datasets"][data["name"]])
+
+
+# --------------------------------------------------------------------------------------------
+# Small frames, shaped like the read models'
+
+
+def curve_frame(rows: int = 2) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "family_id": ["llm-a", "baseline-cash"][:rows],
+            "display_name": ["LLM A", "Baseline: cash"][:rows],
+            "kind": ["llm", "baseline"][:rows],
+            "at": pd.to_datetime([T0, T1][:rows], utc=True),
+            "total_value": [10_100.0, 10_000.0][:rows],
+            "total_pnl": [100.0, 0.0][:rows],
+            "capital": [10_000.0, 10_000.0][:rows],
+            "return_pct": [1.0, 0.0][:rows],
+            "agents": [1, 1][:rows],
+        }
+    )
+
+
+def summary_frame(rows: int = 2) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "family_id": ["llm-a", "oracle"][:rows],
+            "kind": ["llm", "baseline"][:rows],
+            "resolved_bets": [40, 30][:rows],
+            "brier": [0.21, 0.05][:rows],
+            "brier_ci_low": [0.15, 0.02][:rows],
+            "brier_ci_high": [0.28, 0.09][:rows],
+            "market_brier": [0.19, 0.18][:rows],
+            "market_brier_ci_low": [0.12, 0.11][:rows],
+            "market_brier_ci_high": [0.25, 0.24][:rows],
+        }
+    )
+
+
+def bins_frame(family: str = "llm-a", counts: tuple[int, ...] = (3, 0, 5)) -> pd.DataFrame:
+    n = len(counts)
+    return pd.DataFrame(
+        {
+            "family_id": [family] * n,
+            "bin": list(range(n)),
+            "bin_low": [i / n for i in range(n)],
+            "bin_high": [(i + 1) / n for i in range(n)],
+            "count": list(counts),
+            "mean_forecast": [(i + 0.5) / n if c else float("nan") for i, c in enumerate(counts)],
+            "observed_rate": [0.5 if c else float("nan") for c in counts],
+        }
+    )
+
+
+def over_time_frame(rows: int = 2) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "family_id": ["llm-a", "llm-a"][:rows],
+            "date": [date(2026, 1, 5), date(2026, 1, 12)][:rows],
+            "cumulative_brier": [0.25, 0.22][:rows],
+            "resolved_bets": [2, 5][:rows],
+            "cumulative_market_brier": [0.2, 0.21][:rows],
+        }
+    )
+
+
+def path_frame(rows: int = 2) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "at": pd.to_datetime([T0, T0][:rows], utc=True),
+            "source": ["snapshot", "snapshot"][:rows],
+            "snapshot_id": [1, 1][:rows],
+            "outcome": ["Yes", "No"][:rows],
+            "price": [0.4, 0.6][:rows],
+        }
+    )
+
+
+def spend_frame(rows: int = 2) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "week_start": pd.to_datetime([T0, T1][:rows], utc=True),
+            "family_id": ["llm-a", "llm-b"][:rows],
+            "decisions": [1, 1][:rows],
+            "tokens_in": [900, 800][:rows],
+            "tokens_out": [90, 80][:rows],
+            "cost_usd": [0.0123, 0.0045][:rows],
+        }
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Each chart: marks, encodings, titles and scales as the pages showed them
+
+
+@pytest.mark.parametrize(
+    ("field", "title", "value_format"),
+    [
+        ("total_value", "Portfolio value, $", "$,.2f"),
+        ("total_pnl", "P/L, $ (summed over cohorts)", "$,.2f"),
+        ("return_pct", "Return, %", "+.2f"),
+    ],
+)
+@pytest.mark.parametrize("rows", [2, 0])
+def test_portfolio_curves(field: str, title: str, value_format: str, rows: int) -> None:
+    spec = _spec(charts.portfolio_curves(curve_frame(rows), field, title))
+
+    assert _marks(spec) == ["line"]
+    assert spec["mark"]["interpolate"] == "step-after"
+    assert _fields(spec) == {
+        "x": "at",
+        "y": field,
+        "color": "display_name",
+        "strokeDash": "kind",
+    }
+    encoding = spec["encoding"]
+    assert encoding["y"]["title"] == title
+    assert encoding["y"]["scale"] == {"zero": False}
+    assert encoding["x"]["scale"] == {"type": "utc"}
+    assert encoding["strokeDash"]["scale"]["range"] == [[1, 0], [5, 4]]
+    assert encoding["tooltip"][2] == {
+        "field": field,
+        "format": value_format,
+        "title": title,
+        "type": "quantitative",
+    }
+    assert [p["select"]["type"] for p in spec["params"]] == ["point", "interval"]
+    assert spec["height"] == 380
+    assert _rows(spec) == rows
+
+
+@pytest.mark.parametrize("rows", [2, 0])
+def test_brier_intervals(rows: int) -> None:
+    spec = _spec(charts.brier_intervals(summary_frame(rows)))
+
+    assert _marks(spec) == ["rule", "point"]
+    rule, point = _layers(spec)
+    assert _fields(rule) == {
+        "x": "brier_ci_low",
+        "x2": "brier_ci_high",
+        "y": "family_id",
+        "yOffset": "forecaster",
+        "color": "forecaster",
+    }
+    assert _fields(point)["x"] == "brier"
+    assert rule["encoding"]["x"]["scale"] == {"domain": [0, 1]}
+    assert spec["height"] == 70 + 45 * rows
+    # One row per family and forecaster: the family's own Brier and the market's.
+    assert _rows(spec) == 2 * rows
+
+
+def test_reliability_points_keep_non_empty_bins_of_the_chosen_series() -> None:
+    implied = pd.concat([bins_frame("llm-a"), bins_frame("oracle")], ignore_index=True)
+    market = pd.concat(
+        [bins_frame("llm-a", (1, 1, 0)), bins_frame("oracle", (2, 0, 0))], ignore_index=True
+    )
+
+    every_family = charts.reliability_points(implied, market, None)
+    one_family = charts.reliability_points(implied, market, "llm-a")
+
+    assert set(every_family["forecaster"]) == {"implied confidence"}
+    assert every_family["family_id"].tolist() == ["llm-a", "llm-a", "oracle", "oracle"]
+    assert (every_family["count"] > 0).all()
+    assert every_family.index.tolist() == [0, 1, 2, 3]
+    assert one_family["forecaster"].tolist() == [
+        "implied confidence",
+        "implied confidence",
+        "market price",
+        "market price",
+    ]
+    assert set(one_family["family_id"]) == {"llm-a"}
+    assert charts.reliability_points(implied, market, "nobody").empty
+
+
+@pytest.mark.parametrize("by_forecaster", [False, True])
+@pytest.mark.parametrize("family", ["llm-a", "nobody"])
+def test_reliability_diagram(by_forecaster: bool, family: str) -> None:
+    points = charts.reliability_points(bins_frame(), bins_frame(), family)
+    spec = _spec(charts.reliability_diagram(points, by_forecaster=by_forecaster))
+
+    assert _marks(spec) == ["line", "line", "circle", "text"]
+    diagonal, lines, dots, labels = _layers(spec)
+    assert diagonal["mark"]["strokeDash"] == [4, 4]
+    series = "forecaster" if by_forecaster else "family_id"
+    assert _fields(lines) == {"x": "mean_forecast", "y": "observed_rate", "color": series}
+    assert lines["encoding"]["color"]["title"] == ("Forecaster" if by_forecaster else "Family")
+    assert _fields(dots)["size"] == "count"
+    assert dots["encoding"]["size"]["scale"] == {"range": [40, 600]}
+    assert _fields(labels)["text"] == "count"
+    assert [(p["select"]["fields"], p["bind"]) for p in spec["params"]] == [([series], "legend")]
+    assert spec["height"] == 420
+    assert _rows(spec, layer=0) == 2  # the diagonal
+    assert _rows(spec, layer=1) == len(points)
+
+
+@pytest.mark.parametrize("with_market", [False, True])
+@pytest.mark.parametrize("rows", [2, 0])
+def test_brier_over_time(with_market: bool, rows: int) -> None:
+    spec = _spec(charts.brier_over_time(over_time_frame(rows), with_market=with_market))
+
+    assert _marks(spec) == ["line"]
+    assert spec["mark"] == {"type": "line", "point": True, "interpolate": "step-after"}
+    assert _fields(spec) == {
+        "x": "date",
+        "y": "cumulative_brier",
+        "color": "family_id",
+        "strokeDash": "forecaster",
+    }
+    assert spec["encoding"]["y"]["scale"] == {"zero": True}
+    assert spec["height"] == 320
+    # The market's line only next to one family's own.
+    assert _rows(spec) == rows * (2 if with_market else 1)
+
+
+@pytest.mark.parametrize("rows", [2, 0])
+def test_price_path(rows: int) -> None:
+    spec = _spec(charts.price_path(path_frame(rows)))
+
+    assert _marks(spec) == ["line"]
+    assert _fields(spec) == {"x": "at", "y": "price", "color": "outcome", "shape": "source"}
+    assert spec["encoding"]["y"]["scale"] == {"domain": [0, 1]}
+    assert spec["encoding"]["opacity"]["value"] == 0.15
+    assert spec["height"] == 300
+    assert _rows(spec) == rows
+
+
+@pytest.mark.parametrize("rows", [2, 0])
+def test_api_spend_by_week(rows: int) -> None:
+    spec = _spec(charts.api_spend_by_week(spend_frame(rows)))
+
+    assert _marks(spec) == ["bar"]
+    assert _fields(spec) == {"x": "week_start", "y": "sum(cost_usd)", "color": "family_id"}
+    assert spec["encoding"]["x"]["timeUnit"] == "yearmonthdate"
+    assert spec["encoding"]["y"]["title"] == "API cost, $"
+    assert spec["height"] == 260
+    assert _rows(spec) == rows
+
+
+# --------------------------------------------------------------------------------------------
+# The real read models' frames: empty database and a season
+
+
+@pytest.fixture(scope="module")
+def empty_engine(
+    sqlite_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Engine]:
+    path = tmp_path_factory.mktemp("charts-empty") / "arena.db"
+    shutil.copy(sqlite_template, path)
+    engine = create_db_engine(f"sqlite:///{path}", role="reader")
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def season_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    engine = create_db_engine(sqlite_season(tmp_path_factory.getbasetemp()).url, role="reader")
+    yield engine
+    engine.dispose()
+
+
+def _first_market(engine: Engine) -> str:
+    found = markets.markets(engine, held=True)
+    return str(found["market_id"].iloc[0]) if not found.empty else "no-such-market"
+
+
+READ_MODEL_CHARTS: dict[str, Callable[[Engine], Any]] = {
+    "portfolio_curves": lambda e: charts.portfolio_curves(
+        curves.portfolio_curves(e, "ALL"), "total_pnl", "P/L"
+    ),
+    "brier_intervals": lambda e: charts.brier_intervals(calibration.calibration_summary(e)),
+    "reliability_diagram": lambda e: charts.reliability_diagram(
+        charts.reliability_points(
+            calibration.reliability(e), calibration.reliability(e, forecaster="market"), None
+        ),
+        by_forecaster=False,
+    ),
+    "brier_over_time": lambda e: charts.brier_over_time(
+        calibration.brier_over_time(e), with_market=True
+    ),
+    "price_path": lambda e: charts.price_path(markets.price_path(e, _first_market(e))),
+    "api_spend_by_week": lambda e: charts.api_spend_by_week(operations.api_spend(e).by_week),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READ_MODEL_CHARTS))
+def test_charts_take_the_read_models_frames(
+    name: str, empty_engine: Engine, season_engine: Engine
+) -> None:
+    layer = 1 if name == "reliability_diagram" else 0  # not the diagonal
+    assert _rows(_spec(READ_MODEL_CHARTS[name](empty_engine)), layer) == 0
+    assert _rows(_spec(READ_MODEL_CHARTS[name](season_engine)), layer) > 0
+
+
+def test_every_chart_function_is_tested() -> None:
+    """A new chart in charts.py gets a test here (and a read-model check above)."""
+    public = {
+        name
+        for name, value in vars(charts).items()
+        if callable(value) and not name.startswith("_") and value.__module__ == charts.__name__
+    }
+    assert public == set(READ_MODEL_CHARTS) | {"reliability_points"}
