@@ -86,6 +86,7 @@ def seed_basic(engine: Engine) -> dict[str, int]:
             )
             s.add(cohort)
             s.flush()
+            assert cohort.id is not None
             for fid in ("gpt-5.1", "baseline-cash"):
                 agent = Agent(
                     cohort_id=cohort.id,
@@ -97,7 +98,8 @@ def seed_basic(engine: Engine) -> dict[str, int]:
                 )
                 s.add(agent)
                 s.flush()
-                ids[f"agent_{number}_{fid}"] = agent.id  # type: ignore[assignment]
+                assert agent.id is not None
+                ids[f"agent_{number}_{fid}"] = agent.id
                 at = cohort.week_start + timedelta(minutes=5)
                 decision = Decision(
                     agent_id=agent.id,
@@ -126,6 +128,7 @@ def seed_basic(engine: Engine) -> dict[str, int]:
                 )
                 s.add(position)
                 s.flush()
+                assert position.id is not None
                 trade = Trade(
                     agent_id=agent.id,
                     decision_id=decision.id,
@@ -143,6 +146,7 @@ def seed_basic(engine: Engine) -> dict[str, int]:
                 )
                 s.add(trade)
                 s.flush()
+                assert trade.id is not None
                 s.add(
                     BrierScore(
                         trade_id=trade.id,
@@ -188,6 +192,7 @@ def new_cohort_agents(engine: Engine, family_ids: tuple[str, ...], number: int =
         )
         s.add(cohort)
         s.flush()
+        assert cohort.id is not None
         for fid in family_ids:
             agent = Agent(
                 cohort_id=cohort.id,
@@ -199,7 +204,8 @@ def new_cohort_agents(engine: Engine, family_ids: tuple[str, ...], number: int =
             )
             s.add(agent)
             s.flush()
-            ids.append(agent.id)  # type: ignore[arg-type]
+            assert agent.id is not None
+            ids.append(agent.id)
     return ids
 
 

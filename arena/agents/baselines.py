@@ -87,7 +87,8 @@ def cash_strategy(inp: BaselineInput) -> str:
 
 def favorite_strategy(inp: BaselineInput) -> str:
     """Fixed-size bets on the favourite side of the top markets not yet held."""
-    cash, held, bets = inp.portfolio.cash, _held(inp.portfolio), []
+    cash, held = inp.portfolio.cash, _held(inp.portfolio)
+    bets: list[dict[str, object]] = []
     for market in inp.markets:
         if len(bets) == FAVORITE_MARKETS:
             break

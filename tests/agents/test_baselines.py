@@ -3,6 +3,7 @@
 import json
 from datetime import UTC, datetime
 from decimal import Decimal as D
+from typing import Literal
 
 from arena.agents.baselines import (
     BaselineInput,
@@ -18,14 +19,16 @@ AT = datetime(2026, 11, 1, 0, 5, tzinfo=UTC)
 
 
 def market(mid: str, outcomes: list[str], prices: list[str]) -> PromptMarket:
-    kind = "binary" if sorted(o.lower() for o in outcomes) == ["no", "yes"] else "named"
+    kind: Literal["binary", "named"] = (
+        "binary" if sorted(o.lower() for o in outcomes) == ["no", "yes"] else "named"
+    )
     return PromptMarket(
         mid,
         f"Question {mid}?",
         None,
         None,
         kind,
-        outcomes,  # type: ignore[arg-type]
+        outcomes,
         [D(p) for p in prices],
         1000.0,
         None,

@@ -279,7 +279,8 @@ def test_content_as_a_list_of_parts_is_joined(
 def test_reasoning_is_kept_apart_from_the_content(
     server: LLMServer, make_client: ClientFactory, field_name: str
 ) -> None:
-    server.script(Reply(body=completion("answer", **{field_name: "let me think"})))
+    extra: dict[str, Any] = {field_name: "let me think"}
+    server.script(Reply(body=completion("answer", **extra)))
     result = call(make_client())
     assert result.content == "answer"
     assert result.reasoning == "let me think"

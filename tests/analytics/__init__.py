@@ -151,9 +151,10 @@ def build_book(engine: Engine) -> None:
     with session_scope(engine) as s:
         s.merge(family("baseline-cash", "baseline"))
     with session_scope(engine) as s:
-        agents = {
-            (a.cohort_id, a.family_id): a.id for a in s.exec(select(Agent).order_by(col(Agent.id)))
-        }
+        agents: dict[tuple[int, str], int] = {}
+        for a in s.exec(select(Agent).order_by(col(Agent.id))):
+            assert a.id is not None  # loaded rows always carry their id
+            agents[a.cohort_id, a.family_id] = a.id
         c1, c2 = sorted({cid for cid, _ in agents})
     t = WEEK1 + timedelta(minutes=5)
     trade_into(engine, agents[c1, "m-a"], "m1", "YES", "500", "0.4", t)

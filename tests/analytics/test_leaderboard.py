@@ -86,7 +86,7 @@ def test_intervals_and_ranks_equal_a_brute_force_loop(book: Engine) -> None:
     """Recompute every replicate by hand from per-event P/L and the same index matrix."""
     frame = lb.leaderboard(book, replicates=REPLICATES, seed=3)
     with session_scope(book) as s:
-        c1, c2 = sorted(c.id for c in s.exec(select(Cohort)))
+        c1, c2 = sorted(c.id for c in s.exec(select(Cohort)) if c.id is not None)
     # clusters in label order: c1|event:E1, c1|event:E2, c1|market:m3, c2|market:m3
     labels = sorted([f"{c1}|event:E1", f"{c1}|event:E2", f"{c1}|market:m3", f"{c2}|market:m3"])
     hand = {
@@ -97,7 +97,7 @@ def test_intervals_and_ranks_equal_a_brute_force_loop(book: Engine) -> None:
     strata = [int(label.split("|")[0]) for label in labels]
     indices = stats.bootstrap_indices(strata, REPLICATES, seed=3)
     families = ["m-a", "baseline-cash", "m-b"]
-    returns = {f: [] for f in families}
+    returns: dict[str, list[float]] = {f: [] for f in families}
     first = dict.fromkeys(families, 0.0)
     for b in range(REPLICATES):
         totals = {f: sum(hand[f].get(labels[j], 0.0) for j in indices[b]) for f in families}

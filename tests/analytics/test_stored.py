@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from sqlalchemy import delete, event, select, update
 from sqlalchemy.engine import Engine
+from sqlmodel import col
 
 from arena.analytics import stored
 from arena.config import load_settings
@@ -49,7 +50,8 @@ def test_a_stale_stored_frame_gives_way_to_a_live_one(book: Engine) -> None:
     kept = stored.stored_result(book, "leaderboard")
     assert kept is not None and kept.data_as_of is not None
     with session_scope(book) as s:
-        agent_id = s.execute(select(PortfolioSnapshot.agent_id)).scalars().first()
+        agent_id = s.execute(select(col(PortfolioSnapshot.agent_id))).scalars().first()
+        assert agent_id is not None
         later = kept.data_as_of + stored.STALE_AFTER + timedelta(minutes=10)
         s.add(
             PortfolioSnapshot(

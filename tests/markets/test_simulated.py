@@ -112,7 +112,7 @@ def test_named_markets_have_three_to_six_outcomes_priced_to_one(world: Simulated
         assert 3 <= len(market.outcomes) <= 6
         assert len(set(market.outcomes)) == len(market.outcomes)
         assert market.prices is not None
-        assert abs(sum(market.prices) - 1) <= Decimal("0.01")
+        assert abs(sum(market.prices, Decimal(0)) - 1) <= Decimal("0.01")
         hidden = [world.hidden_probability(market.id, o) for o in market.outcomes]
         assert math.isclose(sum(hidden), 1.0)
 
@@ -167,7 +167,7 @@ def test_neg_risk_yes_prices_sum_to_about_one_while_trading(world: SimulatedWorl
     complete = [yes for yes in groups.values() if len(yes) >= 3]
     assert complete
     for yes_prices in complete:
-        assert abs(sum(yes_prices) - 1) <= Decimal("0.01")
+        assert abs(sum(yes_prices, Decimal(0)) - 1) <= Decimal("0.01")
 
 
 # --- hidden truth -----------------------------------------------------------------------------
@@ -312,7 +312,7 @@ def test_voided_markets_resolve_with_equal_prices(big_world: SimulatedWorld) -> 
             assert market.prices == [Decimal("0.5"), Decimal("0.5")]
         else:
             assert len(set(market.prices)) == 1
-            assert abs(sum(market.prices) - 1) < Decimal("0.0001")
+            assert abs(sum(market.prices, Decimal(0)) - 1) < Decimal("0.0001")
         assert resolution_verdict(market).state == "cancelled"
     assert kinds == {"binary", "named"}
 
@@ -374,7 +374,9 @@ def test_new_markets_appear_and_volume_grows(world: SimulatedWorld) -> None:
         )
         for f in (0.1, 0.5, 0.9)
     ]
-    assert [v.volume for v in volumes if v] == sorted(v.volume for v in volumes if v)
+    assert [v.volume for v in volumes if v] == sorted(
+        v.volume for v in volumes if v and v.volume is not None
+    )
     assert volumes[0] and volumes[2] and (volumes[0].volume or 0) < (volumes[2].volume or 0)
 
 
