@@ -12,7 +12,6 @@ CANCELLED: every position is refunded (methodology §13.3, the conservative choi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Literal
 
@@ -63,13 +62,3 @@ def _settle_by_prices(market: ParsedMarket) -> Verdict:
     return Verdict(
         "cancelled", None, f"resolved but no single outcome priced exactly 1 (prices {shown})"
     )
-
-
-def is_due_for_resolution_check(market: ParsedMarket, at: datetime) -> bool:
-    """Whether the resolve job should ask Gamma about this market at `at` (naive = UTC)."""
-    if market.closed:
-        return True
-    if market.end_date is None:
-        return False
-    instant = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
-    return market.end_date <= instant

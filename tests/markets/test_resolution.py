@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 import pytest
 
 from arena.markets.gamma import parse_market
-from arena.markets.resolution import Verdict, is_due_for_resolution_check, resolution_verdict
+from arena.markets.resolution import Verdict, resolution_verdict
 from arena.markets.types import ParsedMarket
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gamma"
@@ -170,31 +169,3 @@ def test_verdict_is_frozen() -> None:
     verdict = resolution_verdict(market())
     with pytest.raises(dataclasses.FrozenInstanceError):
         verdict.state = "cancelled"  # type: ignore[misc]
-
-
-# ---- due for a check -----------------------------------------------------------------------
-
-AT = datetime(2026, 8, 18, 12, tzinfo=UTC)
-
-
-@pytest.mark.parametrize(
-    ("closed", "end_date", "expected"),
-    [
-        (True, None, True),
-        (True, datetime(2030, 1, 1, tzinfo=UTC), True),
-        (False, datetime(2026, 8, 18, 12, tzinfo=UTC), True),
-        (False, datetime(2026, 8, 1, tzinfo=UTC), True),
-        (False, datetime(2026, 8, 19, tzinfo=UTC), False),
-        (False, None, False),
-    ],
-)
-def test_is_due_for_resolution_check(
-    closed: bool, end_date: datetime | None, expected: bool
-) -> None:
-    subject = market(closed=closed, end_date=end_date, uma_resolution_status=None)
-    assert is_due_for_resolution_check(subject, AT) is expected
-
-
-def test_is_due_treats_a_naive_instant_as_utc() -> None:
-    subject = market(closed=False, end_date=datetime(2026, 8, 18, 11, tzinfo=UTC))
-    assert is_due_for_resolution_check(subject, datetime(2026, 8, 18, 12)) is True
