@@ -115,13 +115,13 @@ def _all_text(at: AppTest) -> str:
     """Every text-bearing element of the page (to prove what is NOT shown)."""
     parts: list[str] = []
     for kind in ("title", "header", "subheader", "markdown", "caption", "text", "code", "info"):
-        parts += [str(element.value) for element in at.get(kind)]
+        parts += [str(getattr(element, "value", "")) for element in at.get(kind)]
     parts += [str(element.value) for element in at.sidebar.caption]
     return "\n".join(parts)
 
 
 def _widget(at: AppTest, kind: str, label: str) -> Any:
-    matches = [w for w in at.get(kind) if w.label == label]
+    matches = [w for w in at.get(kind) if getattr(w, "label", None) == label]
     assert matches, f"no {kind} labelled {label!r}"
     return matches[0]
 
@@ -181,7 +181,7 @@ def test_overview_counts_rows_and_offers_them_as_csv(
     assert list(frame.columns) == ["table", "rows"]
     counts = dict(zip(frame["table"], frame["rows"], strict=True))
     assert (counts["cohorts"], counts["agents"], counts["families"]) == (1, 1, 1)
-    assert [button.label for button in at.get("download_button")] == ["Download CSV"]
+    assert [getattr(b, "label", None) for b in at.get("download_button")] == ["Download CSV"]
 
 
 def test_sidebar_names_backend_and_methodology_but_not_the_path(
@@ -486,7 +486,7 @@ def test_exports_page_plans_the_zip(season_engine: Engine) -> None:
     _ok(at)
     plan = at.dataframe[0].value
     assert plan["file"].tolist()[:2] == ["cohorts.csv", "decisions.csv"]
-    labels = [button.label for button in at.get("download_button")]
+    labels = [getattr(button, "label", None) for button in at.get("download_button")]
     assert "Download zip" in labels
     assert "cohort=1" in _all_text(at)
 

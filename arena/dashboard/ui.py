@@ -304,7 +304,7 @@ def style_rows(
     *,
     reference: pd.Series | None = None,
     grey: pd.Series | None = None,
-    formats: dict[str, str] | None = None,
+    formats: dict[str, Any] | None = None,
 ) -> Styler:
     """A Styler: `reference` rows (baselines) tinted and italic, `grey` rows greyed, and
     number `formats` (``{column: "{:,.2f}"}``) applied; missing values shown as "—"."""
