@@ -81,20 +81,29 @@ def _filter_options_query() -> Select[Any]:
     """Both lists in one statement: a cohort row has no family, a family row no cohort.
 
     Every cohort is offered: one is created with its agents or not at all
-    (`start_cohort`). A family is offered when it has an agent, found by a probe that stops
-    at its first agent: PostgreSQL plans `EXISTS` as a hash over every agent, which cost
-    as much as the rest of the Exports page.
+    (`start_cohort`). A family is offered when it has an agent (`_first_agent_of`).
     """
-    first_agent = (
-        select(AGENTS.c.family_id)
-        .where(AGENTS.c.family_id == FAMILIES.c.id)
-        .limit(literal_column("1"))  # a bound LIMIT cost PostgreSQL a fifth more
-        .scalar_subquery()
-    )
     cohorts = select(COHORTS.c.number, cast(null(), String).label("family_id"))
-    families = select(cast(null(), Integer), FAMILIES.c.id).where(first_agent.is_not(None))
+    families = select(cast(null(), Integer), FAMILIES.c.id).where(
+        _first_agent_of(FAMILIES.c.id).is_not(None)
+    )
     both = union_all(cohorts, families).subquery()
     return select(both).order_by(both.c.number.desc(), both.c.family_id)
+
+
+def _first_agent_of(family_id: Any) -> Any:
+    """SQL: the family id of the first agent of `family_id` (NULL when it has none).
+
+    A probe that stops at the family's first agent: PostgreSQL plans `EXISTS` as a hash over
+    every agent, which cost as much as the rest of the Exports page. Its LIMIT is a literal:
+    a bound LIMIT cost PostgreSQL a fifth more.
+    """
+    return (
+        select(AGENTS.c.family_id)
+        .where(AGENTS.c.family_id == family_id)
+        .limit(literal_column("1"))
+        .scalar_subquery()
+    )
 
 
 # Built once: constructing the statement cost more than SQLite running it.
@@ -206,6 +215,7 @@ def export_rows(
 
 
 def _questions(engine: Engine, market_ids: set[str]) -> dict[str, str]:
+    """The question of each of `market_ids`, by id."""
     if not market_ids:
         return {}
     query = select(MARKETS.c.id, MARKETS.c.question).where(MARKETS.c.id.in_(sorted(market_ids)))

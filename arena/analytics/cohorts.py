@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sqlalchemy import Select, case, func, select
-from sqlalchemy.engine import Connection, Engine, Result
+from sqlalchemy.engine import Connection, Engine
 
-from arena.analytics.frames import (  # noqa: F401 (kinds re-exported to every read model)
+# Re-exported: the read models import the column kinds and the driver-level helpers from here.
+from arena.analytics.frames import (  # noqa: F401
     BOOL,
     FLOAT,
     INT,
@@ -29,6 +30,8 @@ from arena.analytics.frames import (  # noqa: F401 (kinds re-exported to every r
     json_as_stored,
     json_texts,
     query_frame,
+    raw_rows,
+    result_frame,
 )
 from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS
 from arena.storage.tables import BRIER_SCORES as BRIERS
@@ -51,27 +54,11 @@ def typed_frame(rows: Sequence[Mapping[str, Any]], kinds: Kinds) -> pd.DataFrame
 
 
 def fetch(conn: Connection, query: Select[Any]) -> list[dict[str, Any]]:
-    """Every row of `query` as a plain dict (column label → value)."""
+    """Every row of `query` as a plain dict (column label → value), the labels read once,
+    not per row: read models return tens of thousands."""
     result = conn.execute(query)
-    keys = list(result.keys())  # once, not per row: read models return tens of thousands
+    keys = list(result.keys())
     return [dict(zip(keys, row, strict=True)) for row in result.all()]
-
-
-def raw_rows(conn: Connection, query: Select[Any]) -> list[tuple[Any, ...]]:
-    """The driver's own rows (tuples for sqlite3 and psycopg) of a select of plain integer
-    or text columns (no column type to process): SQLAlchemy's per-row Row objects cost more
-    than the query when a curve reads tens of thousands of (agent, bucket, units) rows."""
-    result = conn.execute(query)
-    try:
-        return list(result.cursor.fetchall())
-    finally:
-        result.close()
-
-
-def result_frame(result: Result[Any]) -> pd.DataFrame:
-    """A DataFrame of a result's rows, built from plain tuples: handed Row objects, pandas
-    probes each for namedtuple fields (seconds on a hundred thousand rows)."""
-    return pd.DataFrame([tuple(row) for row in result.all()], columns=list(result.keys()))
 
 
 def read_frame(engine: Engine, query: Select[Any], kinds: Kinds) -> pd.DataFrame:
@@ -132,6 +119,7 @@ def agent_ids(cohort: int | None = None, family: str | None = None) -> Select[An
 
 
 def _of_agents(query: Any, column: Any, agents: Any) -> Any:
+    """`query` restricted to rows whose `column` is one of the `agents` id select (None: all)."""
     return query if agents is None else query.where(column.in_(agents))
 
 
@@ -268,6 +256,7 @@ def cohorts(engine: Engine) -> pd.DataFrame:
 
 
 def _pct(pnl: Any, capital: Any) -> float:
+    """P/L as a percentage of capital, exact in Decimal; NaN without either."""
     if pnl is None or not capital:
         return np.nan
     return float(Decimal(pnl) / Decimal(capital) * 100)

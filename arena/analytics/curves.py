@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import BigInteger, func, select, type_coerce
-from sqlalchemy.engine import Engine
+from sqlalchemy import BigInteger, Select, func, select, type_coerce
+from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics.cohorts import (
     AGENTS,
@@ -37,10 +37,9 @@ from arena.analytics.cohorts import (
     agent_ids,
     fetch,
     newest_snapshots,
-    raw_rows,
     typed_frame,
 )
-from arena.analytics.frames import columns_frame, epoch_times
+from arena.analytics.frames import columns_frame, epoch_times, raw_rows
 from arena.core.errors import InputError
 from arena.storage.models import ROLLUP_WIDTHS as WIDTHS
 from arena.storage.sqltime import epoch_bucket
@@ -102,47 +101,12 @@ def bucket_width(range_key: str, span: timedelta | None) -> int:
     return BUCKET_LADDER[-1]
 
 
-def _scope(query: Any, cohort: int | None, family: str | None) -> Any:
-    if cohort is not None:
-        query = query.where(COHORTS.c.number == cohort)
-    if family is not None:
-        query = query.where(AGENTS.c.family_id == family)
-    return query
-
-
-def _per_agent(aggregate: Any) -> Any:
-    """Scalar subquery: `aggregate` over the snapshots of the enclosing query's agent."""
-    return (
-        select(aggregate)
-        .where(SNAPSHOTS.c.agent_id == AGENTS.c.id)
-        .correlate(AGENTS)
-        .scalar_subquery()
-    )
-
-
 def curve_window(
     engine: Engine, range_key: str = "ALL", *, cohort: int | None = None, family: str | None = None
 ) -> Window:
     """The window `portfolio_curves` uses for these arguments (None ends: no snapshot yet)."""
-    if cohort is None and family is None:  # every snapshot: two seeks on the slot index
-        query = select(
-            select(func.min(SNAPSHOTS.c.slot)).scalar_subquery(),
-            select(func.max(SNAPSHOTS.c.slot)).scalar_subquery(),
-        )
-    else:  # per agent, min and max are index seeks on (agent_id, slot)
-        ends = _scope(
-            select(
-                _per_agent(func.min(SNAPSHOTS.c.slot)).label("first"),
-                _per_agent(func.max(SNAPSHOTS.c.slot)).label("last"),
-            )
-            .select_from(AGENTS)
-            .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id),
-            cohort,
-            family,
-        ).subquery("ends")
-        query = select(func.min(ends.c.first), func.max(ends.c.last))
     with engine.connect() as conn:
-        first, last = conn.execute(query).one()
+        first, last = conn.execute(_first_and_last_slot(cohort, family)).one()
     if last is None:
         return Window(None, None, bucket_width(range_key, None))
     back = RANGES[range_key][0] if range_key in RANGES else None
@@ -176,31 +140,36 @@ def portfolio_curves(
     if window.end is None or window.start is None:
         return typed_frame([], CURVE_COLUMNS)
     width = window.bucket_seconds
-    # Every agent (no filter to join) or those of the cohort and family.
-    scoped = cohort is not None or family is not None
-    agent_scope = agent_ids(cohort, family) if scoped else None
     first_bucket = int(window.start.timestamp()) // width * width
+    scoped = cohort is not None or family is not None
+    agent_scope = agent_ids(cohort, family) if scoped else None  # None: all, no filter to join
     if width in WIDTHS:  # one pre-computed row per agent × bucket
-        in_range = select(
-            ROLLUPS.c.agent_id,
-            ROLLUPS.c.bucket,
-            _units(ROLLUPS.c.total_value),
-            _units(ROLLUPS.c.total_pnl),
-        ).where(
-            ROLLUPS.c.width == width,
-            ROLLUPS.c.bucket >= first_bucket,
-            # By agent even when all are in scope: SQLite then seeks the (agent_id, width,
-            # bucket) key per agent, a fifth faster than the (width, bucket) index.
-            ROLLUPS.c.agent_id.in_(agent_scope if agent_scope is not None else agent_ids()),
-        )
-    else:  # sub-hour buckets span at most days: group the snapshots of the range
+        in_range = _rollups_in_range(width, first_bucket, agent_scope)
+    else:  # sub-hour buckets span at most days: the snapshots of the range
         in_range = _snapshots_in_range(window.start, width, agent_scope, engine.dialect.name)
-    # Each agent's last value before the range: the carry-forward seed of the first bucket.
-    newest = newest_snapshots(before=window.start, agents=agent_scope)
-    seeds = select(
-        newest.c.agent_id, _units(SNAPSHOTS.c.total_value), _units(SNAPSHOTS.c.total_pnl)
-    ).join(SNAPSHOTS, SNAPSHOTS.c.id == newest.c.snapshot_id)
-    agents = _scope(
+    with engine.connect() as conn:
+        points = _int_rows(conn, in_range)
+        seeds = _int_rows(conn, _values_before(window.start, agent_scope))
+        agent_rows = fetch(conn, _agents(cohort, family))
+    # Each agent's last value before the range seeds the carry-forward into the first bucket.
+    seeded = _in_bucket(seeds, first_bucket - width)
+    return family_curves(np.concatenate([points, seeded]), agent_rows, first_bucket, width)
+
+
+def _scope(query: Any, cohort: int | None, family: str | None) -> Any:
+    """`query` (joining agents and cohorts) restricted to cohort number `cohort` and
+    `family`, either optional."""
+    if cohort is not None:
+        query = query.where(COHORTS.c.number == cohort)
+    if family is not None:
+        query = query.where(AGENTS.c.family_id == family)
+    return query
+
+
+def _agents(cohort: int | None, family: str | None) -> Any:
+    """The agents in scope: id, family, the family's name and kind, and the starting
+    balance (in micro-dollars, `_units`)."""
+    return _scope(
         select(
             AGENTS.c.id.label("agent_id"),
             AGENTS.c.family_id,
@@ -213,29 +182,58 @@ def portfolio_curves(
         cohort,
         family,
     )
-    with engine.connect() as conn:
-        points = _int_array(raw_rows(conn, in_range), 4)
-        seed_rows = _int_array(raw_rows(conn, seeds), 3)
-        agent_rows = fetch(conn, agents)
-    seed_bucket = np.full(len(seed_rows), first_bucket - width, dtype=np.int64)
-    seeded = np.column_stack([seed_rows[:, 0], seed_bucket, seed_rows[:, 1:]])
-    return family_curves(np.concatenate([points, seeded]), agent_rows, first_bucket, width)
 
 
-def _int_array(rows: list[tuple[int, ...]], width: int) -> np.ndarray:
-    """The driver's rows of `width` integers as one int64 array (half the time `np.array`
-    takes on a list of tuples)."""
-    flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=len(rows) * width)
-    return flat.reshape(-1, width)
+def _first_and_last_slot(cohort: int | None, family: str | None) -> Any:
+    """SQL: the first and last snapshot slot in scope, by index seeks alone: for every
+    snapshot, two seeks on the slot index; for a scope, per agent a min and a max seek on
+    (agent_id, slot), then the min and max of those."""
+    if cohort is None and family is None:
+        return select(
+            select(func.min(SNAPSHOTS.c.slot)).scalar_subquery(),
+            select(func.max(SNAPSHOTS.c.slot)).scalar_subquery(),
+        )
+    ends = _scope(
+        select(
+            _per_agent(func.min(SNAPSHOTS.c.slot)).label("first"),
+            _per_agent(func.max(SNAPSHOTS.c.slot)).label("last"),
+        )
+        .select_from(AGENTS)
+        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id),
+        cohort,
+        family,
+    ).subquery("ends")
+    return select(func.min(ends.c.first), func.max(ends.c.last))
 
 
-UNITS_PER_DOLLAR = 1e6  # Fixed(6) money is stored as integer micro-dollars
+def _per_agent(aggregate: Any) -> Any:
+    """Scalar subquery: `aggregate` over the snapshots of the enclosing query's agent."""
+    return (
+        select(aggregate)
+        .where(SNAPSHOTS.c.agent_id == AGENTS.c.id)
+        .correlate(AGENTS)
+        .scalar_subquery()
+    )
 
 
-def _units(column: Any) -> Any:
-    """A money column read as its stored integer micro-dollars (a chart needs floats, and
-    tens of thousands of Decimals cost more than the query)."""
-    return type_coerce(column, BigInteger).label(column.name)
+def _rollups_in_range(width: int, first_bucket: int, agent_scope: Any) -> Any:
+    """The rollup rows (agent_id, bucket, total_value, total_pnl) of `width` from
+    `first_bucket` on, for the agents of `agent_scope` (None: all).
+
+    By agent even when all are in scope: SQLite then seeks the (agent_id, width, bucket) key
+    per agent, a fifth faster than the (width, bucket) index.
+    """
+    agents = agent_scope if agent_scope is not None else agent_ids()
+    return select(
+        ROLLUPS.c.agent_id,
+        ROLLUPS.c.bucket,
+        _units(ROLLUPS.c.total_value),
+        _units(ROLLUPS.c.total_pnl),
+    ).where(
+        ROLLUPS.c.width == width,
+        ROLLUPS.c.bucket >= first_bucket,
+        ROLLUPS.c.agent_id.in_(agents),
+    )
 
 
 def _snapshots_in_range(start: datetime, width: int, agent_scope: Any, dialect: str) -> Any:
@@ -259,6 +257,41 @@ def _snapshots_in_range(start: datetime, width: int, agent_scope: Any, dialect: 
     )
 
 
+def _values_before(start: datetime, agent_scope: Any) -> Any:
+    """Each agent's last (agent_id, total_value, total_pnl) before `start`, for the agents
+    of `agent_scope` (None: all)."""
+    newest = newest_snapshots(before=start, agents=agent_scope)
+    return select(
+        newest.c.agent_id, _units(SNAPSHOTS.c.total_value), _units(SNAPSHOTS.c.total_pnl)
+    ).join(SNAPSHOTS, SNAPSHOTS.c.id == newest.c.snapshot_id)
+
+
+UNITS_PER_DOLLAR = 1e6  # Fixed(6) money is stored as integer micro-dollars
+
+
+def _units(column: Any) -> Any:
+    """A money column read as its stored integer micro-dollars (a chart needs floats, and
+    tens of thousands of Decimals cost more than the query)."""
+    return type_coerce(column, BigInteger).label(column.name)
+
+
+def _int_rows(conn: Connection, query: Select[Any]) -> np.ndarray:
+    """The rows of a select of integer columns as one int64 array of its shape: the driver's
+    tuples (`raw_rows`) through one `np.fromiter`, half the time `np.array` takes on a list
+    of tuples."""
+    rows = raw_rows(conn, query)
+    width = len(rows[0]) if rows else len(query.selected_columns)
+    flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=len(rows) * width)
+    return flat.reshape(-1, width)
+
+
+def _in_bucket(rows: np.ndarray, bucket: int) -> np.ndarray:
+    """(agent_id, total_value, total_pnl) rows as data rows of `family_curves`, all in
+    `bucket`."""
+    at = np.full(len(rows), bucket, dtype=np.int64)
+    return np.column_stack([rows[:, 0], at, rows[:, 1:]])
+
+
 def family_curves(
     data: np.ndarray,
     agent_rows: list[dict[str, Any]],
@@ -272,10 +305,6 @@ def family_curves(
     value at the bucket's end; seeds sit in the bucket before `first`. `agent_rows`: the
     agents in scope (agent_id, family_id, display_name, kind, starting_balance in
     micro-dollars).
-
-    Why arrays, not a pivot per family: one grid of buckets × agents, filled forward once
-    and summed per family in integers (exact; dollars come from one division at the end),
-    costs a few milliseconds where the pandas pivots cost a hundred at a year.
     """
     info = {int(row["agent_id"]): row for row in agent_rows}
     data = data[np.isin(data[:, 0], list(info))]
@@ -283,27 +312,20 @@ def family_curves(
         return typed_frame([], CURVE_COLUMNS)
     origin = first - width  # grid row 0: the seeds, before the range
     grid = _carried_forward(data, origin, width)
-    families = [str(info[int(agent)]["family_id"]) for agent in grid.agents]
-    order = sorted(range(len(families)), key=families.__getitem__)
-    names = sorted(set(families))
-    starts = np.searchsorted([families[i] for i in order], names)
-    starting = np.array([info[int(agent)]["starting_balance"] for agent in grid.agents], np.int64)
-
-    def per_family(cells: np.ndarray) -> np.ndarray:
-        """(families, buckets) sums over each family's agents, in integers."""
-        return np.add.reduceat(cells[:, order], starts, axis=1).T
-
-    counted = per_family(grid.present.astype(np.int64))
+    agents = [info[int(agent)] for agent in grid.agents]
+    families = _FamilySums.of([str(agent["family_id"]) for agent in agents])
+    starting = np.array([agent["starting_balance"] for agent in agents], np.int64)
+    counted = families.sum(grid.present.astype(np.int64))
     keep = counted > 0
     keep[:, 0] = False  # the seeds' bucket is before the range
     family_at, bucket_at = np.nonzero(keep)  # family-major, then time: the documented order
-    values = per_family(grid.values)[keep]
-    pnls = per_family(grid.pnls)[keep]
-    capital = per_family(grid.present * starting)[keep]
+    values = families.sum(grid.values)[keep]
+    pnls = families.sum(grid.pnls)[keep]
+    capital = families.sum(grid.present * starting)[keep]
     # A family's name and kind as its first agent has them (the same for all of its agents).
-    shown = [info[int(grid.agents[order[start]])] for start in starts]
+    shown = [agents[column] for column in families.first_columns]
     columns: dict[str, Any] = {
-        "family_id": [names[i] for i in family_at],
+        "family_id": [families.names[i] for i in family_at],
         "display_name": [shown[i]["display_name"] for i in family_at],
         "kind": [shown[i]["kind"] for i in family_at],
         "at": epoch_times(origin + bucket_at.astype(np.int64) * width),
@@ -332,6 +354,10 @@ def _carried_forward(data: np.ndarray, origin: int, width: int) -> _Grid:
     A cell holds the agent's last row in that bucket (rows of one agent × bucket arrive in
     slot order), else the agent's latest cell before it; before its first row an agent is
     absent (its cells are 0 and not present).
+
+    Why arrays, not a pivot per family: one grid of buckets × agents, filled forward once
+    and summed per family in integers (`_FamilySums`), costs a few milliseconds where the
+    pandas pivots cost a hundred at a year.
     """
     agents, column = np.unique(data[:, 0], return_inverse=True)
     row = (data[:, 1] - origin) // width
@@ -347,3 +373,33 @@ def _carried_forward(data: np.ndarray, origin: int, width: int) -> _Grid:
     values = np.where(present, data[source, 2], 0)
     pnls = np.where(present, data[source, 3], 0)
     return _Grid(agents, present, values, pnls)
+
+
+@dataclass(frozen=True)
+class _FamilySums:
+    """A grid's agent columns grouped by family, for sums per family and bucket.
+
+    One `np.add.reduceat` over the columns reordered family by family sums every family at
+    once, in integers: exact (dollars come from one division at the end).
+    """
+
+    names: list[str]  # the family ids, ascending
+    order: list[int]  # the grid's columns, family by family
+    starts: np.ndarray  # where each family's columns start in `order`
+
+    @classmethod
+    def of(cls, families: list[str]) -> "_FamilySums":
+        """Grouping of grid columns whose agents belong to `families` (one per column)."""
+        order = sorted(range(len(families)), key=families.__getitem__)
+        names = sorted(set(families))
+        starts = np.searchsorted([families[i] for i in order], names)
+        return cls(names, order, starts)
+
+    @property
+    def first_columns(self) -> list[int]:
+        """Each family's first grid column."""
+        return [self.order[start] for start in self.starts]
+
+    def sum(self, cells: np.ndarray) -> np.ndarray:
+        """(families, buckets) sums of buckets × agents `cells` over each family's agents."""
+        return np.add.reduceat(cells[:, self.order], self.starts, axis=1).T

@@ -37,7 +37,7 @@ from arena.analytics.cohorts import (
     leg_tallies,
     typed_frame,
 )
-from arena.analytics.frames import column_array, query_columns
+from arena.analytics.frames import Values, column_array, query_columns
 from arena.analytics.markets import priced_frame
 from arena.storage.tables import DECISION_ATTEMPTS as ATTEMPTS
 from arena.storage.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
@@ -90,30 +90,10 @@ def decisions(
     ($ bet); ``tokens_in``, ``tokens_out``, ``cost_usd``, ``latency_ms`` (sums over every
     attempt); ``served_model``; ``market_snapshot_id`` (the frozen universe it saw, 0 if
     none); ``decided_at``.
-
-    Every decision column comes from the covering `ix_decisions_list` (on SQLite a row's
-    list columns sit behind its inline prompts), newest first in index order; the leg
-    numbers are the tallies the engine writes with the legs (`leg_tallies`). The agents'
-    cohort, family and name come from a second read of the agents (hundreds of rows), typed
-    once per agent and taken per decision by position: joined in SQL, PostgreSQL hashed the
-    agents and sorted the list again; typing the names per decision, or matching as frames,
-    cost more than the match itself.
     """
     query = (
         select(
-            DECISIONS.c.id.label("decision_id"),
-            DECISIONS.c.agent_id,
-            DECISIONS.c.decision_week,
-            DECISIONS.c.action,
-            DECISIONS.c.status,
-            DECISIONS.c.attempts,
-            *leg_tallies(),
-            DECISIONS.c.tokens_in,
-            DECISIONS.c.tokens_out,
-            DECISIONS.c.cost_usd,
-            DECISIONS.c.latency_ms,
-            DECISIONS.c.served_model,
-            DECISIONS.c.market_snapshot_id,
+            *_list_columns(),
             func.coalesce(DECISIONS.c.decided_at, DECISIONS.c.created_at).label("decided_at"),
         )
         .order_by(DECISIONS.c.id.desc())
@@ -129,15 +109,35 @@ def decisions(
         query = query.where(DECISIONS.c.status == status)
     with engine.connect() as conn:
         columns, rows = query_columns(conn, query, {**DECISION_COLUMNS, "agent_id": INT})
-        names, _count = query_columns(conn, _AGENT_NAMES, _AGENT_NAME_KINDS)
-    position = {agent_id: i for i, agent_id in enumerate(names.pop("agent_id"))}
-    try:
-        at = np.fromiter(map(position.__getitem__, columns.pop("agent_id")), np.intp, rows)
-    except KeyError:  # the foreign key makes this impossible; never show a wrong name
-        raise LookupError("a decision's agent is missing from the agents table") from None
-    for label, values in names.items():
-        columns[label] = column_array(values, DECISION_COLUMNS[label]).take(at)
+        agents, _count = query_columns(conn, _AGENT_NAMES, _AGENT_NAME_KINDS)
+    columns.update(_of_each_decision(agents, columns.pop("agent_id"), rows))
     return columns_frame(columns, DECISION_COLUMNS, rows)
+
+
+def _list_columns() -> tuple[Any, ...]:
+    """The list's own columns of a decision, with its ``agent_id`` (its names are matched
+    afterwards, `_of_each_decision`) and its leg tallies, the numbers the engine writes with
+    the legs (`leg_tallies`).
+
+    Every one is in the covering `ix_decisions_list` (id first: the list's order), so the
+    list is read off the index, newest first: on SQLite a row's list columns sit behind its
+    inline prompts.
+    """
+    return (
+        DECISIONS.c.id.label("decision_id"),
+        DECISIONS.c.agent_id,
+        DECISIONS.c.decision_week,
+        DECISIONS.c.action,
+        DECISIONS.c.status,
+        DECISIONS.c.attempts,
+        *leg_tallies(),
+        DECISIONS.c.tokens_in,
+        DECISIONS.c.tokens_out,
+        DECISIONS.c.cost_usd,
+        DECISIONS.c.latency_ms,
+        DECISIONS.c.served_model,
+        DECISIONS.c.market_snapshot_id,
+    )
 
 
 _AGENT_NAMES = (
@@ -155,6 +155,26 @@ _AGENT_NAME_KINDS = {
     label: DECISION_COLUMNS.get(label, INT)
     for label in _AGENT_NAMES.selected_columns.keys()  # noqa: SIM118
 }
+
+
+def _of_each_decision(agents: dict[str, Values], agent_ids: Values, rows: int) -> dict[str, Any]:
+    """Each decision's ``cohort_number``, ``family_id`` and ``display_name``, by its agent.
+
+    `agents`: the columns of `_AGENT_NAMES` (hundreds of rows), typed once per agent and
+    taken per decision by position. Joined in SQL, PostgreSQL hashed the agents and sorted
+    the list again; typing the names per decision, or matching as frames, cost more than the
+    match itself.
+    """
+    position = {agent_id: i for i, agent_id in enumerate(agents["agent_id"])}
+    try:
+        at = np.fromiter(map(position.__getitem__, agent_ids), np.intp, rows)
+    except KeyError:  # the foreign key makes this impossible; never show a wrong name
+        raise LookupError("a decision's agent is missing from the agents table") from None
+    return {
+        label: column_array(values, DECISION_COLUMNS[label]).take(at)
+        for label, values in agents.items()
+        if label != "agent_id"
+    }
 
 
 def decision_weeks(engine: Engine) -> list[int]:

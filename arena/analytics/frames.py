@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from sqlalchemy import ColumnElement, Select, Text, cast, func
-from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.engine import Connection, Dialect, Result
 from sqlalchemy.types import TypeEngine
 
 from arena.storage.dbtypes import Fixed, UTCDateTime
@@ -135,7 +135,10 @@ def columns_frame(columns: Mapping[str, Values], kinds: Kinds, rows: int) -> pd.
 def _processor(
     typ: TypeEngine[Any], kind: str | None, dialect: Dialect, coltype: Any
 ) -> Callable[[list[Any]], Values]:
-    """How one driver column becomes the values `convert` expects."""
+    """How one driver column becomes the values `convert` expects: a `Fixed` money column
+    by one division of its integer units, a `UTCDateTime` column as the driver gives it (for
+    `_times` to parse in one call), with no Python call per value (see the module
+    docstring); any other column through its type's result processor."""
     if isinstance(typ, Fixed) and kind in (MONEY, FLOAT):
         scale = float(10**typ.places)
         return lambda values: _floats(values) / scale
@@ -173,6 +176,23 @@ def query_frame(conn: Connection, query: Select[Any], kinds: Kinds) -> pd.DataFr
     column-wise from the driver's tuples (see the module docstring)."""
     columns, rows = query_columns(conn, query, kinds)
     return columns_frame(columns, kinds, rows)
+
+
+def raw_rows(conn: Connection, query: Select[Any]) -> list[tuple[Any, ...]]:
+    """The driver's own rows (tuples for sqlite3 and psycopg) of a select of plain integer
+    or text columns (no column type to process): SQLAlchemy's per-row Row objects cost more
+    than the query when a curve reads tens of thousands of (agent, bucket, units) rows."""
+    result = conn.execute(query)
+    try:
+        return list(result.cursor.fetchall())
+    finally:
+        result.close()
+
+
+def result_frame(result: Result[Any]) -> pd.DataFrame:
+    """A DataFrame of a result's rows, built from plain tuples: handed Row objects, pandas
+    probes each for namedtuple fields (seconds on a hundred thousand rows)."""
+    return pd.DataFrame([tuple(row) for row in result.all()], columns=list(result.keys()))
 
 
 # A non-empty list of strings exactly as `json.dumps` writes it when no character needs

@@ -100,33 +100,17 @@ def markets(
     cancelled), ``outcomes`` and ``prices`` (JSON text, as last synced), ``volume``,
     ``end_date``, ``resolution_outcome``; ``positions`` (ever opened), ``open_positions``,
     ``agents`` (distinct agents that held it); ``updated_at`` (last sync).
-
-    The three counts come from `market_holdings`, kept by triggers on `positions`: counted
-    at read time, they grouped every position ever opened (16 ms a year, and growing).
     """
     opened = func.coalesce(HOLDINGS.c.position_count, 0)
     query = (
-        select(
-            *_listed_columns(),
-            HOLDINGS.c.position_count.label("positions"),
-            HOLDINGS.c.open_position_count.label("open_positions"),
-            HOLDINGS.c.holder_count.label("agents"),
-            MARKETS.c.updated_at,
-        )
+        select(*_listed_columns(), *_holding_counts(), MARKETS.c.updated_at)
         .select_from(MARKETS)
         .outerjoin(HOLDINGS, HOLDINGS.c.market_id == MARKETS.c.id)
         .order_by(opened.desc(), MARKETS.c.volume.desc(), MARKETS.c.id)
         .limit(limit)
     )
     if search:
-        pattern = _like_pattern(search.strip()[:SEARCH_MAX_CHARS])
-        query = query.where(
-            or_(
-                func.lower(MARKETS.c.question).like(pattern, escape="\\"),
-                func.lower(func.coalesce(MARKETS.c.event_title, "")).like(pattern, escape="\\"),
-                func.lower(cast(MARKETS.c.id, String)).like(pattern, escape="\\"),
-            )
-        )
+        query = query.where(_matching(search))
     if status is not None:
         query = query.where(MARKETS.c.status == status)
     if category is not None:
@@ -140,12 +124,37 @@ def markets(
     return priced_frame(engine, query, MARKET_COLUMNS)
 
 
+def _holding_counts() -> tuple[Any, ...]:
+    """``positions``, ``open_positions`` and ``agents`` of a market, from `market_holdings`
+    (joined on the market id), kept by triggers on `positions`: counted at read time, they
+    grouped every position ever opened (16 ms a year, and growing)."""
+    return (
+        HOLDINGS.c.position_count.label("positions"),
+        HOLDINGS.c.open_position_count.label("open_positions"),
+        HOLDINGS.c.holder_count.label("agents"),
+    )
+
+
+def _matching(search: str) -> Any:
+    """SQL: the market's question, event title or id contains `search` (trimmed, at most
+    `SEARCH_MAX_CHARS`), case-insensitively and literally."""
+    pattern = _like_pattern(search.strip()[:SEARCH_MAX_CHARS])
+    return or_(
+        func.lower(MARKETS.c.question).like(pattern, escape="\\"),
+        func.lower(func.coalesce(MARKETS.c.event_title, "")).like(pattern, escape="\\"),
+        func.lower(cast(MARKETS.c.id, String)).like(pattern, escape="\\"),
+    )
+
+
 def priced_frame(engine: Engine, query: Select[Any], kinds: Kinds) -> pd.DataFrame:
     """`read_frame` for rows with a market's ``outcomes`` and ``prices`` (selected with
-    `json_as_stored`): those as canonical JSON text, outcome names unescaped."""
+    `json_as_stored`): those as canonical JSON text, outcome names unescaped.
+
+    The JSON is made canonical on the driver's lists, before the frame is built: iterating a
+    frame's column (Arrow-backed text) cost twice as much.
+    """
     with engine.connect() as conn:
         columns, rows = query_columns(conn, query, {**kinds, "outcomes": OBJECT, "prices": OBJECT})
-    # On the driver's lists: iterating a frame's column (Arrow-backed text) cost twice as much.
     columns["outcomes"] = json_texts(columns["outcomes"], [], ensure_ascii=False).array
     columns["prices"] = json_texts(columns["prices"], []).array
     return columns_frame(columns, kinds, rows)
