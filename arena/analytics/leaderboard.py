@@ -30,15 +30,7 @@ from sqlalchemy.engine import Engine
 from arena.analytics.bootstrap import family_bootstrap
 from arena.analytics.random_null import DEFAULT_NULL_SEEDS, null_percentiles
 
-# Not used here: arena/analytics/risk.py still imports cohort_id_of, in_scope, AGENTS, COHORTS
-# and FAMILIES from this module. Once its import line names arena.analytics.scope and
-# arena.storage.tables, drop these five.
-from arena.analytics.scope import cohort_id_of as cohort_id_of
-from arena.analytics.scope import in_scope as in_scope
 from arena.core import stats
-from arena.storage.tables import AGENTS as AGENTS
-from arena.storage.tables import COHORTS as COHORTS
-from arena.storage.tables import FAMILIES as FAMILIES
 
 DEFAULT_MIN_RESOLVED = 30
 
