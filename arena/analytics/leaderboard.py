@@ -29,7 +29,6 @@ from sqlalchemy.engine import Engine
 
 from arena.analytics.bootstrap import family_bootstrap
 from arena.analytics.random_null import DEFAULT_NULL_SEEDS, null_percentiles
-
 from arena.core import stats
 
 DEFAULT_MIN_RESOLVED = 30
