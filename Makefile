@@ -30,14 +30,18 @@ demo: $(STAMP)
 system-deps:
 	@scripts/system-deps
 
-## make test: the whole suite (unit, loopback HTTP, SQLite + PostgreSQL, real browser)
+## make test: lint, format, types, then the whole suite (unit, loopback HTTP, SQLite +
+## PostgreSQL, real browser)
 test: system-deps $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 serve: $(STAMP)
 	$(BIN)/arena serve --port $(PORT)
