@@ -38,6 +38,9 @@ PAGES = {
         st.Page("pages/overview.py", title="Overview", icon=":material/storage:"),
         st.Page("pages/operations.py", title="Operations", icon=":material/lock:"),
     ],
+    "About": [
+        st.Page("pages/methodology.py", title="Methodology", icon=":material/menu_book:"),
+    ],
 }
 
 

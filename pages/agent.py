@@ -87,7 +87,8 @@ else:
     st.caption(
         "Outcome: "
         + ", ".join(f"{name} {int(counts.get(name, 0))}" for name in OUTCOMES.values())
-        + ". Open positions are valued at their latest mark (§12.4), as in "
+        + ". Open positions are valued at their latest mark "
+        f"([methodology §12.4]({ui.doc_link('methodology', '12-snapshot-methodology')})), as in "
         "`arena export positions`."
     )
     ui.table(book, key=f"agent-positions:{cohort}:{family}", formats=POSITION_FORMATS)

@@ -38,7 +38,9 @@ FORMATS = {
 
 st.title("Calibration")
 st.caption(
-    "v1 scores a bet's size as its confidence: implied confidence = amount / (25% of cash), "
+    "v1 scores a bet's size as its confidence "
+    f"([methodology §11]({ui.doc_link('methodology', '11-scoring')})): "
+    "implied confidence = amount / (25% of cash), "
     "Brier = (confidence − outcome)², lower is better. The market's price for the side bought "
     "is scored on the same bets as a reference forecaster; skill vs market = family Brier − "
     "market Brier (negative: better than the market). Intervals: 95% cluster bootstrap. "

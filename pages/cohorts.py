@@ -84,7 +84,8 @@ cols[4].metric("Return (all agents)", ui.signed_pct(row["return_pct"]))
 if not bool(row["is_default"]):
     st.warning(
         "This cohort ran with overridden methodology constants (a research run): its results "
-        "are not v1 results."
+        "are not v1 results "
+        f"([methodology §17]({ui.doc_link('methodology', '17-constants-and-where-they-live')}))."
     )
 
 st.subheader("Standings")

@@ -19,7 +19,8 @@ ui.entry_guard()
 
 st.title("Exports")
 st.caption(
-    "A bounded slice of the benchmark's tables as CSV (contract §6), zipped with a README that "
+    "A bounded slice of the benchmark's tables as CSV "
+    f"([contract §6]({ui.doc_link('contract', '6-export-columns')})), zipped with a README that "
     "records the methodology version and constants, the export time and the filters. Each CSV "
     "is exactly what `arena export TABLE --cohort N --family ID --since T --until T` prints."
 )

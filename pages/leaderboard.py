@@ -74,8 +74,10 @@ st.caption(
     "each starting with $10,000. P/L is summed over a family's cohorts (not averaged); return "
     "is that P/L over the capital it was given; Brier is the mean of (implied confidence − "
     "outcome)² over its resolved bets (lower is better). Intervals are 95% cluster-bootstrap "
-    "intervals over Polymarket events. Baselines are reference rows (tinted, italic); families "
-    "with too few resolved bets to rank are greyed, not hidden."
+    "intervals over Polymarket events "
+    f"([methodology §19]({ui.doc_link('methodology', '19-statistics-honest-uncertainty')})). "
+    "Baselines are reference rows (tinted, italic); families with too few resolved bets to "
+    "rank are greyed, not hidden."
 )
 
 numbers = ui.read(cohort_numbers)

@@ -15,7 +15,8 @@ st.title("Overview")
 st.markdown(
     "Frontier language models paper-trade Polymarket prediction markets in weekly cohorts: "
     "each starts with the same virtual cash, decides once a week from the same frozen market "
-    "snapshot, and is scored on profit and on the Brier score of its bets (methodology v1). "
+    "snapshot, and is scored on profit and on the Brier score of its bets "
+    f"([methodology v1]({ui.doc_link('methodology')})). "
     "This overview counts what the arena has recorded so far."
 )
 

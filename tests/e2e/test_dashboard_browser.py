@@ -9,10 +9,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, ViewportSize, expect
 
 from arena.analytics.export import EXPORTS
-from tests.e2e.conftest import ADMIN_PASSWORD, settle
+from tests.e2e.conftest import ADMIN_PASSWORD, ROOT, settle
 
 pytestmark = pytest.mark.browser
 
@@ -27,6 +27,7 @@ PAGES = {
     "exports": "Exports",
     "overview": "Overview",
     "operations": "Operations",
+    "methodology": "Methodology",
 }
 # Deep links that make each screenshot show the page's detail view, not just its list.
 SHOWCASE = {
@@ -42,6 +43,9 @@ LEADERBOARD_HEADER = (
     "resolved_bets,win_rate,decisions,fallback_holds,api_cost_usd,too_early"
 )
 ROW_HEIGHT = 35  # Streamlit's dataframe rows (and header) in pixels
+# The README's picture of the Leaderboard, retaken by every run of the browser tests.
+README_SCREENSHOT = ROOT / "docs" / "img" / "leaderboard.png"
+README_VIEWPORT: ViewportSize = {"width": 1440, "height": 900}
 
 
 def _open(page: Page, base: str, path: str, heading: str) -> None:
@@ -95,6 +99,46 @@ def test_every_page_renders_and_is_screenshotted(
         _shoot(page, screenshots_dir, path or "leaderboard")
         body = page.locator("body").inner_text()
         assert "sqlite:///" not in body and ADMIN_PASSWORD not in body
+
+
+def test_the_readme_screenshot_of_the_leaderboard(streamlit_server: str, page: Page) -> None:
+    """What a visitor sees first, at 1440×900, written to docs/img/leaderboard.png (only when
+    it changed), so the README's picture is the dashboard as it is now."""
+    page.set_viewport_size(README_VIEWPORT)
+    _open(page, streamlit_server, "", "Leaderboard")
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
+    expect(page.get_by_test_id("stVegaLiteChart").locator("canvas, svg").first).to_be_attached()
+    page.wait_for_timeout(500)  # the grid paints its cells after the script run ends
+
+    shot = page.screenshot()
+
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n" and 20_000 < len(shot) < 600_000, len(shot)
+    if not README_SCREENSHOT.is_file() or README_SCREENSHOT.read_bytes() != shot:
+        README_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        README_SCREENSHOT.write_bytes(shot)
+
+
+def test_a_caption_link_opens_its_section_of_the_methodology(
+    streamlit_server: str, page: Page
+) -> None:
+    """The Agent page cites "methodology §12.4": the link opens the Methodology page (in a new
+    tab) scrolled to that section, and the page switches to the contract by its link."""
+    _open(page, streamlit_server, "agent" + SHOWCASE["agent"], "Agent")
+    link = page.get_by_role("link", name="methodology §12.4")
+    expect(link).to_have_attribute("href", "methodology#12-snapshot-methodology")
+    with page.context.expect_page() as opened:
+        link.click()
+    methodology = opened.value
+    expect(methodology.get_by_role("heading", name="Methodology", exact=True)).to_be_visible()
+    settle(methodology)
+    section = methodology.locator("[id='12-snapshot-methodology']")
+    expect(section).to_be_in_viewport()
+    expect(methodology.get_by_test_id("stException")).to_have_count(0)
+
+    methodology.get_by_role("radio", name="Contract", exact=True).click()
+
+    expect(methodology).to_have_url(re.compile(r"doc=contract"))
+    expect(methodology.locator("[id='6-export-columns']")).to_be_attached()
 
 
 def test_leaderboard_range_switch_and_csv_of_the_table(streamlit_server: str, page: Page) -> None:
