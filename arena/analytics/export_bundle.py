@@ -71,7 +71,7 @@ def readme_text(
         ),
         "",
         "Files (CSV, header row, UTC ISO-8601 times, exact decimals; the same rows and columns",
-        "as `arena export TABLE` with these filters; columns per CONTRACT.md section 6):",
+        "as `arena export TABLE` with these filters; columns per docs/contract.md §6):",
     ]
     for table, result in results.items():
         note = f" — TRUNCATED at the row cap of {result.cap}" if result.truncated else ""

@@ -1,4 +1,4 @@
-"""resolution_verdict on real Gamma payloads (shared samples and fixture copies), edge cases."""
+"""resolution_verdict on real Gamma payloads (recorded samples and fixture copies), edge cases."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from arena.markets.resolution import Verdict, resolution_verdict
 from arena.markets.types import ParsedMarket
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gamma"
-SAMPLES = Path("/work/shared/gamma-samples")
+SAMPLES = FIXTURES / "recorded"  # real payloads; see PROVENANCE.md there
 
 # our fixture copy, then the real recorded sample it was modelled on
 SOURCES = {
@@ -33,12 +33,10 @@ SOURCES = {
 
 
 def load_raw(kind: str, origin: str) -> Any:
-    """A payload from our fixtures or from the shared real samples (skip if they are absent)."""
+    """A payload from our fixtures or from the recorded real samples."""
     fixture_name, sample_name = SOURCES[kind]
     if origin == "fixture":
         return json.loads((FIXTURES / fixture_name).read_text())
-    if not SAMPLES.is_dir():
-        pytest.skip(f"{SAMPLES} is not present")
     data = json.loads((SAMPLES / sample_name).read_text())
     return data[0]["markets"] if kind == "named" else data
 
