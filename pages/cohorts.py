@@ -4,7 +4,7 @@ decisions week by week."""
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.cohorts import cohort_standings, cohorts, decisions_by_week
+from arena.analytics.cohorts import cohort_standings, cohorts, decision_grid, decisions_by_week
 from arena.dashboard import ui
 
 ui.entry_guard()
@@ -25,21 +25,6 @@ STANDING_FORMATS = {
     "win_rate": ui.share,
     "api_cost_usd": "${:,.4f}",
 }
-
-
-def week_summary(frame: pd.DataFrame) -> str:
-    """One agent's decision of one week as a short line: action, status, legs."""
-    one = frame.iloc[0]
-    text = str(one["action"]) if not pd.isna(one["action"]) else "…"
-    if one["status"] != "ok":
-        text += f" [{one['status']}]"
-    if one["bets"]:
-        text += f" {int(one['bets'])} bet(s) ${one['amount']:,.0f}"
-    if one["sells"]:
-        text += f" {int(one['sells'])} sell(s)"
-    if one["rejected"]:
-        text += f", {int(one['rejected'])} rejected"
-    return text
 
 
 st.title("Cohorts")
@@ -125,14 +110,7 @@ if weeks.empty:
         ":05 UTC (or run it by hand)."
     )
 else:
-    grid = (
-        weeks.groupby(["display_name", "decision_week"])
-        .apply(week_summary, include_groups=False)
-        .unstack("decision_week")
-        .rename(columns=lambda week: f"week {week}")
-        .reset_index()
-        .rename(columns={"display_name": "family"})
-    )
+    grid = decision_grid(weeks)
     ui.table(grid, key=f"cohort-weeks:{cohort}")
     ui.download_csv(grid, f"cohort-{cohort}-weeks")
     ui.download_csv(weeks, f"cohort-{cohort}-decisions", label="Download decisions CSV")

@@ -407,6 +407,39 @@ def decisions_by_week(engine: Engine, cohort: int) -> pd.DataFrame:
     return read_frame(engine, query, WEEK_COLUMNS)
 
 
+def decision_grid(weeks: pd.DataFrame) -> pd.DataFrame:
+    """`decisions_by_week` as one row per family and one column per week (``week N``), each
+    cell a short line: action, status when not ok, legs (``BET 2 bet(s) $750, 1 rejected``).
+
+    Columns: ``family`` (display name), then ``week 1`` … in week order.
+    """
+    if weeks.empty:
+        return pd.DataFrame(columns=["family"])
+    return (
+        weeks.groupby(["display_name", "decision_week"])
+        .apply(_week_line, include_groups=False)
+        .unstack("decision_week")
+        .rename(columns=lambda week: f"week {week}")
+        .reset_index()
+        .rename(columns={"display_name": "family"})
+    )
+
+
+def _week_line(frame: pd.DataFrame) -> str:
+    """One agent's decision of one week as a short line: action, status, legs."""
+    one = frame.iloc[0]
+    text = str(one["action"]) if not pd.isna(one["action"]) else "…"
+    if one["status"] != "ok":
+        text += f" [{one['status']}]"
+    if one["bets"]:
+        text += f" {int(one['bets'])} bet(s) ${one['amount']:,.0f}"
+    if one["sells"]:
+        text += f" {int(one['sells'])} sell(s)"
+    if one["rejected"]:
+        text += f", {int(one['rejected'])} rejected"
+    return text
+
+
 def leg_tallies() -> tuple[Any, ...]:
     """A decision's leg tallies as the read models name them: ``bets`` and ``sells``
     (executed), ``rejected`` (legs refused with a reason), ``amount`` (dollars bet by the
