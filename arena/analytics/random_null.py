@@ -270,23 +270,11 @@ def random_null(
     sync). Return % is the P/L summed over the season's cohorts on their summed capital, like
     the leaderboard's.
     """
-    from arena.markets.simulated import (
-        DEFAULT_TAIL_WEEKS,
-        DEMO_START,
-        WORLD_INITIAL_MARKETS,
-        WORLD_NEW_PER_DAY,
-        SimulatedWorld,
-    )
+    from arena.markets.simulated import DEFAULT_TAIL_WEEKS, DEMO_START, demo_world
 
     begin = start or DEMO_START
     tail = DEFAULT_TAIL_WEEKS if tail_weeks is None else tail_weeks
-    world = SimulatedWorld(
-        world_seed,
-        begin,
-        n_initial=WORLD_INITIAL_MARKETS,
-        new_per_day=WORLD_NEW_PER_DAY,
-        days=(weeks + tail) * 7 + 1,
-    )
+    world = demo_world(world_seed, weeks, tail_weeks=tail, start=begin)
     cohorts, markets = world_null_inputs(world, weeks, start=begin, tail_weeks=tail)
     pnl = simulate_random_pnl(cohorts, markets, seeds)
     capital = sum(float(c.starting_balance) for c in cohorts)

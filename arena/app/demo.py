@@ -61,9 +61,7 @@ from arena.lineup import FamilySpec, Lineup
 from arena.markets.simulated import (
     DEFAULT_TAIL_WEEKS,
     DEMO_START,
-    WORLD_INITIAL_MARKETS,
-    WORLD_NEW_PER_DAY,
-    SimulatedWorld,
+    demo_world,
 )
 from arena.storage import tables
 from arena.storage.db import session_scope
@@ -320,13 +318,7 @@ def run_demo(
     `stop_at` stops the clock early (a replay of a season's beginning, in tests and benches).
     """
     ensure_empty(engine)
-    world = SimulatedWorld(
-        seed,
-        start,
-        n_initial=WORLD_INITIAL_MARKETS,
-        new_per_day=WORLD_NEW_PER_DAY,
-        days=(weeks + tail_weeks) * 7 + 1,
-    )
+    world = demo_world(seed, weeks, tail_weeks=tail_weeks, start=start)
     players = demo_lineup(lineup, settings, reachable)
     responders, close = default_responders(settings, seed, probability=world.hidden_probability)
     ctx = JobContext(engine, settings, players, world, responders, owner=DEMO_OWNER)

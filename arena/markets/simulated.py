@@ -1092,3 +1092,17 @@ def _uma_status(market: _Market, now_us: int) -> str:
     if market.disputed_us is not None and now_us >= market.disputed_us:
         return "disputed"
     return "proposed"
+
+
+def demo_world(
+    seed: int, weeks: int, *, tail_weeks: int = DEFAULT_TAIL_WEEKS, start: datetime = DEMO_START
+) -> SimulatedWorld:
+    """The demo season's world: `weeks` decision weeks plus the settling tail, at the demo's
+    size and growth (what `arena demo` plays and the random null's world-only mode replays)."""
+    return SimulatedWorld(
+        seed,
+        start,
+        n_initial=WORLD_INITIAL_MARKETS,
+        new_per_day=WORLD_NEW_PER_DAY,
+        days=(weeks + tail_weeks) * 7 + 1,
+    )
