@@ -406,6 +406,47 @@ def demo(
         typer.echo(line)
 
 
+@app.command("model-server")
+def model_server(
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="Loopback port; 0 lets the OS choose.")
+    ] = 8701,
+    seed: Annotated[int, typer.Option(help="Seed of the simulated world and personas.")] = 7,
+    weeks: Annotated[int, typer.Option(min=1, max=260, help="Weeks of the demo world.")] = 8,
+) -> None:
+    """Serve the simulated model personas (OpenAI-compatible) on 127.0.0.1 until stopped.
+
+    The personas read the hidden probabilities of the demo's world for --seed and --weeks (the
+    world `arena demo --seed S --weeks W` plays). Stops on SIGTERM or Ctrl-C.
+    """
+    import signal
+    import threading
+
+    from arena.agents.model_server import ModelServer
+    from arena.markets.simulated import demo_world
+
+    try:
+        server = ModelServer(seed=seed, world=demo_world(seed, weeks), port=port)
+    except OSError as exc:
+        raise ArenaError(
+            f"cannot listen on 127.0.0.1:{port}: {exc}", "choose another --port"
+        ) from exc
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
+    try:
+        with server:
+            typer.echo(f"simulated model server (seed {seed}) at {server.base_url}")
+            sys.stdout.flush()
+            try:
+                while not stop.wait(0.5):
+                    pass
+            except KeyboardInterrupt:
+                pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    typer.echo(f"served {len(server.log)} chat requests")
+
+
 @app.command("leaderboard")
 def leaderboard(
     cohort: Annotated[int | None, typer.Option(min=1, help="Only this cohort number.")] = None,
