@@ -28,6 +28,15 @@ class FamilySpec(BaseModel):
     enabled: bool = True
     max_tokens: int | None = Field(default=None, ge=1)
     reasoning_budget: int | None = Field(default=None, ge=0)
+    # List prices in USD per million prompt (input) and completion (output) tokens: data, used
+    # to cost an attempt whose server reports no `usage.cost` (local servers, the simulated
+    # model server). A reported cost (OpenRouter) always wins.
+    price_in: float | None = Field(default=None, ge=0)
+    price_out: float | None = Field(default=None, ge=0)
+
+    def cost_usd(self, tokens_in: int, tokens_out: int) -> float:
+        """What `tokens_in` prompt and `tokens_out` completion tokens cost at the list prices."""
+        return ((self.price_in or 0.0) * tokens_in + (self.price_out or 0.0) * tokens_out) / 1e6
 
     @field_validator("base_url")
     @classmethod

@@ -57,6 +57,7 @@ family = ui.select_link(
     container=right,
 )
 
+ui.simulated_notice([family])
 summary: pd.DataFrame = ui.read(agent_summary, cohort, family)
 if summary.empty:
     ui.empty(f"Family {family} has no agent in cohort {cohort}: pick another family.")

@@ -42,6 +42,7 @@ options: FilterOptions = ui.read(filter_options)
 if not options.cohorts:
     ui.empty(NO_DECISION)
     st.stop()
+ui.simulated_notice()
 
 cols = st.columns(5)
 cohort = ui.select_link(

@@ -96,6 +96,7 @@ if board.empty:
     ui.empty(NO_AGENT)
     st.stop()
 ui.stored_caption(stored)
+ui.simulated_notice([str(f) for f in board["family_id"]])
 
 shown = board[SHOWN].reset_index(drop=True)
 ui.table(

@@ -5,6 +5,7 @@ the same way: prompt → raw text → parser → executor.
 """
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from arena.agents.baselines import (
@@ -15,7 +16,7 @@ from arena.agents.baselines import (
     oracle_strategy,
     random_strategy,
 )
-from arena.agents.llm import AttemptRecord, ChatClient, ChatRequest, ChatResult
+from arena.agents.llm import AttemptRecord, ChatClient, ChatRequest, ChatResult, LLMError
 from arena.config import Settings
 from arena.lineup import FamilySpec
 
@@ -29,14 +30,34 @@ class Responder(Protocol):
 
 
 class LLMResponder:
-    """A lineup family served by an OpenAI-compatible endpoint."""
+    """A lineup family served by an OpenAI-compatible endpoint.
+
+    Cost: an attempt's reported `usage.cost` (OpenRouter) is kept; an attempt without one is
+    costed from its reported tokens at the family's list prices (`price_in` / `price_out` of the
+    lineup, USD per million tokens), so local and simulated servers show a spend too.
+    """
 
     def __init__(self, client: ChatClient, family: FamilySpec) -> None:
         self.client = client
         self.family = family
 
     def respond(self, messages: Messages, context: BaselineInput) -> ChatResult:
-        return self.client.complete(ChatRequest.for_family(self.family, messages))
+        try:
+            result = self.client.complete(ChatRequest.for_family(self.family, messages))
+        except LLMError as exc:
+            exc.attempts = self._priced(exc.attempts)
+            raise
+        return replace(result, attempts=self._priced(result.attempts))
+
+    def _priced(self, attempts: list[AttemptRecord]) -> list[AttemptRecord]:
+        if self.family.price_in is None and self.family.price_out is None:
+            return attempts
+        return [
+            replace(a, cost_usd=self.family.cost_usd(a.tokens_in, a.tokens_out))
+            if a.cost_usd == 0.0 and (a.tokens_in or a.tokens_out)
+            else a
+            for a in attempts
+        ]
 
 
 class BaselineResponder:

@@ -5,7 +5,8 @@ oracle baseline — which bets on the simulated world's unbiased posterior — m
 top if the scoring separates skill from luck.
 
 The season starts on a fixed Sunday (2026-01-04 00:00 UTC), so a seed fully determines the
-database (apart from audit columns: claim owners and tokens, row created_at). The clock advances
+database (apart from audit columns: claim owners and tokens, row created_at; and the measured
+latencies of LLM attempts). The clock advances
 in 5-minute ticks and, at each tick, runs what is due through `run_job` (job_runs claims and
 all), in `arena.engine.jobs.JOB_ORDER`:
 
@@ -22,27 +23,43 @@ all), in `arena.engine.jobs.JOB_ORDER`:
 - finally one `analyses` run (the scheduler's hourly job) stores the leaderboard and
   calibration frames the dashboard shows.
 
-Agents: the lineup's baseline families, the `oracle`, and any LLM family whose endpoint is
-configured (key or own base_url) and answers a TCP connect; the others are skipped silently.
+Agents: every enabled family of the lineup plus the `oracle`. The LLM families are served by
+the simulated model server (`arena.agents.model_server`), which the demo starts on a free
+loopback port for the season (seed and world = the demo's) and stops after: their decisions go
+through the project's real `ChatClient` (HTTP, retries, backoff), parser, malformed-answer
+retries and cost code, exactly as against OpenRouter — never a real model, and no key or
+network is needed. Their configured endpoints are ignored. Every answer says
+`provider: "simulated"`, so every LLM decision and attempt the demo writes carries
+`provider = "simulated"` (what `arena.analytics.simulated` reads and the pages badge). Costs
+are the tokens the server's usage block reports at the lineup's list prices (`price_in` /
+`price_out`); the server is not asked for `usage.cost`.
+
+Transport faults stay visible but cheap: a 429 says `Retry-After: 0`, backoff is tens of
+milliseconds, and a "slow" answer is held `SLOW_SECONDS` beyond the client's `CLIENT_TIMEOUT`
+(one second of wall time per timeout). Wall-clock latencies (`latency_ms`) are measured, so
+they are the one LLM column a replay does not reproduce.
+
 A job that fails stops the season with its one-line error (the demo is also a proof that the
 engine runs end to end). The demo needs an empty database: it refuses one holding cohorts.
 """
 
-import socket
+import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
-from urllib.parse import urlsplit
 
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import col
 
-from arena.agents.responders import default_responders
+from arena.agents.llm import ChatClient
+from arena.agents.model_server import LoggedRequest, ModelServer
+from arena.agents.responders import LLMResponder, Responder, ResponderFactory, default_responders
 from arena.analytics.cohorts import latest_snapshots
+from arena.analytics.simulated import SERVED_BY
 from arena.config import Settings
 from arena.core.errors import ArenaError, InputError
 from arena.core.timeutil import week_start
@@ -71,6 +88,12 @@ from arena.storage.models import (
 )
 
 TICK = timedelta(minutes=5)
+# The simulated model server's transport, kept fast: faults show as retries at little wall cost.
+CLIENT_TIMEOUT = 1.0  # seconds; a normal simulated answer takes milliseconds
+SLOW_SECONDS = 1.5  # a "slow" fault is held this long: beyond the timeout, so a timeout
+LATENCY_SCALE = 0.2  # the personas' latency ranges (0-50 ms) scaled to 0-10 ms
+BACKOFF_BASE = 0.02
+MAX_BACKOFF = 0.1
 SYNC_EVERY = timedelta(hours=6)
 DEMO_OWNER = "demo"
 
@@ -88,38 +111,42 @@ ORACLE = FamilySpec(
 # Who plays
 
 
-def endpoint_reachable(url: str, timeout: float = 1.0) -> bool:
-    """Whether something accepts a TCP connection at the URL's host and port."""
-    parts = urlsplit(url)
-    if not parts.hostname:
-        return False
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        with socket.create_connection((parts.hostname, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def demo_lineup(
-    lineup: Lineup, settings: Settings, reachable: Callable[[str], bool] = endpoint_reachable
-) -> Lineup:
-    """Baselines, the oracle, and the LLM families with a configured, reachable endpoint."""
-    checked: dict[str, bool] = {}
-    families: list[FamilySpec] = []
-    for family in lineup.enabled():
-        if family.kind == "llm":
-            if family.base_url is None and settings.llm_api_key is None:
-                continue
-            url = family.base_url or settings.llm_base_url
-            if url not in checked:
-                checked[url] = reachable(url)
-            if not checked[url]:
-                continue
-        families.append(family)
+def demo_lineup(lineup: Lineup) -> Lineup:
+    """Every enabled family (LLM families are served by the simulated model server) + the oracle."""
+    families = list(lineup.enabled())
     if not any(f.strategy == "oracle" for f in families if f.kind == "baseline"):
         families.append(ORACLE)
     return Lineup(families=families)
+
+
+def simulated_responders(
+    settings: Settings, seed: int, world: Any, base_url: str
+) -> tuple[ResponderFactory, Callable[[], None]]:
+    """Baselines (and the oracle) as usual; every LLM family through a real `ChatClient` at
+    the simulated model server's `base_url` (no key is sent to it)."""
+    baselines, close_baselines = default_responders(
+        settings, seed, probability=world.hidden_probability
+    )
+    client = ChatClient(
+        base_url,
+        None,
+        timeout=CLIENT_TIMEOUT,
+        max_attempts=settings.methodology.transport_attempts,
+        backoff_base=BACKOFF_BASE,
+        max_backoff=MAX_BACKOFF,
+        rng=random.Random(seed),
+    )
+
+    def factory(family: FamilySpec) -> Responder | None:
+        if family.kind == "llm":
+            return LLMResponder(client, family)
+        return baselines(family)
+
+    def close() -> None:
+        client.close()
+        close_baselines()
+
+    return factory, close
 
 
 # --------------------------------------------------------------------------------------------
@@ -203,6 +230,8 @@ class DemoSummary:
     job_runs: int = 0
     open_positions: int = 0
     leaderboard: list[LeaderRow] = field(default_factory=list)
+    served_by: str = SERVED_BY  # who answered the LLM families
+    server_log: list[LoggedRequest] = field(default_factory=list)  # its requests, in order
 
 
 def leaderboard(engine: Engine) -> list[LeaderRow]:
@@ -311,7 +340,6 @@ def run_demo(
     start: datetime = DEMO_START,
     stop_at: datetime | None = None,
     on_tick: ProgressHook | None = None,
-    reachable: Callable[[str], bool] = endpoint_reachable,
 ) -> DemoSummary:
     """Play `weeks` simulated weeks plus the settling tail into a migrated, empty database.
 
@@ -319,10 +347,19 @@ def run_demo(
     """
     ensure_empty(engine)
     world = demo_world(seed, weeks, tail_weeks=tail_weeks, start=start)
-    players = demo_lineup(lineup, settings, reachable)
-    responders, close = default_responders(settings, seed, probability=world.hidden_probability)
+    players = demo_lineup(lineup)
+    server = ModelServer(
+        seed=seed,
+        world=world,
+        slow_seconds=SLOW_SECONDS,
+        retry_after=0,
+        latency_scale=LATENCY_SCALE,
+    ).start()
+    responders, close = simulated_responders(settings, seed, world, server.base_url)
     ctx = JobContext(engine, settings, players, world, responders, owner=DEMO_OWNER)
     summary = DemoSummary(seed, weeks, start, start, [f.id for f in players.families])
+    summary.served_by = SERVED_BY
+    summary.server_log = server.log
     try:
         for tick in season_ticks(start, weeks, tail_weeks):
             if stop_at is not None and tick.at >= stop_at:
@@ -339,6 +376,7 @@ def run_demo(
         _run_tick(ctx, Tick(summary.end, (ANALYSES,), True))
     finally:
         close()
+        server.stop()
     return summarise(engine, summary)
 
 
@@ -400,6 +438,11 @@ def format_summary(summary: DemoSummary) -> list[str]:
         f"demo season (seed {summary.seed}): {summary.weeks} week(s) from "
         f"{summary.start:%Y-%m-%d}, settled until {summary.end:%Y-%m-%d %H:%M} UTC",
         f"families: {', '.join(summary.families)}",
+        *(
+            [f"LLM families served by the {summary.served_by}: simulated answers, not real models"]
+            if summary.server_log
+            else []
+        ),
         f"cohorts: {summary.cohorts}   decisions: {summary.decisions} ({statuses or 'none'})",
         f"trades: {sum(summary.trades.values())} ({trades})",
         f"markets resolved: {summary.resolved_markets}   cancelled: "

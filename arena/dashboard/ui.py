@@ -28,6 +28,7 @@ import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
+from arena.analytics.simulated import SERVED_BY, simulated_families
 from arena.config import get_settings
 from arena.core.csvsafe import cell
 from arena.storage.db import get_engine
@@ -124,6 +125,22 @@ def stored_caption(stored: Any) -> None:
     st.caption(
         f"Computed {stored.computed_at:%Y-%m-%d %H:%M} UTC by the hourly `analyses` job{as_of}."
     )
+
+
+def simulated_notice(family_ids: Sequence[str] | None = None) -> None:
+    """A badge when the shown families' results come from the simulated model server (the
+    offline demo), so they are never mistaken for real models'. `None`: any family."""
+    simulated = read(simulated_families)
+    if family_ids is not None:
+        shown = set(family_ids)
+        simulated = [family_id for family_id in simulated if family_id in shown]
+    if simulated:
+        st.warning(
+            f"**Simulated** — {', '.join(simulated)}: answered by the {SERVED_BY} "
+            "(`arena demo`), not by real models. Personas, reasoning, tokens and costs are "
+            "simulated.",
+            icon="🧪",
+        )
 
 
 # --------------------------------------------------------------------------------------------

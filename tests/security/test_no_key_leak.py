@@ -454,9 +454,11 @@ def test_demo_run_never_writes_the_key(
     """`arena demo --weeks 1` with the key set, its clock cut to its first 40 ticks.
 
     The whole week plus its settling tail is thousands of ticks (minutes of runtime); the
-    first 40 (3 h 15 min) already run every job the demo has (start-cohort, decide with the
-    LLM families answering through the echoing server, hourly sync and resolve, 10-minute
-    snapshots) and the rest of the season only repeats them.
+    first 40 (3 h 15 min) already run every job the demo has (start-cohort, decide, hourly
+    sync and resolve, 10-minute snapshots) and the rest of the season only repeats them.
+
+    Issue 23: the demo serves its LLM families from the simulated model server, never from the
+    configured endpoint, so the key must not even be sent: the echoing server gets no request.
     """
     import arena.app.demo
 
@@ -478,8 +480,7 @@ def test_demo_run_never_writes_the_key(
     if code != 0 and not_built(err):
         pytest.skip("`arena demo` is not wired into the CLI yet")
     assert code == 0, err
-    assert requests, "the demo asked no LLM family: the echoing server was not exercised"
-    assert all(r.headers.get("Authorization") == f"Bearer {key.value}" for r in requests)
+    assert not requests, "the demo called the configured endpoint instead of its simulated one"
     assert dump_database(url, outputs) > 100
     for index, text in enumerate(log_texts(caplog.records)):
         outputs.add(f"log record {index}", text)
