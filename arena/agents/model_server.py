@@ -50,12 +50,12 @@ a known provider prefix, e.g. another `openai/…`, gets that provider's persona
 | persona    | model                       | noise | bias | overc | edge | size | legs | look |
 |------------|-----------------------------|-------|------|-------|------|------|------|------|
 | analyst    | openai/gpt-5.2              | 0.30  | 0.0  | 1.0   | 0.05 | 1.2  | 5    | 150  |
-| contrarian | google/gemini-3-pro-preview | 0.45  | +0.4 | 1.1   | 0.06 | 1.0  | 6    | 120  |
-| gambler    | x-ai/grok-4.1-fast          | 0.90  | -0.1 | 1.6   | 0.03 | 2.5  | 8    | 60   |
+| contrarian | google/gemini-3-pro-preview | 0.45  | +0.4 | 1.05  | 0.06 | 1.0  | 5    | 120  |
+| gambler    | x-ai/grok-4.1-fast          | 0.90  | -0.1 | 1.15  | 0.05 | 0.8  | 4    | 60   |
 | careful    | anthropic/claude-opus-4.5   | 0.20  | 0.0  | 0.9   | 0.07 | 1.0  | 4    | 200  |
-| favourite  | deepseek/deepseek-v3.2      | 0.60  | -0.4 | 1.2   | 0.04 | 1.5  | 5    | 100  |
+| favourite  | deepseek/deepseek-v3.2      | 0.60  | -0.4 | 1.05  | 0.05 | 1.0  | 4    | 100  |
 | deliberate | moonshotai/kimi-k2-thinking | 0.40  | +0.1 | 1.0   | 0.05 | 1.2  | 4    | 120  |
-| noisy      | qwen/qwen3-235b-a22b-2507   | 1.20  | +0.2 | 1.3   | 0.04 | 1.5  | 6    | 80   |
+| noisy      | qwen/qwen3-235b-a22b-2507   | 1.20  | +0.1 | 1.0   | 0.10 | 0.3  | 3    | 80   |
 | generalist | (any other model id)        | 0.80  | 0.0  | 1.0   | 0.05 | 1.0  | 3    | 100  |
 
 | persona    | hold | sell | verbosity | messy | malformed | stubborn | fault | ms    | $/M in/out |
@@ -145,17 +145,17 @@ class Persona:
 PERSONAS: tuple[Persona, ...] = (
     Persona("analyst", ("openai/gpt-5.2",), "openai", 0.30, 0.0, 1.0, 0.05, 1.2, 5, 150,
             0.05, 0.30, "normal", 0.05, 0.03, 0.2, 0.02, (5, 30), 1.75, 14.0),
-    Persona("contrarian", ("google/gemini-3-pro-preview",), "google", 0.45, 0.4, 1.1, 0.06,
-            1.0, 6, 120, 0.05, 0.20, "verbose", 0.15, 0.05, 0.3, 0.03, (10, 40), 2.0, 12.0),
-    Persona("gambler", ("x-ai/grok-4.1-fast",), "x-ai", 0.90, -0.1, 1.6, 0.03, 2.5, 8, 60,
+    Persona("contrarian", ("google/gemini-3-pro-preview",), "google", 0.45, 0.4, 1.05, 0.06,
+            1.0, 5, 120, 0.05, 0.20, "verbose", 0.15, 0.05, 0.3, 0.03, (10, 40), 2.0, 12.0),
+    Persona("gambler", ("x-ai/grok-4.1-fast",), "x-ai", 0.90, -0.1, 1.15, 0.05, 0.8, 4, 60,
             0.02, 0.10, "terse", 0.05, 0.10, 0.4, 0.04, (0, 15), 0.20, 0.50),
     Persona("careful", ("anthropic/claude-opus-4.5",), "anthropic", 0.20, 0.0, 0.9, 0.07, 1.0,
             4, 200, 0.15, 0.40, "verbose", 0.02, 0.02, 0.2, 0.01, (20, 50), 5.0, 25.0),
-    Persona("favourite", ("deepseek/deepseek-v3.2",), "deepseek", 0.60, -0.4, 1.2, 0.04, 1.5,
-            5, 100, 0.05, 0.20, "normal", 0.10, 0.08, 0.4, 0.05, (10, 40), 0.28, 0.42),
+    Persona("favourite", ("deepseek/deepseek-v3.2",), "deepseek", 0.60, -0.4, 1.05, 0.05, 1.0,
+            4, 100, 0.05, 0.20, "normal", 0.10, 0.08, 0.4, 0.05, (10, 40), 0.28, 0.42),
     Persona("deliberate", ("moonshotai/kimi-k2-thinking",), "moonshotai", 0.40, 0.1, 1.0, 0.05,
             1.2, 4, 120, 0.10, 0.25, "verbose", 0.20, 0.15, 0.6, 0.03, (20, 50), 0.60, 2.50),
-    Persona("noisy", ("qwen/qwen3-235b-a22b-2507",), "qwen", 1.20, 0.2, 1.3, 0.04, 1.5, 6, 80,
+    Persona("noisy", ("qwen/qwen3-235b-a22b-2507",), "qwen", 1.20, 0.1, 1.0, 0.10, 0.3, 3, 80,
             0.05, 0.15, "terse", 0.10, 0.12, 0.5, 0.03, (0, 30), 0.08, 0.55),
 )  # fmt: skip
 DEFAULT_PERSONA = Persona("generalist", (), "simulated", 0.80, 0.0, 1.0, 0.05, 1.0, 3, 100,

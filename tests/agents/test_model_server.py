@@ -6,6 +6,7 @@ import signal
 import statistics
 import subprocess
 import sys
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -29,6 +30,7 @@ from arena.agents.prompts import (
     system_prompt,
     user_prompt,
 )
+from arena.core import stats
 from arena.markets.simulated import DEMO_START, SimulatedWorld
 
 SEED = 11
@@ -218,6 +220,36 @@ def test_low_noise_persona_is_closer_to_the_truth(world: SimulatedWorld) -> None
         return statistics.mean(errors)
 
     assert error(CAREFUL) < error(NOISY) / 2
+
+
+def test_personas_are_distinguishable_by_brier() -> None:
+    """Against the realized outcomes, the low-noise persona's Brier beats the high-noise one's,
+    with the market-clustered paired bootstrap interval of the difference excluding zero."""
+    world = SimulatedWorld(SEED, DEMO_START, n_initial=600, new_per_day=0, days=30)
+    models = SimulatedModels(SEED, world)
+    differences: list[float] = []
+    clusters: list[str] = []
+    for day in range(0, 28, 4):
+        at = AT + timedelta(days=day)
+        markets = [PromptMarket.from_parsed(m) for m in world.top_markets(at, 1000)]
+        view = parse_prompt(
+            user_prompt(
+                at, 1 + day // 7, PortfolioView(Decimal(10000), Decimal(0), Decimal(0), []), markets
+            )
+        )
+        careful = models.beliefs(CAREFUL, view, view.markets)
+        noisy = models.beliefs(NOISY, view, view.markets)
+        for market in view.markets:
+            if market.market_type != "binary" or world.is_voided(market.market_id):
+                continue
+            won = float(world.true_outcome(market.market_id) == "Yes")
+            key = (market.market_id, "YES")
+            differences.append((careful[key] - won) ** 2 - (noisy[key] - won) ** 2)
+            clusters.append(market.market_id)
+    result = stats.paired_test(differences, clusters, replicates=2000, seed=SEED)
+    assert result.clusters >= 50
+    assert result.mean_difference < 0
+    assert result.ci_high < 0, result
 
 
 def test_unknown_model_gets_the_default_persona(world: SimulatedWorld) -> None:
