@@ -5,9 +5,7 @@ runs them one after another), without Streamlit and without `ui.read`'s cache. E
 replays the page script's `ui.read(...)` / `ui.curve_section(...)` calls in order, with the
 arguments the page passes when nothing is selected yet (no query-string links): the same
 defaults, derived from the same earlier results (e.g. the newest cohort from `cohorts`).
-Every page also pays dashboard.py's `schema_revision` gate first: it counts in a page's absolute
-times, but `bench/run.py` leaves it out of the ratio to the naive baseline, which does not run
-it (it is the same read whatever the page does).
+Every page also pays dashboard.py's `schema_revision` gate first, and so does its entry here.
 
 Clicks worth timing (open one decision, one market, one frozen snapshot) are separate
 entries marked "(click)"; they time only the reads that the click adds. The Leaderboard,
@@ -52,8 +50,8 @@ class Timed:
 class Reader:
     """Calls read models on one engine like `ui.read` (minus the cache), timing each call.
 
-    Results are kept by function name (``name#2`` for a second call of the same function) so
-    the naive baselines can be spot-checked against them.
+    Results are kept by function name (``name#2`` for a second call of the same function), so
+    a run can tell whether the page was served a stored analysis.
     """
 
     engine: Engine
@@ -241,6 +239,7 @@ def operations_page(read: Reader, _sel: Selection) -> None:
     health = read(operations_rm.job_health)
     if not health.empty:
         read(operations_rm.job_runs, status="failed", limit=20)
+    read(operations_rm.settlement_failures)
     read(operations_rm.job_runs, job=None, status=None)
     read(operations_rm.log_sources)
     read(operations_rm.system_log, levels=operations_rm.levels_at_least("INFO"), source=None)
@@ -265,7 +264,7 @@ def curves_at(range_key: str) -> PageRun:
 
 @dataclass(frozen=True)
 class Page:
-    """A catalog entry: display name, the replay, and whether the page targets apply."""
+    """A catalog entry: display name, the replay, and what it times."""
 
     name: str
     run: PageRun
@@ -290,10 +289,3 @@ PAGES: tuple[Page, ...] = (
     Page("operations", operations_page),
     *(Page(f"curve {key} all cohorts", curves_at(key), "curve") for key in RANGE_KEYS),
 )
-
-
-def page_named(name: str) -> Page:
-    for page in PAGES:
-        if page.name == name:
-            return page
-    raise KeyError(name)

@@ -34,22 +34,10 @@ def main() -> None:
     parser.add_argument("--database", default=None, help="also time the null from this DB")
     args = parser.parse_args()
 
-    from arena.markets.simulated import (
-        DEFAULT_TAIL_WEEKS,
-        DEMO_START,
-        WORLD_INITIAL_MARKETS,
-        WORLD_NEW_PER_DAY,
-        SimulatedWorld,
-    )
+    from arena.markets.simulated import DEFAULT_TAIL_WEEKS, DEMO_START, demo_world
 
     began = time.perf_counter()
-    world = SimulatedWorld(
-        args.world_seed,
-        DEMO_START,
-        n_initial=WORLD_INITIAL_MARKETS,
-        new_per_day=WORLD_NEW_PER_DAY,
-        days=(args.weeks + DEFAULT_TAIL_WEEKS) * 7 + 1,
-    )
+    world = demo_world(args.world_seed, args.weeks)
     cohorts, markets = random_null.world_null_inputs(
         world, args.weeks, start=DEMO_START, tail_weeks=DEFAULT_TAIL_WEEKS
     )

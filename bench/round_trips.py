@@ -4,17 +4,13 @@ Run:
     .venv/bin/python bench/round_trips.py URL [--runs 500]
 
 Why: the Exports page makes two reads (the schema gate every page runs, and the filters'
-choices), about 1 ms in all, and its naive baseline is 11–22 ms. `bench/run.py` compares the
-naive baseline with the page's own read (the gate is the same code for any page and the naive
-side does not run it), so the 20× bar is on the filters' read alone; the page's absolute time
-keeps the gate. Either way the margin depends on what a single read costs on this machine.
-This prints, as medians of `--runs` calls on one warm connection:
+choices), about a millisecond in all, so its time in a browser (bench/browser.py) is nearly all
+Streamlit and the browser. This prints, as medians of `--runs` calls on one warm connection:
 
 - a bare `SELECT 1` through psycopg (or sqlite3) alone: the round trip itself;
 - the same through the dashboard's reader engine (pool checkout, SQLAlchemy's execute);
 - the two reads the Exports page makes, through that engine;
-- the filters' statement on the bare driver (what PostgreSQL's execution adds);
-- the naive baseline of the Exports page (bench/naive.py), and the ratios.
+- the filters' statement on the bare driver (what the database's execution adds).
 """
 
 import argparse
@@ -30,10 +26,6 @@ from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-import naive  # noqa: E402
-from pages_catalog import Selection  # noqa: E402
 
 from arena.analytics.agents import _FILTER_OPTIONS, filter_options  # noqa: E402
 from arena.analytics.overview import schema_revision  # noqa: E402
@@ -83,9 +75,6 @@ def main() -> int:
     def raw_filters() -> None:
         raw.execute(filters_sql).fetchall()
 
-    def naive_page() -> None:
-        naive.NAIVE["exports"](naive.Tables(engine), Selection(None, None, None))
-
     rows = {
         "SELECT 1, bare driver": median_ms(raw_select_1, args.runs),
         "SELECT 1, reader engine": median_ms(engine_select_1, args.runs),
@@ -93,21 +82,11 @@ def main() -> int:
         "filter_options()": median_ms(lambda: filter_options(engine), args.runs),
         "filters' statement, bare driver": median_ms(raw_filters, args.runs),
     }
-    naive_ms = median_ms(naive_page, max(5, args.runs // 50))
     page_ms = rows["schema_revision() (the gate)"] + rows["filter_options()"]
-    floor_ms = 2 * rows["SELECT 1, reader engine"]
     print(f"{engine.dialect.name}: medians of {args.runs} calls on one warm connection")
     for label, ms in rows.items():
         print(f"  {label:<34} {ms:7.3f} ms")
     print(f"  {'Exports page (gate + filters)':<34} {page_ms:7.3f} ms")
-    print(f"  {'naive baseline of the page':<34} {naive_ms:7.3f} ms")
-    models_ms = rows["filter_options()"]
-    print(f"  page ratio with the gate on one side only: {naive_ms / page_ms:.1f}x")
-    print(
-        f"  read-model ratio (bench/run.py's; the gate on neither side): "
-        f"{naive_ms / models_ms:.1f}x; the 20x bar: {naive_ms / 20:.3f} ms"
-    )
-    print(f"  two SELECT 1 through the engine ({floor_ms:.3f} ms): {naive_ms / floor_ms:.1f}x")
     engine.dispose()
     raw.close()
     return 0

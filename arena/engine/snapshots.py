@@ -160,24 +160,41 @@ def take_snapshots(
         result.positions_marked = _store_marks(conn, marks, at)
         rows = [_snapshot_row(book, briers.get(book.agent_id), slot, at) for book in books]
         result.rows_written = _upsert_snapshots(conn, rows, is_sqlite(engine))
-        if rows:
-            roll_up_slot(conn, slot)
         result.agents = len(books)
         holding = {book.cohort_id for book in books if book.position_values}
-        result.cohorts_tracking, result.cohorts_completed = _update_cohort_statuses(
-            conn, at, decision_window_weeks, holding
-        )
-        log_event(
-            conn,
-            at,
-            "INFO",
-            SOURCE,
-            f"snapshot {slot.isoformat()}: {result.rows_written} agent(s), "
-            f"{result.positions_marked} position(s) marked live, "
-            f"{result.cohorts_completed} cohort(s) completed",
-            **result.counts(),
-        )
+        finish_pass(conn, at, result, decision_window_weeks, holding)
     return result
+
+
+def finish_pass(
+    conn: Connection,
+    at: datetime,
+    result: SnapshotResult,
+    decision_window_weeks: int = 5,
+    holding: set[int] | None = None,
+) -> None:
+    """Close a pass whose rows for `result.slot` are written, in the pass's transaction: fold
+    them into the rollups, move cohort statuses along (into `result`'s counts), log the pass.
+
+    `holding`: the cohorts with an open position in the pass's read; None leaves completion
+    to the UPDATE's own open-position check. Public for a bulk load that writes a pass's rows
+    another way (bench/make_year.py carries unchanged rows forward)."""
+    assert result.slot is not None
+    if result.rows_written:
+        roll_up_slot(conn, result.slot)
+    result.cohorts_tracking, result.cohorts_completed = _update_cohort_statuses(
+        conn, at, decision_window_weeks, holding if holding is not None else set()
+    )
+    log_event(
+        conn,
+        at,
+        "INFO",
+        SOURCE,
+        f"snapshot {result.slot.isoformat()}: {result.rows_written} agent(s), "
+        f"{result.positions_marked} position(s) marked live, "
+        f"{result.cohorts_completed} cohort(s) completed",
+        **result.counts(),
+    )
 
 
 # The pass's statements are built once (it runs every 10 minutes for months, and in a demo

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Table, select
 
-from arena.app.demo import DEMO_START
 from arena.config import Methodology
 from arena.lineup import Lineup, load_lineup
+from arena.markets.simulated import DEMO_START
 from arena.storage import tables
 from arena.storage.db import create_db_engine
 from bench.make_year import build_year, year_ticks

@@ -1,0 +1,39 @@
+"""bench/browser.py times every dashboard page: the pages it reads from dashboard.py are the
+ones in pages/, at the URL paths Streamlit serves them under."""
+
+from pathlib import Path
+
+from arena.dashboard import ui
+from bench.browser import CACHE_TTL_S, DashboardPage, dashboard_pages
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_bench_opens_every_page_in_pages_dir() -> None:
+    pages = dashboard_pages()
+    files = {path.stem for path in (ROOT / "pages").glob("*.py")}
+    assert sorted(page.name for page in pages) == sorted(files)
+    assert [page.path for page in pages].count("") == 1  # the default page, at the root
+    leaderboard = next(page for page in pages if page.name == "leaderboard")
+    assert leaderboard == DashboardPage("leaderboard", "", "Leaderboard")
+    others = [page for page in pages if page.path]
+    assert all(page.path == page.name for page in others)  # Streamlit's path: the file name
+
+
+def test_registrations_are_read_with_their_options() -> None:
+    source = """
+        st.Page(
+            "pages/a.py", title="A", icon=":material/x:", default=True
+        ),
+        st.Page("pages/b.py", title="Bee", icon=":material/y:"),
+        st.Page("pages/c.py", title="C", url_path="see"),
+    """
+    assert dashboard_pages(source) == [
+        DashboardPage("a", "", "A"),
+        DashboardPage("b", "b", "Bee"),
+        DashboardPage("c", "see", "C"),
+    ]
+
+
+def test_rounds_wait_out_the_dashboard_s_read_cache() -> None:
+    assert CACHE_TTL_S == ui.CACHE_TTL_S
