@@ -1,6 +1,7 @@
 """Reference rows every database needs: methodology versions, and families from the lineup."""
 
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
 from arena.config import METHODOLOGY_VERSION, Methodology
@@ -23,7 +24,21 @@ def ensure_methodology_versions(engine: Engine) -> None:
 
 
 def sync_families(engine: Engine, lineup: Lineup) -> int:
-    """Upsert the lineup's families (display names may change; ids never do)."""
+    """Upsert the lineup's families (display names may change; ids never do).
+
+    Two processes may sync the same new family at once (two schedulers and a manual run at
+    one instant): the loser's INSERT hits the primary key, so it reads the rows again and
+    retries, and finds the family there.
+    """
+    for _ in range(3):
+        try:
+            return _upsert_families(engine, lineup)
+        except IntegrityError:
+            continue
+    return _upsert_families(engine, lineup)
+
+
+def _upsert_families(engine: Engine, lineup: Lineup) -> int:
     changed = 0
     with session_scope(engine) as session:
         existing = {family.id: family for family in session.exec(select(Family)).all()}
