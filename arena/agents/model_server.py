@@ -50,7 +50,7 @@ a known provider prefix, e.g. another `openai/…`, gets that provider's persona
 | persona    | model                       | noise | bias | overc | edge | size | legs | look |
 |------------|-----------------------------|-------|------|-------|------|------|------|------|
 | analyst    | openai/gpt-5.2              | 0.30  | 0.0  | 1.0   | 0.05 | 1.2  | 5    | 150  |
-| contrarian | google/gemini-3-pro-preview | 0.45  | +0.4 | 1.05  | 0.06 | 1.0  | 5    | 120  |
+| contrarian | google/gemini-3-pro-preview | 0.45  | +0.25 | 1.05  | 0.06 | 0.6  | 5    | 120  |
 | gambler    | x-ai/grok-4.1-fast          | 0.90  | -0.1 | 1.15  | 0.05 | 0.8  | 4    | 60   |
 | careful    | anthropic/claude-opus-4.5   | 0.20  | 0.0  | 0.9   | 0.07 | 1.0  | 4    | 200  |
 | favourite  | deepseek/deepseek-v3.2      | 0.60  | -0.4 | 1.05  | 0.05 | 1.0  | 4    | 100  |
@@ -145,8 +145,8 @@ class Persona:
 PERSONAS: tuple[Persona, ...] = (
     Persona("analyst", ("openai/gpt-5.2",), "openai", 0.30, 0.0, 1.0, 0.05, 1.2, 5, 150,
             0.05, 0.30, "normal", 0.05, 0.03, 0.2, 0.02, (5, 30), 1.75, 14.0),
-    Persona("contrarian", ("google/gemini-3-pro-preview",), "google", 0.45, 0.4, 1.05, 0.06,
-            1.0, 5, 120, 0.05, 0.20, "verbose", 0.15, 0.05, 0.3, 0.03, (10, 40), 2.0, 12.0),
+    Persona("contrarian", ("google/gemini-3-pro-preview",), "google", 0.45, 0.25, 1.05, 0.06,
+            0.6, 5, 120, 0.05, 0.20, "verbose", 0.15, 0.05, 0.3, 0.03, (10, 40), 2.0, 12.0),
     Persona("gambler", ("x-ai/grok-4.1-fast",), "x-ai", 0.90, -0.1, 1.15, 0.05, 0.8, 4, 60,
             0.02, 0.10, "terse", 0.05, 0.10, 0.4, 0.04, (0, 15), 0.20, 0.50),
     Persona("careful", ("anthropic/claude-opus-4.5",), "anthropic", 0.20, 0.0, 0.9, 0.07, 1.0,
