@@ -13,7 +13,6 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import streamlit as st
 from sqlalchemy.engine import Engine
 from streamlit.testing.v1 import AppTest
 
@@ -22,9 +21,10 @@ from arena.analytics.calibration import calibration_summary
 from arena.analytics.leaderboard import leaderboard
 from arena.config import get_settings
 from arena.dashboard import ui
-from arena.storage.db import create_db_engine, dispose_engines
+from arena.storage.db import create_db_engine
 from arena.storage.migrate import head_revision, init_db
 from tests.analytics.season import LLM_A, LLM_B, Season, sqlite_season
+from tests.dashboard_caches import clear_dashboard_caches
 from tests.factories import new_cohort_agents
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboard.py"
@@ -45,19 +45,12 @@ PAGES = {
 PASSWORD = "correct horse battery"
 
 
-def _clear_caches() -> None:
-    get_settings.cache_clear()
-    dispose_engines()
-    st.cache_data.clear()
-    st.cache_resource.clear()
-
-
 @pytest.fixture(autouse=True)
 def _isolated_caches(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("ARENA_ADMIN_PASSWORD", raising=False)
-    _clear_caches()
+    clear_dashboard_caches()
     yield
-    _clear_caches()
+    clear_dashboard_caches()
 
 
 @pytest.fixture
@@ -66,7 +59,7 @@ def use_database(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
 
     def _use(url: str) -> None:
         monkeypatch.setenv("ARENA_DATABASE_URL", url)
-        _clear_caches()
+        clear_dashboard_caches()
 
     return _use
 

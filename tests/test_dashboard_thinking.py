@@ -10,15 +10,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from sqlmodel import select
 from streamlit.testing.v1 import AppTest
 
 from arena.agents.parsing import split_thinking
-from arena.config import get_settings
-from arena.storage.db import create_db_engine, dispose_engines, session_scope
+from arena.storage.db import create_db_engine, session_scope
 from arena.storage.migrate import init_db
 from arena.storage.models import Agent, Decision, DecisionAttempt
+from tests.dashboard_caches import clear_dashboard_caches
 from tests.factories import WEEK1, new_cohort_agents
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboard.py"
@@ -28,19 +27,12 @@ ANSWER = '{"action": "BET", "bets": [{"market_id": "501", "side": "YES", "amount
 WITH_THINKING = f"<think>\n{THINKING}\n</think>\n\n{ANSWER}"
 
 
-def _clear_caches() -> None:
-    get_settings.cache_clear()
-    dispose_engines()
-    st.cache_data.clear()
-    st.cache_resource.clear()
-
-
 @pytest.fixture(autouse=True)
 def _isolated_caches(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("ARENA_ADMIN_PASSWORD", raising=False)
-    _clear_caches()
+    clear_dashboard_caches()
     yield
-    _clear_caches()
+    clear_dashboard_caches()
 
 
 def _database(path: Path, final_raw: str) -> tuple[str, int]:
@@ -87,7 +79,7 @@ def _database(path: Path, final_raw: str) -> tuple[str, int]:
 
 def _run_decision(monkeypatch: pytest.MonkeyPatch, url: str, decision_id: int) -> AppTest:
     monkeypatch.setenv("ARENA_DATABASE_URL", url)
-    _clear_caches()
+    clear_dashboard_caches()
     at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
     at.query_params["decision"] = str(decision_id)
     at.switch_page("pages/decisions.py")

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import streamlit as st
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from streamlit.testing.v1 import AppTest
@@ -24,11 +23,12 @@ from arena.agents.model_server import messages_sha256
 from arena.agents.parsing import retry_feedback
 from arena.analytics.simulated import SERVED_BY, simulated_families
 from arena.app.demo import DEMO_START, DemoSummary, run_demo
-from arena.config import get_settings, load_settings
+from arena.config import load_settings
 from arena.lineup import load_lineup
-from arena.storage.db import create_db_engine, dispose_engines
+from arena.storage.db import create_db_engine
 from arena.storage.migrate import init_db
 from arena.storage.tables import AGENTS, DECISION_ATTEMPTS, DECISIONS
+from tests.dashboard_caches import clear_dashboard_caches
 
 SEED = 1
 FAULTY = "x-ai/grok-4.1-fast"  # the gambler: its fault rate is raised for this season
@@ -158,13 +158,6 @@ def test_the_llm_families_are_marked_simulated(season: tuple[Engine, DemoSummary
     assert providers == {"simulated"}
 
 
-def _clear_caches() -> None:
-    get_settings.cache_clear()
-    dispose_engines()
-    st.cache_data.clear()
-    st.cache_resource.clear()
-
-
 @pytest.mark.parametrize("page", ["leaderboard", "agent", "decisions"])
 def test_the_pages_badge_simulated_families(
     season: tuple[Engine, DemoSummary, str], page: str, monkeypatch: pytest.MonkeyPatch
@@ -172,7 +165,7 @@ def test_the_pages_badge_simulated_families(
     _, _, url = season
     monkeypatch.setenv("ARENA_DATABASE_URL", url)
     monkeypatch.delenv("ARENA_ADMIN_PASSWORD", raising=False)
-    _clear_caches()
+    clear_dashboard_caches()
     try:
         at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
         if page == "agent":
@@ -183,4 +176,4 @@ def test_the_pages_badge_simulated_families(
         badges = [str(w.value) for w in at.warning if "Simulated" in str(w.value)]
         assert badges and SERVED_BY in badges[0]
     finally:
-        _clear_caches()
+        clear_dashboard_caches()
