@@ -15,7 +15,7 @@ from arena.core.accounting import (
     BetLimits,
     Holding,
     TradeRejected,
-    normalise_side,
+    named_outcome,
     outcome_key,
 )
 from arena.engine.cohorts import decision_week
@@ -251,7 +251,7 @@ def _snapshot_market(row: Market, side: str, price: D) -> SnapshotMarket:
     """`row` as a frozen snapshot would show it, with `side` priced at `price`: a binary
     market's YES at `price` (or at 1 − `price` for a NO), a named outcome at `price`."""
     outcomes = list(row.outcomes)
-    canonical = normalise_side(side, row.market_type, outcomes)
+    canonical = named_outcome(side, row.market_type, outcomes)
     if row.market_type == "binary":
         yes = price if canonical == "YES" else 1 - price
         prices = [str(yes if outcome_key(o).upper() == "YES" else 1 - yes) for o in outcomes]

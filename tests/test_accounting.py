@@ -12,7 +12,7 @@ from arena.core.accounting import (
     check_bet,
     choose_mark,
     mark_value,
-    normalise_side,
+    named_outcome,
     portfolio_value,
     refund,
     sell,
@@ -132,11 +132,11 @@ def test_named_outcome_price_and_missing_price() -> None:
         side_price("named", outcomes, ["0.2", "nan", "0.3"], "Bob")
 
 
-def test_normalise_side() -> None:
-    assert normalise_side(" yes ", "binary", ["Yes", "No"]) == "YES"
-    assert normalise_side("bob", "named", ["Alice", "Bob"]) == "Bob"
+def test_named_outcome_normalises_a_bet_side() -> None:
+    assert named_outcome(" yes ", "binary", ["Yes", "No"]) == "YES"
+    assert named_outcome("bob", "named", ["Alice", "Bob"]) == "Bob"
     with pytest.raises(TradeRejected):
-        normalise_side("MAYBE", "binary", ["Yes", "No"])
+        named_outcome("MAYBE", "binary", ["Yes", "No"])
 
 
 def test_marks_and_portfolio_value() -> None:

@@ -95,11 +95,6 @@ def named_outcome(side: str, market_type: str, outcomes: Sequence[str]) -> str:
     raise TradeRejected("bad_side", f"side {side!r} is not an outcome of this market")
 
 
-def normalise_side(side: str, market_type: str, outcomes: Sequence[str]) -> str:
-    """The canonical side name of a BET leg (see `named_outcome`)."""
-    return named_outcome(side, market_type, outcomes)
-
-
 def ambiguous_outcomes(outcomes: Sequence[str]) -> list[str]:
     """The outcomes that share their `outcome_key` with another outcome of the same market."""
     keys = [outcome_key(outcome) for outcome in outcomes]

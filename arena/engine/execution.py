@@ -20,7 +20,7 @@ from arena.core.accounting import (
     Holding,
     TradeRejected,
     buy,
-    normalise_side,
+    named_outcome,
     sell,
     side_price,
 )
@@ -154,7 +154,7 @@ def _bet(
             raise TradeRejected("unknown_market", f"market {request['market_id']} was not offered")
         if not market.tradable:
             raise TradeRejected("market_closed", f"market {market.market_id} is closed")
-        side = normalise_side(str(request["side"]), market.market_type, market.outcomes)
+        side = named_outcome(str(request["side"]), market.market_type, market.outcomes)
         price = side_price(market.market_type, market.outcomes, market.prices, side)
         current = by_key.get((market.market_id, side))
         cash_before = plan.cash_after
