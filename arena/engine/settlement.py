@@ -187,10 +187,11 @@ def settle_market(engine: Engine, market_id: str, verdict: Verdict, at: datetime
         market = session.exec(select(Market).where(Market.id == market_id).with_for_update()).one()
         if market.status in FINAL_STATUSES:
             return SettleOutcome()
-        if verdict.state == "resolved" and ambiguous_outcomes(market.outcomes or []):
+        alike = ambiguous_outcomes(market.outcomes or []) if verdict.state == "resolved" else []
+        if alike:
             problem = (
                 f"market {market_id} not settled: outcomes "
-                f"{ambiguous_outcomes(market.outcomes or [])!r} are equal up to case and "
+                f"{alike!r} are equal up to case and "
                 "spacing, so the winner cannot be matched to positions; a person must decide"
             )
             log_event(session, at, "ERROR", SOURCE, problem, market_id=market_id)
