@@ -10,9 +10,10 @@ says `provider: "simulated"`, and no real model is ever asked.
 **How a persona decides.** The server parses the user message: the `Date: … UTC` line (the
 decision instant), cash and bet limits, open positions and the market lines
 (`id|question|category|prices|volume|close`). For each side of the first `look` markets (its
-attention) its belief is the simulated world's hidden probability at that instant
-(`SimulatedWorld.hidden_probability`, what the oracle baseline bets on), moved on the logit
-scale by a favourite/longshot bias (`bias × (1 − 2·price)`: > 0 lifts longshots, < 0 lifts
+attention) its belief starts at the market price and moves `insight` of the way, on the logit
+scale, toward the simulated world's hidden probability at that instant
+(`SimulatedWorld.hidden_probability`, which the oracle baseline bets on in full: insight 1, no
+noise). The belief is then moved by a favourite/longshot bias (`bias × (1 − 2·price)`: > 0 lifts longshots, < 0 lifts
 favourites), plus Gaussian noise (`noise`, logit sd), times an overconfidence factor
 (`overc` > 1 pushes beliefs away from 1/2). It sells a position whose belief fell below its
 price (with chance `sell`), otherwise bets the sides whose edge (belief − price) is at least
@@ -47,16 +48,16 @@ OpenRouter-style with `"usage": {"include": true}`.
 Persona table (model ids of the bundled lineup; an unknown model gets `generalist`; a model of
 a known provider prefix, e.g. another `openai/…`, gets that provider's persona):
 
-| persona    | model                       | noise | bias | overc | edge | size | legs | look |
-|------------|-----------------------------|-------|------|-------|------|------|------|------|
-| analyst    | openai/gpt-5.2              | 0.30  | 0.0  | 1.0   | 0.05 | 1.2  | 5    | 150  |
-| contrarian | google/gemini-3-pro-preview | 0.45  | +0.25 | 1.05  | 0.06 | 0.6  | 5    | 120  |
-| gambler    | x-ai/grok-4.1-fast          | 0.90  | -0.1 | 1.15  | 0.05 | 0.8  | 4    | 60   |
-| careful    | anthropic/claude-opus-4.5   | 0.20  | 0.0  | 0.9   | 0.07 | 1.0  | 4    | 200  |
-| favourite  | deepseek/deepseek-v3.2      | 0.60  | -0.4 | 1.05  | 0.05 | 1.0  | 4    | 100  |
-| deliberate | moonshotai/kimi-k2-thinking | 0.40  | +0.1 | 1.0   | 0.05 | 1.2  | 4    | 120  |
-| noisy      | qwen/qwen3-235b-a22b-2507   | 1.20  | +0.1 | 1.0   | 0.10 | 0.3  | 3    | 80   |
-| generalist | (any other model id)        | 0.80  | 0.0  | 1.0   | 0.05 | 1.0  | 3    | 100  |
+| persona    | model                       | insight | noise | bias | overc | edge | size | legs | look |
+|------------|-----------------------------|---------|-------|------|-------|------|------|------|------|
+| analyst    | openai/gpt-5.2              | 0.60    | 0.30  | 0.0  | 1.0   | 0.05 | 1.2  | 5    | 150  |
+| contrarian | google/gemini-3-pro-preview | 0.50    | 0.45  | +.25 | 1.05  | 0.06 | 0.6  | 5    | 120  |
+| gambler    | x-ai/grok-4.1-fast          | 0.40    | 0.90  | -0.1 | 1.15  | 0.05 | 0.8  | 4    | 60   |
+| careful    | anthropic/claude-opus-4.5   | 0.70    | 0.20  | 0.0  | 0.9   | 0.07 | 1.0  | 4    | 200  |
+| favourite  | deepseek/deepseek-v3.2      | 0.50    | 0.60  | -0.4 | 1.05  | 0.05 | 1.0  | 4    | 100  |
+| deliberate | moonshotai/kimi-k2-thinking | 0.60    | 0.40  | +0.1 | 1.0   | 0.05 | 1.2  | 4    | 120  |
+| noisy      | qwen/qwen3-235b-a22b-2507   | 0.30    | 1.20  | +0.1 | 1.0   | 0.10 | 0.3  | 3    | 80   |
+| generalist | (any other model id)        | 0.50    | 0.80  | 0.0  | 1.0   | 0.05 | 1.0  | 3    | 100  |
 
 | persona    | hold | sell | verbosity | messy | malformed | stubborn | fault | ms    | $/M in/out |
 |------------|------|------|-----------|-------|-----------|----------|-------|-------|------------|
@@ -123,6 +124,7 @@ class Persona:
     name: str
     models: tuple[str, ...]
     owned_by: str
+    insight: float  # share of the hidden signal it perceives (logit scale, 0 = price only)
     noise: float
     bias: float
     overconf: float
@@ -143,22 +145,22 @@ class Persona:
 
 
 PERSONAS: tuple[Persona, ...] = (
-    Persona("analyst", ("openai/gpt-5.2",), "openai", 0.30, 0.0, 1.0, 0.05, 1.2, 5, 150,
+    Persona("analyst", ("openai/gpt-5.2",), "openai", 0.60, 0.30, 0.0, 1.0, 0.05, 1.2, 5, 150,
             0.05, 0.30, "normal", 0.05, 0.03, 0.2, 0.02, (5, 30), 1.75, 14.0),
-    Persona("contrarian", ("google/gemini-3-pro-preview",), "google", 0.45, 0.25, 1.05, 0.06,
+    Persona("contrarian", ("google/gemini-3-pro-preview",), "google", 0.50, 0.45, 0.25, 1.05, 0.06,
             0.6, 5, 120, 0.05, 0.20, "verbose", 0.15, 0.05, 0.3, 0.03, (10, 40), 2.0, 12.0),
-    Persona("gambler", ("x-ai/grok-4.1-fast",), "x-ai", 0.90, -0.1, 1.15, 0.05, 0.8, 4, 60,
+    Persona("gambler", ("x-ai/grok-4.1-fast",), "x-ai", 0.40, 0.90, -0.1, 1.15, 0.05, 0.8, 4, 60,
             0.02, 0.10, "terse", 0.05, 0.10, 0.4, 0.04, (0, 15), 0.20, 0.50),
-    Persona("careful", ("anthropic/claude-opus-4.5",), "anthropic", 0.20, 0.0, 0.9, 0.07, 1.0,
+    Persona("careful", ("anthropic/claude-opus-4.5",), "anthropic", 0.70, 0.20, 0.0, 0.9, 0.07, 1.0,
             4, 200, 0.15, 0.40, "verbose", 0.02, 0.02, 0.2, 0.01, (20, 50), 5.0, 25.0),
-    Persona("favourite", ("deepseek/deepseek-v3.2",), "deepseek", 0.60, -0.4, 1.05, 0.05, 1.0,
+    Persona("favourite", ("deepseek/deepseek-v3.2",), "deepseek", 0.50, 0.60, -0.4, 1.05, 0.05, 1.0,
             4, 100, 0.05, 0.20, "normal", 0.10, 0.08, 0.4, 0.05, (10, 40), 0.28, 0.42),
-    Persona("deliberate", ("moonshotai/kimi-k2-thinking",), "moonshotai", 0.40, 0.1, 1.0, 0.05,
+    Persona("deliberate", ("moonshotai/kimi-k2-thinking",), "moonshotai", 0.60, 0.40, 0.1, 1.0, 0.05,
             1.2, 4, 120, 0.10, 0.25, "verbose", 0.20, 0.15, 0.6, 0.03, (20, 50), 0.60, 2.50),
-    Persona("noisy", ("qwen/qwen3-235b-a22b-2507",), "qwen", 1.20, 0.1, 1.0, 0.10, 0.3, 3, 80,
+    Persona("noisy", ("qwen/qwen3-235b-a22b-2507",), "qwen", 0.30, 1.20, 0.1, 1.0, 0.10, 0.3, 3, 80,
             0.05, 0.15, "terse", 0.10, 0.12, 0.5, 0.03, (0, 30), 0.08, 0.55),
 )  # fmt: skip
-DEFAULT_PERSONA = Persona("generalist", (), "simulated", 0.80, 0.0, 1.0, 0.05, 1.0, 3, 100,
+DEFAULT_PERSONA = Persona("generalist", (), "simulated", 0.50, 0.80, 0.0, 1.0, 0.05, 1.0, 3, 100,
                           0.20, 0.20, "normal", 0.05, 0.05, 0.3, 0.02, (5, 25), 1.0,
                           2.0)  # fmt: skip
 
@@ -394,10 +396,12 @@ class SimulatedModels:
             sides = market.sides[:1] if market.market_type == "binary" else market.sides
             for side, price in sides:
                 base = self._hidden(market, side, view.at)
-                start = float(price) if base is None else base
+                start = _logit(float(price))
+                if base is not None:  # sees `insight` of the way from the price to the truth
+                    start += persona.insight * (_logit(base) - start)
                 shift = persona.bias * (1 - 2 * float(price))
                 belief = _sigmoid(
-                    persona.overconf * (_logit(start) + shift + rng.gauss(0, persona.noise))
+                    persona.overconf * (start + shift + rng.gauss(0, persona.noise))
                 )
                 out[(market.market_id, side)] = belief
             if market.market_type == "binary":
