@@ -10,15 +10,16 @@ says `provider: "simulated"`, and no real model is ever asked.
 **How a persona decides.** The server parses the user message: the `Date: … UTC` line (the
 decision instant), cash and bet limits, open positions and the market lines
 (`id|question|category|prices|volume|close`). For each side of the first `look` markets (its
-attention) its belief starts at the market price and moves `insight` of the way, on the logit
-scale, toward the simulated world's hidden probability at that instant
+attention) its belief starts at the market price and moves `insig` (insight) of the way, on
+the logit scale, toward the simulated world's hidden probability at that instant
 (`SimulatedWorld.hidden_probability`, which the oracle baseline bets on in full: insight 1, no
-noise). The belief is then moved by a favourite/longshot bias (`bias × (1 − 2·price)`: > 0 lifts longshots, < 0 lifts
-favourites), plus Gaussian noise (`noise`, logit sd), times an overconfidence factor
-(`overc` > 1 pushes beliefs away from 1/2). It sells a position whose belief fell below its
-price (with chance `sell`), otherwise bets the sides whose edge (belief − price) is at least
-`edge`, best first, at most `legs` of them, each `min(1, size × edge)` of the 25% cap on the
-cash left; nothing worth it, or a drawn HOLD (chance `hold`), is a HOLD. The `reasoning` is
+noise). The belief is then moved by a favourite/longshot bias (`bias × (1 − 2·price)`: > 0
+lifts longshots, < 0 lifts favourites), plus Gaussian noise (`noise`, logit sd), times an
+overconfidence factor (`overc` > 1 pushes beliefs away from 1/2). It sells a position whose
+belief fell below its price (with chance `sell`), otherwise bets the sides whose edge (belief −
+price) is at least `edge`, best first, at most `legs` of them, each `min(1, size × edge)` of
+the 25% cap on the cash left; nothing worth it, or a drawn HOLD (chance `hold`), is a HOLD. The
+`reasoning` is
 written from the markets' questions and prices, at the persona's verbosity.
 
 **Instant and hidden probability.** The instant is read from the prompt's `Date:` line (the
@@ -48,16 +49,16 @@ OpenRouter-style with `"usage": {"include": true}`.
 Persona table (model ids of the bundled lineup; an unknown model gets `generalist`; a model of
 a known provider prefix, e.g. another `openai/…`, gets that provider's persona):
 
-| persona    | model                       | insight | noise | bias | overc | edge | size | legs | look |
-|------------|-----------------------------|---------|-------|------|-------|------|------|------|------|
-| analyst    | openai/gpt-5.2              | 0.60    | 0.30  | 0.0  | 1.0   | 0.05 | 1.2  | 5    | 150  |
-| contrarian | google/gemini-3-pro-preview | 0.50    | 0.45  | +.25 | 1.05  | 0.06 | 0.6  | 5    | 120  |
-| gambler    | x-ai/grok-4.1-fast          | 0.40    | 0.90  | -0.1 | 1.15  | 0.05 | 0.8  | 4    | 60   |
-| careful    | anthropic/claude-opus-4.5   | 0.70    | 0.20  | 0.0  | 0.9   | 0.07 | 1.0  | 4    | 200  |
-| favourite  | deepseek/deepseek-v3.2      | 0.50    | 0.60  | -0.4 | 1.05  | 0.05 | 1.0  | 4    | 100  |
-| deliberate | moonshotai/kimi-k2-thinking | 0.60    | 0.40  | +0.1 | 1.0   | 0.05 | 1.2  | 4    | 120  |
-| noisy      | qwen/qwen3-235b-a22b-2507   | 0.30    | 1.20  | +0.1 | 1.0   | 0.10 | 0.3  | 3    | 80   |
-| generalist | (any other model id)        | 0.50    | 0.80  | 0.0  | 1.0   | 0.05 | 1.0  | 3    | 100  |
+| persona    | model                       |insig|noise|bias|overc|edge|size|legs|look|
+|------------|-----------------------------|-----|-----|----|-----|----|----|----|----|
+| analyst    | openai/gpt-5.2              |0.60 |0.30 |0.0 |1.0  |0.05|1.2 |5   |150 |
+| contrarian | google/gemini-3-pro-preview |0.50 |0.45 |+.25|1.05 |0.06|0.6 |5   |120 |
+| gambler    | x-ai/grok-4.1-fast          |0.40 |0.90 |-0.1|1.15 |0.05|0.8 |4   |60  |
+| careful    | anthropic/claude-opus-4.5   |0.70 |0.20 |0.0 |0.9  |0.07|1.0 |4   |200 |
+| favourite  | deepseek/deepseek-v3.2      |0.50 |0.60 |-0.4|1.05 |0.05|1.0 |4   |100 |
+| deliberate | moonshotai/kimi-k2-thinking |0.60 |0.40 |+0.1|1.0  |0.05|1.2 |4   |120 |
+| noisy      | qwen/qwen3-235b-a22b-2507   |0.30 |1.20 |+0.1|1.0  |0.10|0.3 |3   |80  |
+| generalist | (any other model id)        |0.50 |0.80 |0.0 |1.0  |0.05|1.0 |3   |100 |
 
 | persona    | hold | sell | verbosity | messy | malformed | stubborn | fault | ms    | $/M in/out |
 |------------|------|------|-----------|-------|-----------|----------|-------|-------|------------|
@@ -155,8 +156,8 @@ PERSONAS: tuple[Persona, ...] = (
             4, 200, 0.15, 0.40, "verbose", 0.02, 0.02, 0.2, 0.01, (20, 50), 5.0, 25.0),
     Persona("favourite", ("deepseek/deepseek-v3.2",), "deepseek", 0.50, 0.60, -0.4, 1.05, 0.05, 1.0,
             4, 100, 0.05, 0.20, "normal", 0.10, 0.08, 0.4, 0.05, (10, 40), 0.28, 0.42),
-    Persona("deliberate", ("moonshotai/kimi-k2-thinking",), "moonshotai", 0.60, 0.40, 0.1, 1.0, 0.05,
-            1.2, 4, 120, 0.10, 0.25, "verbose", 0.20, 0.15, 0.6, 0.03, (20, 50), 0.60, 2.50),
+    Persona("deliberate", ("moonshotai/kimi-k2-thinking",), "moonshotai", 0.60, 0.40, 0.1, 1.0,
+            0.05, 1.2, 4, 120, 0.10, 0.25, "verbose", 0.20, 0.15, 0.6, 0.03, (20, 50), 0.60, 2.50),
     Persona("noisy", ("qwen/qwen3-235b-a22b-2507",), "qwen", 0.30, 1.20, 0.1, 1.0, 0.10, 0.3, 3, 80,
             0.05, 0.15, "terse", 0.10, 0.12, 0.5, 0.03, (0, 30), 0.08, 0.55),
 )  # fmt: skip
@@ -397,12 +398,12 @@ class SimulatedModels:
             for side, price in sides:
                 base = self._hidden(market, side, view.at)
                 start = _logit(float(price))
-                if base is not None:  # sees `insight` of the way from the price to the truth
+                if (
+                    base is not None
+                ):  # sees `insig` (insight) of the way from the price to the truth
                     start += persona.insight * (_logit(base) - start)
                 shift = persona.bias * (1 - 2 * float(price))
-                belief = _sigmoid(
-                    persona.overconf * (start + shift + rng.gauss(0, persona.noise))
-                )
+                belief = _sigmoid(persona.overconf * (start + shift + rng.gauss(0, persona.noise)))
                 out[(market.market_id, side)] = belief
             if market.market_type == "binary":
                 out[(market.market_id, "NO")] = 1 - out[(market.market_id, "YES")]
