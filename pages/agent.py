@@ -6,7 +6,7 @@ import streamlit as st
 
 from arena.analytics.agents import OUTCOMES, agent_index, agent_summary, positions, trades
 from arena.analytics.decisions import decisions
-from arena.dashboard import ui
+from arena.dashboard import fmt, ui
 
 ui.entry_guard()
 
@@ -15,15 +15,15 @@ POSITION_FORMATS = {
     "avg_entry_price": "{:.4f}",
     "mark_price": "{:.4f}",
     "shares": "{:,.2f}",
-    "cost_basis": ui.money,
-    "current_value": ui.money,
-    "unrealized_pnl": ui.money,
-    "realized_pnl": ui.money,
+    "cost_basis": fmt.money,
+    "current_value": fmt.money,
+    "unrealized_pnl": fmt.money,
+    "realized_pnl": fmt.money,
 }
 TRADE_FORMATS = {
-    "amount": ui.money,
-    "realized_pnl": ui.money,
-    "cash_before": ui.money,
+    "amount": fmt.money,
+    "realized_pnl": fmt.money,
+    "cash_before": fmt.money,
     "price": "{:.4f}",
     "shares": "{:,.2f}",
     "implied_confidence": "{:.3f}",
@@ -65,12 +65,12 @@ if summary.empty:
 me = summary.iloc[0]
 st.text(f"{me['display_name']} — cohort {cohort} — model {me['model_id']} ({me['kind']})")
 top = st.columns(4)
-top[0].metric("Portfolio value", ui.money(me["total_value"]))
-top[1].metric("P/L", ui.money(me["total_pnl"]))
-top[2].metric("Return", ui.signed_pct(me["return_pct"]))
-top[3].metric("Cash", ui.money(me["cash_balance"]))
+top[0].metric("Portfolio value", fmt.money(me["total_value"]))
+top[1].metric("P/L", fmt.money(me["total_pnl"]))
+top[2].metric("Return", fmt.signed_pct(me["return_pct"]))
+top[3].metric("Cash", fmt.money(me["cash_balance"]))
 more = st.columns(4)
-more[0].metric(f"Brier ({int(me['resolved_bets'])} resolved)", ui.prob(me["brier"]))
+more[0].metric(f"Brier ({int(me['resolved_bets'])} resolved)", fmt.prob(me["brier"]))
 more[1].metric("Open positions", int(me["open_positions"]))
 more[2].metric("Decisions (fallback HOLDs)", f"{me['decisions']} ({me['fallback_holds']})")
 more[3].metric("API cost", f"${me['api_cost_usd']:,.4f}")

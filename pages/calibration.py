@@ -16,7 +16,7 @@ NO_BRIER = (
     "(`arena resolve`, hourly in the scheduler). `make demo` builds a season that has them."
 )
 FORMATS = {
-    column: ui.prob
+    column: fmt.prob
     for column in (
         "brier",
         "brier_ci_low",

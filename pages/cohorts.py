@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from arena.analytics.cohorts import cohort_standings, cohorts, decision_grid, decisions_by_week
-from arena.dashboard import ui
+from arena.dashboard import fmt, ui
 
 ui.entry_guard()
 
@@ -16,13 +16,13 @@ STATUS_HELP = {
     "completed": "every position settled",
 }
 STANDING_FORMATS = {
-    "total_value": ui.money,
-    "cash_balance": ui.money,
-    "positions_value": ui.money,
-    "total_pnl": ui.money,
-    "return_pct": ui.signed_pct,
-    "brier": ui.prob,
-    "win_rate": ui.share,
+    "total_value": fmt.money,
+    "cash_balance": fmt.money,
+    "positions_value": fmt.money,
+    "total_pnl": fmt.money,
+    "return_pct": fmt.signed_pct,
+    "brier": fmt.prob,
+    "win_rate": fmt.share,
     "api_cost_usd": "${:,.4f}",
 }
 
@@ -46,7 +46,7 @@ ui.pick_link(
     key="cohort-list",
     link="cohort",
     column="cohort_number",
-    formats={"total_value": ui.money, "total_pnl": ui.money, "return_pct": ui.signed_pct},
+    formats={"total_value": fmt.money, "total_pnl": fmt.money, "return_pct": fmt.signed_pct},
 )
 ui.download_csv(listing, "cohorts")
 
@@ -65,7 +65,7 @@ cols[0].metric("Status", str(row["status"]))
 cols[1].metric("Week start", f"{row['week_start']:%Y-%m-%d}")
 cols[2].metric("Agents", int(row["agents"]))
 cols[3].metric("Decision weeks done", int(row["decision_weeks"]))
-cols[4].metric("Return (all agents)", ui.signed_pct(row["return_pct"]))
+cols[4].metric("Return (all agents)", fmt.signed_pct(row["return_pct"]))
 if not bool(row["is_default"]):
     st.warning(
         "This cohort ran with overridden methodology constants (a research run): its results "

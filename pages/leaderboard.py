@@ -5,7 +5,7 @@ import streamlit as st
 
 from arena.analytics.cohorts import cohort_numbers
 from arena.analytics.stored import current_or_live
-from arena.dashboard import ui
+from arena.dashboard import fmt, ui
 
 ui.entry_guard()
 
@@ -37,15 +37,15 @@ SHOWN = [
     "too_early",
 ]
 FORMATS = {
-    "total_pnl": ui.money,
-    "return_pct": ui.signed_pct,
-    "return_ci_low": ui.signed_pct,
-    "return_ci_high": ui.signed_pct,
-    "p_rank_1": ui.share,
-    "brier": ui.prob,
-    "brier_ci_low": ui.prob,
-    "brier_ci_high": ui.prob,
-    "win_rate": ui.share,
+    "total_pnl": fmt.money,
+    "return_pct": fmt.signed_pct,
+    "return_ci_low": fmt.signed_pct,
+    "return_ci_high": fmt.signed_pct,
+    "p_rank_1": fmt.share,
+    "brier": fmt.prob,
+    "brier_ci_low": fmt.prob,
+    "brier_ci_high": fmt.prob,
+    "win_rate": fmt.share,
     "api_cost_usd": "${:,.4f}",
 }
 LABELS = {

@@ -20,7 +20,7 @@ from arena.analytics import agents, cohorts, decisions, markets, operations
 from arena.analytics.calibration import calibration_summary
 from arena.analytics.leaderboard import leaderboard
 from arena.config import get_settings
-from arena.dashboard import ui
+from arena.dashboard import fmt, ui
 from arena.storage.db import create_db_engine
 from arena.storage.migrate import head_revision, init_db
 from tests.analytics.season import LLM_A, LLM_B, Season, sqlite_season
@@ -352,9 +352,9 @@ def test_agent_page_numbers_equal_the_read_models(season_engine: Engine) -> None
     _ok(at)
     summary = agents.agent_summary(season_engine, 1, LLM_A).iloc[0]
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Portfolio value"] == ui.money(summary["total_value"])
-    assert metrics["P/L"] == ui.money(summary["total_pnl"])
-    assert metrics["Cash"] == ui.money(summary["cash_balance"])
+    assert metrics["Portfolio value"] == fmt.money(summary["total_value"])
+    assert metrics["P/L"] == fmt.money(summary["total_pnl"])
+    assert metrics["Cash"] == fmt.money(summary["cash_balance"])
     book = at.dataframe[0].value
     expected = agents.positions(season_engine, cohort=1, family=LLM_A)
     assert book["position_id"].tolist() == expected["position_id"].tolist()

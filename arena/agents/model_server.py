@@ -19,8 +19,7 @@ overconfidence factor (`overc` > 1 pushes beliefs away from 1/2). It sells a pos
 belief fell below its price (with chance `sell`), otherwise bets the sides whose edge (belief −
 price) is at least `edge`, best first, at most `legs` of them, each `min(1, size × edge)` of
 the 25% cap on the cash left; nothing worth it, or a drawn HOLD (chance `hold`), is a HOLD. The
-`reasoning` is
-written from the markets' questions and prices, at the persona's verbosity.
+`reasoning` is written from the markets' questions and prices, at the persona's verbosity.
 
 **Instant and hidden probability.** The instant is read from the prompt's `Date:` line (the
 prompt always states it, to the minute; the world's paths are hourly). A request without one

@@ -408,29 +408,6 @@ def listed(count: int, cap: int, noun: str, order: str, *, exported: bool = True
     return text
 
 
-def money(value: Any) -> str:
-    """$1,234.56 / -$1,234.56 (— when missing)."""
-    if _missing(value):
-        return "—"
-    number = float(value)
-    return f"-${-number:,.2f}" if number < 0 else f"${number:,.2f}"
-
-
-def signed_pct(value: Any) -> str:
-    """+1.23% / -1.23% (— when missing)."""
-    return "—" if _missing(value) else f"{float(value):+.2f}%"
-
-
-def prob(value: Any) -> str:
-    """A probability or Brier score to 3 places (— when missing)."""
-    return "—" if _missing(value) else f"{float(value):.3f}"
-
-
-def share(value: Any) -> str:
-    """A 0-1 share as a whole percentage (— when missing)."""
-    return "—" if _missing(value) else f"{float(value):.0%}"
-
-
 # --------------------------------------------------------------------------------------------
 # Portfolio curves (Leaderboard, Cohorts, Agent)
 
