@@ -104,9 +104,10 @@ def main() -> None:
         "current selection: copy it to share this view."
     )
 
-    ui.restore_links()
+    ui.restore_links(page.url_path)
     try:
         page.run()
+        ui.drop_unused_links()  # not after st.stop()/st.rerun(): the page did not read them all
     except SQLAlchemyError as exc:
         st.error(
             f"Cannot read the database ({_first_line(exc)}) — it may be migrating; retry in a "

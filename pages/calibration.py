@@ -7,7 +7,7 @@ import streamlit as st
 from arena.analytics.cohorts import cohort_numbers
 from arena.analytics.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_or_live
-from arena.dashboard import charts, ui
+from arena.dashboard import charts, fmt, ui
 
 ui.entry_guard()
 

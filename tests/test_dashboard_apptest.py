@@ -513,11 +513,30 @@ def test_operations_unlocks_only_with_the_right_password(
     assert PASSWORD not in _all_text(at)
 
 
-def test_deep_link_survives_a_page_change(season_engine: Engine) -> None:
+def test_each_page_keeps_its_own_selection(season_engine: Engine) -> None:
+    """A cohort picked on one page never filters another; coming back finds it as it was."""
     at = _run("cohorts", cohort=1, family=LLM_A)
-    at.switch_page("pages/agent.py").run()
-
     _ok(at)
-    assert at.query_params["cohort"] == "1" and at.query_params["family"] == LLM_A
-    assert _widget(at, "selectbox", "Family").value == LLM_A
-    assert "Model A — cohort 1" in _all_text(at)
+    assert "family" not in at.query_params  # the Cohorts page has no family filter
+    # The sidebar's navigation clears the query string in the browser; AppTest does not.
+    at.query_params.clear()
+    at.switch_page("pages/leaderboard.py").run()
+    _ok(at)
+    assert "cohort" not in at.query_params
+    assert _widget(at, "selectbox", "Cohort").value == ui.ALL
+    at.query_params.clear()
+    at.switch_page("pages/cohorts.py").run()
+    _ok(at)
+    assert at.query_params["cohort"] == "1"
+
+
+def test_a_link_naming_nothing_warns_and_does_not_fall_back(season_engine: Engine) -> None:
+    for page, params, named in [
+        ("leaderboard", {"cohort": "99"}, "cohort='99'"),
+        ("agent", {"cohort": "1", "family": "gpt-9"}, "family='gpt-9'"),
+    ]:
+        at = _run(page, **params)
+        _ok(at)
+        warnings = " ".join(w.value for w in at.warning)
+        assert named in warnings, (page, warnings)
+        assert not at.dataframe, page  # nothing shown in place of what the link named

@@ -103,6 +103,25 @@ def stored_result(engine: Engine, name: str, cohort: int | None = None) -> Store
     )
 
 
+def current_stored(engine: Engine, name: str, cohort: int | None = None) -> StoredResult | None:
+    """The stored frame of `name` for a scope when it is current (data within `STALE_AFTER`
+    of the newest snapshot), else None: the page then offers the live computation."""
+    stored = stored_result(engine, name, cohort)
+    if stored is None:
+        return None
+    with engine.connect() as conn:
+        newest = newest_slot(conn)
+    as_of = stored.data_as_of
+    if newest is None or (as_of is not None and newest - as_of <= STALE_AFTER):
+        return stored
+    return None
+
+
+def live(engine: Engine, name: str, *, cohort: int | None = None) -> pd.DataFrame:
+    """Analysis `name` computed now, with the very functions the hourly job stores."""
+    return ANALYSES[name](engine, cohort=cohort)
+
+
 def current_or_live(
     engine: Engine, name: str, *, cohort: int | None = None
 ) -> tuple[pd.DataFrame, StoredResult | None]:
@@ -110,11 +129,7 @@ def current_or_live(
 
     Returns (frame, the stored result used or None when computed live).
     """
-    stored = stored_result(engine, name, cohort)
+    stored = current_stored(engine, name, cohort)
     if stored is not None:
-        with engine.connect() as conn:
-            newest = newest_slot(conn)
-        as_of = stored.data_as_of
-        if newest is None or (as_of is not None and newest - as_of <= STALE_AFTER):
-            return stored.frame, stored
-    return ANALYSES[name](engine, cohort=cohort), None
+        return stored.frame, stored
+    return live(engine, name, cohort=cohort), None

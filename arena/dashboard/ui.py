@@ -6,11 +6,14 @@ Why one place:
   cached for `CACHE_TTL_S` seconds per database and arguments, so a page refresh within the TTL
   costs nothing and a new snapshot shows up within a minute.
 - **Deep links**: the selections worth sharing (`LINK_KEYS`: cohort, family, decision, market…)
-  live in the URL's query string. The dashboard entry calls `restore_links()` before every page
-  run, so a link like ``/decisions?cohort=3&family=gpt-5.1&decision=42`` opens exactly that
-  view, and the selections survive a page change even where the navigation drops the query
-  string. Widgets are bound to a link key with `select_link` / `choice_link` / `text_link`:
-  the URL is the source of truth; a widget change writes the URL in its on_change callback.
+  live in the URL's query string. The dashboard entry calls `restore_links(page)` before every
+  page run and `drop_unused_links()` after it, so a link like
+  ``/decisions?cohort=3&family=gpt-5.1&decision=42`` opens exactly that view, each page
+  remembers its own selections (never another page's), and the address bar holds only the keys
+  the page uses. A link naming something that does not exist gets a warning, never a silent
+  fallback (`names_nothing`). Widgets are bound to a link key with `select_link` /
+  `choice_link` / `text_link`: the URL is the source of truth; a widget change writes the URL
+  in its on_change callback.
 - **Downloads**: `download_csv` offers exactly the DataFrame shown, as CSV with the export's
   cell rules (ISO UTC times, formula-looking text neutralised).
 - **Untrusted text** (market questions, model output) never goes through Markdown or HTML:
@@ -31,6 +34,7 @@ from pandas.io.formats.style import Styler
 from arena.analytics.simulated import SERVED_BY, simulated_families
 from arena.config import get_settings
 from arena.core.csvsafe import cell
+from arena.dashboard import fmt
 from arena.storage.db import get_engine
 
 CACHE_TTL_S = 20
@@ -52,6 +56,8 @@ LINK_KEYS: tuple[str, ...] = (
     "held",
 )
 _LINKS = "_arena_links"
+_PAGE = "_arena_page"  # the url path of the page running now
+_USED = "_arena_used_links"  # the link keys it has read so far
 ALL = "All"
 T = TypeVar("T")
 
@@ -116,6 +122,40 @@ def read(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return _cached(name, database_url(), args, tuple(sorted(kwargs.items())), fn)
 
 
+ANALYSES_AT = ":30 past each hour"  # when the scheduler's `analyses` job runs (engine.jobs)
+
+
+def stored_or_offer(name: str, what: str, *, cohort: int | None = None) -> Any:
+    """The hourly job's current stored frame of analysis `name`, or — when none is current —
+    a note saying so, with when the job runs, and a button to compute it live on request.
+
+    Returns (frame, stored) like `current_or_live`, or None when the person has not asked for
+    the live computation yet (the caller stops or shows what it can without it). Why: at a
+    year's scale the bootstrap behind these tables takes seconds; no page makes a person wait
+    on it unasked (an imported database, the first hour after a restore).
+    """
+    from arena.analytics.stored import current_stored, live
+
+    stored = read(current_stored, name, cohort)
+    if stored is not None:
+        return stored.frame, stored
+    flag = f"_live:{name}:{cohort}"
+    if not st.session_state.get(flag):
+        st.info(
+            f"No current stored {what} for this scope: the scheduler's `arena analyses` job "
+            f"computes it at {ANALYSES_AT} (a database built by `make demo` or imported has "
+            "none until then, or until `arena analyses` is run by hand). Computing it here "
+            "takes a few seconds on a long season.",
+            icon=":material/schedule:",
+        )
+        if not st.button(f"Compute the {what} now", key=f"live-button:{name}:{cohort}"):
+            return None
+        st.session_state[flag] = True
+    with st.spinner(f"Computing the {what}…"):
+        frame = read(live, name, cohort=cohort)
+    return frame, None
+
+
 def stored_caption(stored: Any) -> None:
     """Say where a statistical table came from: the hourly job's stored frame, or live."""
     if stored is None:
@@ -147,44 +187,82 @@ def simulated_notice(family_ids: Sequence[str] | None = None) -> None:
 # Deep links
 
 
-def _links() -> dict[str, str]:
-    links: dict[str, str] = st.session_state.setdefault(_LINKS, {})
-    return links
+def _memory() -> dict[str, dict[str, str]]:
+    """This session's remembered selections, per page (url path → {link key: value})."""
+    memory: dict[str, dict[str, str]] = st.session_state.setdefault(_LINKS, {})
+    return memory
 
 
-def restore_links() -> None:
-    """Sync the URL and this session's remembered selections (call before each page run).
+def _page_links() -> dict[str, str]:
+    return _memory().setdefault(str(st.session_state.get(_PAGE, "")), {})
 
-    A key in the URL wins (a shared link); a key missing from the URL but remembered in the
-    session is put back, so switching pages keeps the selection.
+
+def _used() -> set[str]:
+    used: set[str] = st.session_state.setdefault(_USED, set())
+    return used
+
+
+def restore_links(page: str) -> None:
+    """Sync the URL and `page`'s remembered selections (call before each page run).
+
+    A key in the URL wins (a shared link, or a `st.page_link` carrying its selection); a key
+    missing from the URL but remembered for this page is put back, so coming back to a page
+    finds it as it was left. Memory is per page: a cohort picked on the Agent page never
+    filters the Leaderboard. (The sidebar's navigation clears the query string, checked in
+    Chromium with Streamlit 1.67; `st.page_link(..., query_params=...)` carries its own.)
     """
-    links = _links()
+    st.session_state[_PAGE] = page
+    st.session_state[_USED] = set()
+    mine = _page_links()
     params = st.query_params
     for key in LINK_KEYS:
         if key in params:
-            links[key] = params[key]
-        elif key in links:
-            params[key] = links[key]
+            mine[key] = params[key]
+        elif key in mine:
+            params[key] = mine[key]
+
+
+def drop_unused_links() -> None:
+    """After a page ran to its end: remove the link keys it never read from the URL (and its
+    memory), so the address bar shows only what filters this page."""
+    used, mine, params = _used(), _page_links(), st.query_params
+    for key in LINK_KEYS:
+        if key not in used:
+            mine.pop(key, None)
+            if key in params:
+                del params[key]
 
 
 def get_link(key: str) -> str | None:
     """The URL's value for link `key` (None when absent or empty)."""
+    _used().add(key)
     value = st.query_params.get(key)
     return value or None
 
 
 def set_link(key: str, value: Any) -> None:
     """Put `value` in the URL under `key` (None or "All" removes it) and remember it."""
-    links = _links()
+    mine = _page_links()
     if value is None or value == ALL or value == "":
-        links.pop(key, None)
+        mine.pop(key, None)
         if key in st.query_params:
             del st.query_params[key]
         return
     text = str(value)
-    links[key] = text
+    mine[key] = text
     if st.query_params.get(key) != text:
         st.query_params[key] = text
+
+
+def names_nothing(label: str, key: str, value: str, hint: str = "") -> None:
+    """A deep link whose `key` names nothing here: say so and stop (never a silent fallback)."""
+    st.warning(
+        f"This link's {key}={value!r} names no {label.lower()} in this database"
+        + (f": {hint}" if hint else ".")
+        + " Pick one above, or check the link.",
+        icon="⚠️",
+    )
+    st.stop()
 
 
 def link_int(key: str) -> int | None:
@@ -208,7 +286,8 @@ def _bound(
     state_key = f"link-widget:{key}:{label}"
     by_text = {str(option): option for option in options}
     current = get_link(key)
-    wanted = by_text.get(current, default) if current is not None else default
+    unknown = current is not None and current not in by_text
+    wanted = default if current is None or unknown else by_text[current]
     # Always (re)seed from the URL: a same-keyed widget on another page may have left a value
     # that the new widget would not adopt, and a link followed in-session must win.
     st.session_state[state_key] = wanted
@@ -216,7 +295,10 @@ def _bound(
     def changed() -> None:
         set_link(key, st.session_state.get(state_key))
 
-    return widget(label, options, key=state_key, on_change=changed, **kwargs)
+    value = widget(label, options, key=state_key, on_change=changed, **kwargs)
+    if unknown:
+        names_nothing(label, key, str(current))
+    return value
 
 
 def select_link(
@@ -287,15 +369,8 @@ def csv_text(frame: pd.DataFrame) -> str:
         elif pd.api.types.is_numeric_dtype(series):
             out[column] = series
         else:
-            out[column] = ["" if _missing(v) else cell(v) for v in series]
+            out[column] = ["" if fmt.missing(v) else cell(v) for v in series]
     return out.to_csv(index=False, lineterminator="\n")
-
-
-def _missing(value: Any) -> bool:
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
 
 
 def download_csv(frame: pd.DataFrame, name: str, *, label: str = "Download CSV") -> None:
@@ -349,7 +424,7 @@ TIME_FORMAT = "YYYY-MM-DD HH:mm"
 
 
 def _time_text(value: Any) -> str:
-    return "—" if _missing(value) else f"{value:%Y-%m-%d %H:%M}"
+    return "—" if fmt.missing(value) else f"{value:%Y-%m-%d %H:%M}"
 
 
 def table(
@@ -369,14 +444,24 @@ def table(
     or functions — any of these renders through a pandas Styler (`style_rows`).
     """
     times = [c for c in frame.columns if pd.api.types.is_datetime64_any_dtype(frame[c])]
+    # Text columns with gaps would show "None": write them as "—" (numbers keep their dtype).
+    gaps = [
+        c
+        for c in frame.columns
+        if frame[c].dtype == object and c not in (formats or {}) and frame[c].isna().any()
+    ]
     config: dict[str, Any] = dict(column_config or {})
     data: pd.DataFrame | Styler = frame
-    if reference is not None or grey is not None or formats:
+    if reference is not None or grey is not None or formats or gaps:
         data = style_rows(
             frame,
             reference=reference,
             grey=grey,
-            formats={**dict.fromkeys(times, _time_text), **(formats or {})},
+            formats={
+                **dict.fromkeys(times, _time_text),
+                **dict.fromkeys(gaps, fmt.text),
+                **(formats or {}),
+            },
         )
     else:
         for column in times:
