@@ -8,6 +8,7 @@ chromium fails loudly, because CI installs it.
 """
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,6 +23,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
+from arena.engine.analyses import store_analyses
+from arena.storage.db import get_engine
 from tests.analytics.season import Season, sqlite_season
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,9 +135,32 @@ def dashboard_server(database_url: str, workdir: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def streamlit_server(season: Season, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL of a dashboard server over the season's database, stopped after the session."""
-    with dashboard_server(season.url, tmp_path_factory.mktemp("e2e-server")) as base_url:
+def analysed_url(season: Season, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A copy of the season's database after the hourly `analyses` job ran at its end, as a
+    scheduler's database has (the shared season itself stays without stored frames)."""
+    source = Path(season.url.removeprefix("sqlite:///"))
+    target = tmp_path_factory.mktemp("e2e-analysed") / "analysed.db"
+    shutil.copyfile(source, target)
+    url = f"sqlite:///{target}"
+    engine = get_engine(url)
+    try:
+        store_analyses(engine, season.end)
+    finally:
+        engine.dispose()
+    return url
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(analysed_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of a dashboard server over the analysed season, stopped after the session."""
+    with dashboard_server(analysed_url, tmp_path_factory.mktemp("e2e-server")) as base_url:
+        yield base_url
+
+
+@pytest.fixture(scope="session")
+def unanalysed_server(season: Season, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A dashboard over the season before any `analyses` run (a fresh or imported database)."""
+    with dashboard_server(season.url, tmp_path_factory.mktemp("e2e-raw")) as base_url:
         yield base_url
 
 
