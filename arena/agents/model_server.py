@@ -74,6 +74,12 @@ Use: `with ModelServer(seed=7, world=world) as server:` then point a `ChatClient
 `server.base_url`; `server.log` holds one `LoggedRequest` per chat request (model, sha256 of the
 messages as `messages_sha256` computes it, status, fault, attempt seq). From the shell:
 `arena model-server --port P --seed S`.
+
+Public API: `ModelServer` (the HTTP server) over `SimulatedModels` (the personas as a pure
+function returning a `Served` response), the persona table (`Persona`, `PERSONAS`,
+`DEFAULT_PERSONA`, `persona_for`), the prompt reader (`parse_prompt` → `PromptView`), the request
+log (`LoggedRequest`, `messages_sha256`), and `chat_completion`, the body of a 200 answer (for
+any other fake that must answer in the same shape).
 """
 
 from __future__ import annotations
@@ -103,6 +109,7 @@ __all__ = [
     "PromptView",
     "Served",
     "SimulatedModels",
+    "chat_completion",
     "messages_sha256",
     "parse_prompt",
     "persona_for",
@@ -181,6 +188,40 @@ def messages_sha256(messages: Sequence[Mapping[str, Any]]) -> str:
         [dict(m) for m in messages], sort_keys=True, separators=(",", ":"), ensure_ascii=False
     )
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def chat_completion(
+    content: Any,
+    *,
+    model: str,
+    completion_id: str = "gen-0",
+    created: int = 0,
+    provider: str | None = None,
+    system_fingerprint: str | None = None,
+    usage: Mapping[str, Any] | None = None,
+    finish_reason: str | None = "stop",
+    **message_extra: Any,
+) -> dict[str, Any]:
+    """A `chat.completion` body with one assistant choice, as this server sends it.
+
+    `provider` and `usage` (with `cost`) are OpenRouter's additions; None leaves a field out.
+    `message_extra` goes into the message beside `content` (e.g. `reasoning`).
+    """
+    body: dict[str, Any] = {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+    }
+    if provider is not None:
+        body["provider"] = provider
+    if system_fingerprint is not None:
+        body["system_fingerprint"] = system_fingerprint
+    message = {"role": "assistant", "content": content, **message_extra}
+    body["choices"] = [{"index": 0, "finish_reason": finish_reason, "message": message}]
+    if usage is not None:
+        body["usage"] = dict(usage)
+    return body
 
 
 def _rng(*parts: object) -> random.Random:
@@ -460,23 +501,16 @@ class SimulatedModels:
         if include_cost:
             cost = (prompt_tokens * persona.price_in + completion_tokens * persona.price_out) / 1e6
             usage["cost"] = round(cost, 8)
-        body = {
-            "id": "gen-sim-"
+        body = chat_completion(
+            content,
+            model=model,
+            completion_id="gen-sim-"
             + hashlib.sha256(f"{digest}:{attempt}:{model}".encode()).hexdigest()[:24],
-            "object": "chat.completion",
-            "created": int(view.at.timestamp()) if view.at else 0,
-            "model": model,
-            "provider": PROVIDER,
-            "system_fingerprint": f"sim-{persona.name}",
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": content},
-                }
-            ],
-            "usage": usage,
-        }
+            created=int(view.at.timestamp()) if view.at else 0,
+            provider=PROVIDER,
+            system_fingerprint=f"sim-{persona.name}",
+            usage=usage,
+        )
         return Served(200, body, {}, delay, fault, form)
 
     def _decide(

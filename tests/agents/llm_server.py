@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from arena.agents.model_server import chat_completion
 from tests.loopback import LoopbackServer, Reply
 
 __all__ = ["LLMServer", "Recorded", "Reply", "completion", "serve"]
@@ -30,34 +31,11 @@ class Recorded:
     json: Any
 
 
-def completion(
-    content: Any = "ok",
-    *,
-    finish_reason: str | None = "stop",
-    model: str = "openai/gpt-5.2",
-    provider: str | None = None,
-    usage: dict[str, Any] | None = None,
-    **message_extra: Any,
-) -> dict[str, Any]:
-    """A realistic chat.completion body (OpenRouter adds `provider` and `usage.cost`)."""
-    body: dict[str, Any] = {
-        "id": "gen-123",
-        "object": "chat.completion",
-        "created": 1_760_000_000,
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": finish_reason,
-                "message": {"role": "assistant", "content": content, **message_extra},
-            }
-        ],
-    }
-    if provider is not None:
-        body["provider"] = provider
-    if usage is not None:
-        body["usage"] = usage
-    return body
+def completion(content: Any = "ok", **fields: Any) -> dict[str, Any]:
+    """A realistic chat.completion body: the simulated model server's `chat_completion`, with
+    a fixed id, creation time and model (`provider=…`, `usage=…` as OpenRouter adds them)."""
+    fixed: dict[str, Any] = {"model": "openai/gpt-5.2", "completion_id": "gen-123"}
+    return chat_completion(content, **{**fixed, "created": 1_760_000_000, **fields})
 
 
 class LLMServer(LoopbackServer):

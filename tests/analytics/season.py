@@ -8,7 +8,10 @@ snapshots (10-minute ones in the last hours), in a few seconds.
 
 The LLM families are served by the loopback OpenAI-compatible server of the engine tests:
 ``llm-a`` first fails with a 500, then answers malformed prose, then a BET with one good leg
-and one leg under the $50 minimum; ``llm-b`` always answers prose (a fallback HOLD).
+and one leg under the $50 minimum; ``llm-b`` always answers prose (a fallback HOLD). Scripted,
+not the simulated model server's personas: the read-model, dashboard and browser tests assert
+exactly this attempt sequence, rejected leg and fallback HOLD, which personas give only by
+chance.
 """
 
 import json

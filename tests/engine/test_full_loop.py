@@ -2,6 +2,8 @@
 
 start cohort → sync (Gamma-shaped server) → decide (OpenAI-compatible server, one scripted
 answer per model) → snapshot → prices move, two markets resolve → sync → resolve → snapshot.
+The answers are scripted (not the simulated model server's personas) because every number
+below is computed by hand from those exact bets; the personas' whole loop is `test_demo_llm`.
 """
 
 import json

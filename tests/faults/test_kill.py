@@ -1,7 +1,10 @@
 """SIGKILL in the middle of the engine's work: on restart the run completes, nothing doubles.
 
 Each test runs the real `arena` CLI in a child process that kills itself (SIGKILL) at a
-precise point (tests/faults/killer.py), then runs the command again normally.
+precise point (tests/faults/killer.py), then runs the command again normally. The LLM family
+is answered by the simulated model server (`arena.agents.model_server`): `test/a` is its
+generalist persona, and with no world its beliefs start at the market prices; seeded so that it
+bets on both runs' prompts.
 """
 
 import os
@@ -13,8 +16,10 @@ from decimal import Decimal as D
 from pathlib import Path
 
 from sqlalchemy.engine import Engine
-from sqlmodel import select
+from sqlmodel import col, select
 
+from arena.agents.model_server import LoggedRequest, ModelServer
+from arena.agents.parsing import parse_decision
 from arena.config import Methodology
 from arena.engine.cohorts import start_cohort
 from arena.engine.market_sync import upsert_markets
@@ -22,6 +27,7 @@ from arena.lineup import parse_lineup
 from arena.markets.gamma import parse_market
 from arena.storage.db import session_scope
 from arena.storage.models import (
+    Agent,
     Decision,
     DecisionAttempt,
     Market,
@@ -29,7 +35,6 @@ from arena.storage.models import (
     Position,
     Trade,
 )
-from tests.engine.chat_server import answer, serve_models
 from tests.engine.sources import fixture_markets, reopened
 from tests.engine.test_decisions import MARKETS
 from tests.factories import WEEK1, new_cohort_agents, trade_into
@@ -52,14 +57,7 @@ model = "baseline/favorite"
 kind = "baseline"
 strategy = "favorite"
 """
-BET = {
-    "action": "BET",
-    "bets": [
-        {"market_id": "100", "side": "YES", "amount": 500},
-        {"market_id": "300", "side": "Bob", "amount": 300},
-    ],
-    "reasoning": "r",
-}
+SEED = 3  # the generalist persona bets, cleanly and without a fault, at every instant used
 
 
 def arena(
@@ -75,6 +73,49 @@ def arena(
     )
 
 
+def model_a_decision(engine: Engine) -> tuple[Decision, list[DecisionAttempt]]:
+    """The LLM family's decision and its attempts, in order."""
+    with session_scope(engine) as s:
+        decision = s.exec(
+            select(Decision)
+            .join(Agent, col(Agent.id) == Decision.agent_id)
+            .where(Agent.family_id == "m-a")
+        ).one()
+        attempts = s.exec(
+            select(DecisionAttempt)
+            .where(DecisionAttempt.decision_id == decision.id)
+            .order_by(col(DecisionAttempt.attempt_no))
+        ).all()
+        return decision, list(attempts)
+
+
+def assert_paid_for_every_answer_and_traded_the_last(
+    engine: Engine, requests: list[LoggedRequest]
+) -> None:
+    """One stored attempt per request the server answered (the crashed run's kept and counted),
+    and trades for the legs of the last answer only, once."""
+    decision, attempts = model_a_decision(engine)
+    assert [(r.model, r.status) for r in requests] == [("test/a", 200)] * 2
+    assert [a.outcome for a in attempts] == ["valid", "valid"]
+    assert all(a.tokens_in > 0 for a in attempts)
+    assert decision.tokens_in == sum(a.tokens_in for a in attempts)  # both answers paid for
+    assert decision.raw_response == attempts[-1].raw_response
+    answered = parse_decision(decision.raw_response or "").ok
+    assert answered is not None and answered.action == "BET"
+    assert len(decision.legs) == len(answered.bets)
+    executed = [
+        (leg["index"], leg["market_id"], leg["side"], D(leg["amount"]))
+        for leg in decision.legs
+        if leg["executed"]
+    ]
+    with session_scope(engine) as s:
+        trades = s.exec(
+            select(Trade).where(Trade.decision_id == decision.id).order_by(col(Trade.id))
+        ).all()
+        assert executed, "the persona's answer traded nothing: the test would be vacuous"
+        assert [(t.leg_index, t.market_id, t.side, t.amount) for t in trades] == executed
+
+
 def test_killed_between_the_answer_and_its_trades(
     engine: Engine, db_url: str, tmp_path: Path
 ) -> None:
@@ -84,13 +125,12 @@ def test_killed_between_the_answer_and_its_trades(
         upsert_markets(s, MARKETS, WEEK1)
     start_cohort(engine, WEEK1, parse_lineup(LINEUP), Methodology())
     at = WEEK1 + timedelta(minutes=5)
-    with serve_models() as llm:
-        llm.script_model("test/a", answer(BET, "test/a"))
+    with ModelServer(seed=SEED, latency_scale=0) as llm:
         env = {
             "ARENA_DATABASE_URL": db_url,
             "ARENA_LINEUP": str(lineup),
             "OPENROUTER_API_KEY": "sk-test",
-            "ARENA_LLM_BASE_URL": llm.url,
+            "ARENA_LLM_BASE_URL": llm.base_url,
         }
 
         crashed = arena(env, "decide", "--at", at.isoformat(), kill_at="before_trades")
@@ -99,22 +139,23 @@ def test_killed_between_the_answer_and_its_trades(
             (decision,) = s.exec(select(Decision)).all()  # the baseline never got its turn
             assert decision.status == "in_progress"
             assert s.exec(select(Trade)).all() == []
-            assert len(s.exec(select(DecisionAttempt)).all()) == 1  # the answer was kept
+            (kept,) = s.exec(select(DecisionAttempt)).all()  # the answer was kept
+            crashed_answer = parse_decision(kept.raw_response or "").ok
+        assert crashed_answer is not None and crashed_answer.action == "BET"  # trades were lost
 
         soon = arena(env, "decide", "--at", (at + timedelta(minutes=10)).isoformat())
         assert soon.returncode == 0, soon.stderr  # the fresh claims are respected…
         assert "slot in progress in another run" in soon.stdout  # (the hour's job_runs claim)
+        assert len(llm.log) == 1  # (the model was not asked again)
         with session_scope(engine) as s:  # decide trades on a universe synced within the hour
             upsert_markets(s, MARKETS, at + timedelta(minutes=70))
         later = arena(env, "decide", "--at", (at + timedelta(minutes=70)).isoformat())
         assert later.returncode == 0, later.stderr  # …and taken over once stale (next hour)
+        requests = list(llm.log)
     with session_scope(engine) as s:
         decisions = s.exec(select(Decision)).all()
         assert sorted(d.status for d in decisions) == ["ok", "ok"]
-        model_a = next(d for d in decisions if d.prompt_user and d.cost_usd > 0)
-        assert model_a.cost_usd == 0.002  # both answers paid for, the crashed one included
-        a_trades = s.exec(select(Trade).where(Trade.decision_id == model_a.id)).all()
-        assert len(a_trades) == 2
+    assert_paid_for_every_answer_and_traded_the_last(engine, requests)
     assert_no_duplicates(engine)
     assert_books_balance(engine)
 
@@ -188,14 +229,13 @@ def test_the_scheduler_killed_mid_decision_run_then_restarted(
     with session_scope(engine) as s:
         upsert_markets(s, MARKETS, WEEK1)
     sunday = WEEK1 + timedelta(minutes=5)
-    with serve_models() as llm, serve() as gamma:
-        llm.script_model("test/a", answer(BET, "test/a"))
+    with ModelServer(seed=SEED, latency_scale=0) as llm, serve() as gamma:
         gamma.script("/markets/keyset", Reply(body={"markets": [gamma_market(m) for m in MARKETS]}))
         env = {
             "ARENA_DATABASE_URL": db_url,
             "ARENA_LINEUP": str(lineup),
             "OPENROUTER_API_KEY": "sk-test",
-            "ARENA_LLM_BASE_URL": llm.url,
+            "ARENA_LLM_BASE_URL": llm.base_url,
             "ARENA_GAMMA_URL": gamma.url,
         }
         crashed = arena(
@@ -215,8 +255,9 @@ def test_the_scheduler_killed_mid_decision_run_then_restarted(
             timeout=120,
         )
         assert restarted.returncode == 0, restarted.stderr
+        requests = list(llm.log)
     with session_scope(engine) as s:
         assert sorted(d.status for d in s.exec(select(Decision))) == ["ok", "ok"]
-        assert len(s.exec(select(Trade).where(Trade.trade_type == "BUY")).all()) >= 2
+    assert_paid_for_every_answer_and_traded_the_last(engine, requests)
     assert_no_duplicates(engine)
     assert_books_balance(engine)

@@ -37,6 +37,7 @@ from sqlalchemy.engine import Engine
 from streamlit.testing.v1 import AppTest
 
 from arena.agents.llm import ChatClient, ChatRequest, LLMError
+from arena.agents.model_server import ModelServer
 from arena.agents.responders import default_responders
 from arena.analytics.export import EXPORTS
 from arena.app.cli import main
@@ -457,8 +458,9 @@ def test_demo_run_never_writes_the_key(
     first 40 (3 h 15 min) already run every job the demo has (start-cohort, decide, hourly
     sync and resolve, 10-minute snapshots) and the rest of the season only repeats them.
 
-    Issue 23: the demo serves its LLM families from the simulated model server, never from the
-    configured endpoint, so the key must not even be sent: the echoing server gets no request.
+    Issue 23: the demo serves its LLM families from its own simulated model server, never from
+    the configured endpoint, so the key must not even be sent: the endpoint configured here (a
+    simulated model server too, which would answer) gets no request.
     """
     import arena.app.demo
 
@@ -472,11 +474,10 @@ def test_demo_run_never_writes_the_key(
     outputs = Outputs()
     cli = Cli(capsys, outputs)
     url = f"sqlite:///{tmp_path / 'demo.db'}"
-    with serve_models() as llm:
-        script_all(llm, key)
-        key_env(url, llm.url)
+    with ModelServer(latency_scale=0) as llm:
+        key_env(url, llm.base_url)
         code, _out, err = cli("demo", "--weeks", "1")
-        requests = llm.requests
+        requests = list(llm.log)
     if code != 0 and not_built(err):
         pytest.skip("`arena demo` is not wired into the CLI yet")
     assert code == 0, err
