@@ -56,6 +56,33 @@ def _weekly_report(engine: Any, began: float) -> Callable[[Any], None]:
     return on_tick
 
 
+def _what_it_shows(engine: Any) -> str:
+    """Issue 23's checks on the season: the stored leaderboard (oracle first, P(rank #1)),
+    fallback HOLDs, retried decisions and API spend per family."""
+    from sqlalchemy import text
+
+    from arena.analytics.stored import stored_result
+
+    stored = stored_result(engine, "leaderboard")
+    if stored is None:
+        return "no stored leaderboard (the demo's final analyses run did not store one)"
+    retried_sql = (
+        "SELECT a.family_id, count(*) FROM decisions d JOIN agents a ON a.id = d.agent_id "
+        "WHERE (SELECT max(t.attempt_no) FROM decision_attempts t "
+        "WHERE t.decision_id = d.id) > 1 GROUP BY a.family_id"
+    )
+    with engine.connect() as conn:
+        retried = dict(conn.execute(text(retried_sql)).all())
+    lines = ["family                 return   P(rank 1)  decisions  fallback  retried   API $"]
+    for row in stored.frame.sort_values("rank").itertuples():
+        lines.append(
+            f"  {row.family_id:<20} {row.return_pct:+7.1f}%  {row.p_rank_1:9.3f}  "
+            f"{row.decisions:9.0f}  {row.fallback_holds:8.0f}  {retried.get(row.family_id, 0):7d}  "
+            f"{row.api_cost_usd:6.2f}"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--weeks", type=int, default=8)
@@ -88,6 +115,7 @@ def main() -> None:
         )
         wall = time.perf_counter() - began
         size = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 1e6
+        shows = _what_it_shows(engine)
         engine.dispose()
     usage = resource.getrusage(resource.RUSAGE_SELF)
     peak_kb, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
@@ -101,6 +129,7 @@ def main() -> None:
         f"wall time: {wall:.1f} s   CPU time: {cpu:.1f} s   peak RSS: {peak_kb / 1024:.0f} MB   "
         f"database: {size:.1f} MB"
     )
+    print(shows)
     print("CPU time inside each job (excluding job-run bookkeeping):")
     for name, times in sorted(spent.items(), key=lambda kv: -sum(kv[1])):
         total = sum(times)
