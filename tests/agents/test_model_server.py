@@ -1,6 +1,8 @@
 """The simulated model server: a real OpenAI-compatible server the project's own client reads."""
 
+import dataclasses
 import json
+import math
 import os
 import signal
 import statistics
@@ -13,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from arena.agents import model_server
 from arena.agents.llm import ChatClient, ChatRequest
 from arena.agents.model_server import (
     PERSONAS,
@@ -59,6 +62,10 @@ def messages_for(world: SimulatedWorld, *, week: int = 1, limit: int = 100) -> l
         {"role": "system", "content": system},
         {"role": "user", "content": user_prompt(AT, week, portfolio, markets)},
     ]
+
+
+def logit(p: float) -> float:
+    return math.log(p / (1 - p))
 
 
 def client(server: ModelServer, **options: Any) -> ChatClient:
@@ -220,6 +227,34 @@ def test_low_noise_persona_is_closer_to_the_truth(world: SimulatedWorld) -> None
         return statistics.mean(errors)
 
     assert error(CAREFUL) < error(NOISY) / 2
+
+
+@pytest.mark.parametrize("insight", [0.0, 0.5, 1.0])
+def test_insight_is_the_share_of_the_way_from_price_to_truth(
+    world: SimulatedWorld, insight: float
+) -> None:
+    """With no noise, bias or overconfidence a belief sits `insight` of the way, on the logit
+    scale, from the market's price to the hidden probability (1: the oracle's view)."""
+    exact = dataclasses.replace(
+        persona_for(CAREFUL), insight=insight, noise=0.0, bias=0.0, overconf=1.0
+    )
+    models = SimulatedModels(SEED, world)
+    view = parse_prompt(messages_for(world, limit=40)[1]["content"])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(model_server, "persona_for", lambda _model: exact)
+        beliefs = models.beliefs(CAREFUL, view, view.markets)
+    checked = 0
+    for market in view.markets:
+        if market.market_type != "binary":
+            continue
+        price = float(market.sides[0][1])
+        if not 0.01 < price < 0.99:
+            continue
+        hidden = min(0.99, max(0.01, world.hidden_probability(market.market_id, "Yes", AT)))
+        expected = logit(price) + insight * (logit(hidden) - logit(price))
+        assert logit(beliefs[(market.market_id, "YES")]) == pytest.approx(expected, abs=1e-9)
+        checked += 1
+    assert checked >= 10
 
 
 def test_personas_are_distinguishable_by_brier() -> None:
