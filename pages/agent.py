@@ -1,32 +1,102 @@
-"""Agent: one family in one cohort — its numbers, curve, positions with their outcome, trades
-and decisions."""
+"""Agent: one family in one cohort — its place in the cohort, its numbers and curve, positions
+with their outcome, trades and decisions. Opens on the newest cohort's best-ranked LLM agent."""
 
 import pandas as pd
 import streamlit as st
 
 from arena.analytics.agents import OUTCOMES, agent_index, agent_summary, positions, trades
+from arena.analytics.cohorts import best_llm, cohort_field, cohort_standings
 from arena.analytics.decisions import decisions
 from arena.dashboard import fmt, ui
 
 ui.entry_guard()
 
 NO_AGENT = "No agent yet: run `arena start-cohort` (one agent per enabled family) or `make demo`."
+# Columns a person reads, in the order shown (the CSVs keep every column under its stable name,
+# in the read model's order); None: not shown.
+POSITION_COLUMNS = {
+    "position_id": st.column_config.NumberColumn("Position", width="small"),
+    "question": st.column_config.TextColumn("Question", width="large"),
+    "side": st.column_config.TextColumn("Side", width="small"),
+    "outcome": st.column_config.TextColumn("Outcome", width="small"),
+    "cost_basis": st.column_config.Column("Cost"),
+    "current_value": st.column_config.Column("Value"),
+    "unrealized_pnl": st.column_config.Column("Unrealized P/L"),
+    "realized_pnl": st.column_config.Column("Realized P/L"),
+    "shares": st.column_config.Column("Shares"),
+    "avg_entry_price": st.column_config.Column("Entry price"),
+    "mark_price": st.column_config.Column("Mark"),
+    "market_id": st.column_config.TextColumn("Market", width="small"),
+    "opened_at": st.column_config.Column("Opened (UTC)"),
+    "closed_at": st.column_config.Column("Closed (UTC)"),
+    "cohort_number": None,
+    "family_id": None,
+    "status": None,
+}
 POSITION_FORMATS = {
-    "avg_entry_price": "{:.4f}",
-    "mark_price": "{:.4f}",
+    "avg_entry_price": fmt.price,
+    "mark_price": fmt.price,
     "shares": "{:,.2f}",
     "cost_basis": fmt.money,
     "current_value": fmt.money,
-    "unrealized_pnl": fmt.money,
-    "realized_pnl": fmt.money,
+    "unrealized_pnl": fmt.signed_money,
+    "realized_pnl": fmt.signed_money,
+}
+TRADE_COLUMNS = {
+    "created_at": st.column_config.Column("Time (UTC)"),
+    "trade_type": st.column_config.TextColumn("Type", width="small"),
+    "question": st.column_config.TextColumn("Question", width="large"),
+    "side": st.column_config.TextColumn("Side", width="small"),
+    "amount": st.column_config.Column("Amount"),
+    "price": st.column_config.Column("Price"),
+    "shares": st.column_config.Column("Shares"),
+    "implied_confidence": st.column_config.Column("Implied confidence"),
+    "realized_pnl": st.column_config.Column("Realized P/L"),
+    "cash_before": st.column_config.Column("Cash before"),
+    "decision_id": st.column_config.Column("Decision"),
+    "position_id": st.column_config.Column("Position"),
+    "market_id": st.column_config.TextColumn("Market", width="small"),
+    "trade_id": st.column_config.NumberColumn("Trade", width="small"),
+    "cohort_number": None,
+    "family_id": None,
 }
 TRADE_FORMATS = {
     "amount": fmt.money,
-    "realized_pnl": fmt.money,
+    "realized_pnl": fmt.signed_money,
     "cash_before": fmt.money,
-    "price": "{:.4f}",
+    "price": fmt.price,
     "shares": "{:,.2f}",
-    "implied_confidence": "{:.3f}",
+    "implied_confidence": fmt.prob,
+    "decision_id": lambda v: fmt.DASH if fmt.missing(v) or int(v) == 0 else str(int(v)),
+}
+DECISION_COLUMNS = {
+    "decision_id": st.column_config.NumberColumn("Decision", width="small"),
+    "decision_week": st.column_config.NumberColumn("Week", width="small"),
+    "decided_at": st.column_config.Column("Decided (UTC)"),
+    "action": st.column_config.TextColumn("Action", width="small"),
+    "status": st.column_config.TextColumn("Status"),
+    "bets": st.column_config.NumberColumn("Bets", width="small"),
+    "sells": st.column_config.NumberColumn("Sells", width="small"),
+    "rejected": st.column_config.NumberColumn("Rejected legs"),
+    "amount": st.column_config.Column("Bet"),
+    "attempts": st.column_config.NumberColumn("Attempts", width="small"),
+    "cost_usd": st.column_config.Column("API cost"),
+    "tokens_in": st.column_config.Column("Tokens in"),
+    "tokens_out": st.column_config.Column("Tokens out"),
+    "latency_ms": st.column_config.Column("Latency"),
+    "served_model": st.column_config.TextColumn("Served model"),
+    "market_snapshot_id": st.column_config.Column("Market snapshot"),
+    "cohort_number": None,
+    "family_id": None,
+    "display_name": None,
+}
+DECISION_FORMATS = {
+    "amount": fmt.money,
+    "tokens_in": fmt.count,
+    "tokens_out": fmt.count,
+    "cost_usd": fmt.cost,
+    "latency_ms": lambda v: fmt.seconds(v / 1000),
+    "market_snapshot_id": lambda v: fmt.DASH if fmt.missing(v) or int(v) == 0 else str(int(v)),
 }
 
 st.title("Agent")
@@ -45,35 +115,95 @@ cohort = ui.select_link(
     format_func=lambda n: f"Cohort {n}",
     container=left,
 )
-in_cohort = index[index["cohort_number"] == cohort]
-families = [str(f) for f in in_cohort["family_id"]]
-names = dict(zip(in_cohort["family_id"], in_cohort["display_name"], strict=True))
+standings: pd.DataFrame = ui.read(cohort_standings, cohort)
+families = [str(f) for f in standings["family_id"]]  # best return first
+names = dict(zip(standings["family_id"], standings["display_name"], strict=True))
+best = best_llm(standings) or families[0]
+linked = ui.get_link("family") is not None
 family = ui.select_link(
     "Family",
     "family",
     families,
-    default=families[0],
+    default=best,
     format_func=lambda f: f"{names.get(f, f)} ({f})",
     container=right,
 )
+# The view shown is the view linked: a default choice goes into the address bar too.
+ui.set_link("cohort", cohort)
+ui.set_link("family", family)
+if not linked:
+    st.caption(
+        f"Opened on cohort {cohort}'s best-ranked LLM agent by return, "
+        f"{fmt.escaped(names.get(family, family))}: pick another cohort or family above."
+    )
 
 ui.simulated_notice([family])
 summary: pd.DataFrame = ui.read(agent_summary, cohort, family)
-if summary.empty:
-    ui.empty(f"Family {family} has no agent in cohort {cohort}: pick another family.")
-    st.stop()
 me = summary.iloc[0]
 st.text(f"{me['display_name']} — cohort {cohort} — model {me['model_id']} ({me['kind']})")
-top = st.columns(4)
-top[0].metric("Portfolio value", fmt.money(me["total_value"]))
-top[1].metric("P/L", fmt.money(me["total_pnl"]))
-top[2].metric("Return", fmt.signed_pct(me["return_pct"]))
-top[3].metric("Cash", fmt.money(me["cash_balance"]))
-more = st.columns(4)
-more[0].metric(f"Brier ({int(me['resolved_bets'])} resolved)", fmt.prob(me["brier"]))
-more[1].metric("Open positions", int(me["open_positions"]))
-more[2].metric("Decisions (fallback HOLDs)", f"{me['decisions']} ({me['fallback_holds']})")
-more[3].metric("API cost", f"${me['api_cost_usd']:,.4f}")
+links = st.columns([1, 1, 2])
+links[0].page_link(
+    "pages/family.py",
+    label=f"{me['display_name']} across its cohorts",
+    icon=":material/groups:",
+    query_params={"family": family},
+)
+links[1].page_link(
+    "pages/decisions.py",
+    label=f"Audit its decisions in cohort {cohort}",
+    icon=":material/receipt_long:",
+    query_params={"cohort": str(cohort), "family": family},
+)
+
+field = cohort_field(standings, family)
+place = st.columns(5)
+place[0].metric(
+    "Rank in cohort",
+    fmt.rank_of(field["rank"], field["agents"]),
+    help="Competition rank by return among the cohort's agents, baselines included.",
+)
+place[1].metric("Return", fmt.signed_pct(field["return_pct"]))
+place[2].metric(
+    "vs cohort average",
+    fmt.signed_points(field["vs_mean"]),
+    help=f"Average return of the cohort's agents: {fmt.signed_pct(field['cohort_mean_return'])}.",
+)
+place[3].metric(
+    "vs cohort best",
+    fmt.signed_points(field["vs_best"]),
+    help=f"Best: {fmt.text(field['cohort_best'])}, {fmt.signed_pct(field['cohort_best_return'])}.",
+)
+place[4].metric(
+    "vs cohort worst",
+    fmt.signed_points(field["vs_worst"]),
+    help=(
+        f"Worst: {fmt.text(field['cohort_worst'])}, {fmt.signed_pct(field['cohort_worst_return'])}."
+    ),
+)
+st.caption(
+    f"Cohort {cohort}'s {field['agents']} agents, baselines included: average return "
+    f"{fmt.signed_pct(field['cohort_mean_return'])}, best "
+    f"{fmt.signed_pct(field['cohort_best_return'])} ({fmt.escaped(field['cohort_best'])}), "
+    f"worst {fmt.signed_pct(field['cohort_worst_return'])} "
+    f"({fmt.escaped(field['cohort_worst'])}). Differences are in percentage points (pp)."
+)
+book_numbers = st.columns(4)
+book_numbers[0].metric("Portfolio value", fmt.money(me["total_value"]))
+book_numbers[1].metric("P/L", fmt.signed_money(me["total_pnl"]))
+book_numbers[2].metric("Cash", fmt.money(me["cash_balance"]))
+book_numbers[3].metric("Open positions", fmt.count(me["open_positions"]))
+scores = st.columns(4)
+scores[0].metric(
+    "Brier",
+    fmt.prob(me["brier"]),
+    help="Mean of (implied confidence − outcome)² over its resolved bets; lower is better.",
+)
+scores[1].metric("Resolved bets", fmt.count(me["resolved_bets"]))
+scores[2].metric(
+    "Decisions (fallback HOLDs)",
+    f"{fmt.count(me['decisions'])} ({fmt.count(me['fallback_holds'])})",
+)
+scores[3].metric("API cost", fmt.cost(me["api_cost_usd"]))
 ui.download_csv(summary, f"agent-{cohort}-{family}-summary", label="Download summary CSV")
 
 st.subheader("Portfolio over time")
@@ -88,11 +218,15 @@ else:
     st.caption(
         "Outcome: "
         + ", ".join(f"{name} {int(counts.get(name, 0))}" for name in OUTCOMES.values())
-        + ". Open positions are valued at their latest mark "
-        f"([methodology §12.4]({ui.doc_link('methodology', '12-snapshot-methodology')})), as in "
-        "`arena export positions`."
+        + ". Open positions are valued at their latest mark, as in `arena export positions` "
+        f"([methodology: snapshots]({ui.doc_link('methodology', '12-snapshot-methodology')}))."
     )
-    ui.table(book, key=f"agent-positions:{cohort}:{family}", formats=POSITION_FORMATS)
+    ui.table(
+        book[list(POSITION_COLUMNS)],
+        key=f"agent-positions:{cohort}:{family}",
+        formats=POSITION_FORMATS,
+        column_config=POSITION_COLUMNS,
+    )
     ui.download_csv(book, f"agent-{cohort}-{family}-positions")
 
 st.subheader("Trades")
@@ -100,7 +234,12 @@ ledger: pd.DataFrame = ui.read(trades, cohort=cohort, family=family)
 if ledger.empty:
     ui.empty("No trade yet.")
 else:
-    ui.table(ledger, key=f"agent-trades:{cohort}:{family}", formats=TRADE_FORMATS)
+    ui.table(
+        ledger[list(TRADE_COLUMNS)],
+        key=f"agent-trades:{cohort}:{family}",
+        formats=TRADE_FORMATS,
+        column_config=TRADE_COLUMNS,
+    )
     ui.download_csv(ledger, f"agent-{cohort}-{family}-trades")
 
 st.subheader("Decisions")
@@ -109,7 +248,13 @@ if made.empty:
     ui.empty("No decision yet: `arena decide` runs Sundays at :05 UTC.")
 else:
     st.caption("Select a row to audit that decision.")
-    rows = ui.table(made, key=f"agent-decisions:{cohort}:{family}", select=True)
+    rows = ui.table(
+        made[list(DECISION_COLUMNS)],
+        key=f"agent-decisions:{cohort}:{family}",
+        formats=DECISION_FORMATS,
+        column_config=DECISION_COLUMNS,
+        select=True,
+    )
     ui.download_csv(made, f"agent-{cohort}-{family}-decisions")
     if rows:
         decision_id = int(made.iloc[rows[0]]["decision_id"])

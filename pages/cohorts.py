@@ -15,15 +15,61 @@ STATUS_HELP = {
     "tracking": "decision weeks over; positions are valued and settled",
     "completed": "every position settled",
 }
+# What a person reads, in the order shown (every CSV keeps the read model's stable column names,
+# order and raw numbers); None: not shown.
+LIST_COLUMNS = {
+    "cohort_number": st.column_config.NumberColumn("Cohort", width="small"),
+    "week_start": st.column_config.Column("Week start"),
+    "status": st.column_config.TextColumn("Status", width="small"),
+    "return_pct": st.column_config.Column("Return"),
+    "total_pnl": st.column_config.Column("P/L"),
+    "total_value": st.column_config.Column("Value (all agents)"),
+    "agents": st.column_config.NumberColumn("Agents", width="small"),
+    "decision_weeks": st.column_config.NumberColumn("Decision weeks"),
+    "decisions": st.column_config.NumberColumn("Decisions", width="small"),
+    "open_positions": st.column_config.NumberColumn("Open positions"),
+    "last_snapshot": st.column_config.Column("Last snapshot (UTC)"),
+    "completed_at": st.column_config.Column("Completed (UTC)"),
+    "methodology_version": st.column_config.TextColumn("Methodology"),
+    "is_default": st.column_config.CheckboxColumn(
+        "v1 constants", help="Unticked: a research run with overridden methodology constants."
+    ),
+}
+LIST_FORMATS = {
+    "week_start": lambda v: fmt.DASH if fmt.missing(v) else f"{v:%Y-%m-%d}",
+    "total_value": fmt.money,
+    "total_pnl": fmt.signed_money,
+    "return_pct": fmt.signed_pct,
+}
+STANDING_COLUMNS = {
+    "rank": st.column_config.NumberColumn("Rank", width="small"),
+    "display_name": st.column_config.TextColumn("Family"),
+    "return_pct": st.column_config.Column("Return"),
+    "total_pnl": st.column_config.Column("P/L"),
+    "brier": st.column_config.Column("Brier", help="Lower is better."),
+    "resolved_bets": st.column_config.NumberColumn("Resolved bets"),
+    "win_rate": st.column_config.Column("Win rate"),
+    "total_value": st.column_config.Column("Value"),
+    "cash_balance": st.column_config.Column("Cash"),
+    "positions_value": st.column_config.Column("Positions"),
+    "open_positions": st.column_config.NumberColumn("Open positions"),
+    "decisions": st.column_config.NumberColumn("Decisions", width="small"),
+    "fallback_holds": st.column_config.NumberColumn("Fallback HOLDs"),
+    "api_cost_usd": st.column_config.Column("API cost"),
+    "kind": st.column_config.TextColumn("Kind", width="small"),
+    "model_id": st.column_config.TextColumn("Model"),
+    "last_snapshot": st.column_config.Column("Last snapshot (UTC)"),
+    "family_id": None,
+}
 STANDING_FORMATS = {
     "total_value": fmt.money,
     "cash_balance": fmt.money,
     "positions_value": fmt.money,
-    "total_pnl": fmt.money,
+    "total_pnl": fmt.signed_money,
     "return_pct": fmt.signed_pct,
     "brier": fmt.prob,
     "win_rate": fmt.share,
-    "api_cost_usd": "${:,.4f}",
+    "api_cost_usd": fmt.cost,
 }
 
 
@@ -42,11 +88,12 @@ if listing.empty:
     st.stop()
 
 ui.pick_link(
-    listing,
+    listing[list(LIST_COLUMNS)],
     key="cohort-list",
     link="cohort",
     column="cohort_number",
-    formats={"total_value": fmt.money, "total_pnl": fmt.money, "return_pct": fmt.signed_pct},
+    formats=LIST_FORMATS,
+    column_config=LIST_COLUMNS,
 )
 ui.download_csv(listing, "cohorts")
 
@@ -69,8 +116,8 @@ cols[4].metric("Return (all agents)", fmt.signed_pct(row["return_pct"]))
 if not bool(row["is_default"]):
     st.warning(
         "This cohort ran with overridden methodology constants (a research run): its results "
-        "are not v1 results "
-        f"([methodology §17]({ui.doc_link('methodology', '17-constants-and-where-they-live')}))."
+        "are not v1 results ([methodology: constants]"
+        f"({ui.doc_link('methodology', '17-constants-and-where-they-live')}))."
     )
 
 st.subheader("Standings")
@@ -80,21 +127,24 @@ if standings.empty:
 else:
     st.caption(
         "This cohort's own leaderboard (point numbers; the Leaderboard page filtered to this "
-        "cohort adds 95% intervals and P(rank 1)). Select a row to open that agent."
+        "cohort adds 95% intervals and P(rank #1)). Baselines are reference rows (tinted). "
+        "Select a row to open that agent."
     )
     rows = ui.table(
-        standings,
+        standings[list(STANDING_COLUMNS)],
         key=f"cohort-standings:{cohort}",
         reference=standings["kind"] == "baseline",
         formats=STANDING_FORMATS,
+        column_config=STANDING_COLUMNS,
         select=True,
     )
     ui.download_csv(standings, f"cohort-{cohort}-standings")
     if rows:
-        family = str(standings.iloc[rows[0]]["family_id"])
+        picked = standings.iloc[rows[0]]
+        family = str(picked["family_id"])
         st.page_link(
             "pages/agent.py",
-            label=f"Open agent {family} in cohort {cohort}",
+            label=f"Open {picked['display_name']} in cohort {cohort}",
             icon=":material/smart_toy:",
             query_params={"cohort": str(cohort), "family": family},
         )
@@ -111,7 +161,8 @@ if weeks.empty:
     )
 else:
     grid = decision_grid(weeks)
-    ui.table(grid, key=f"cohort-weeks:{cohort}")
+    labels = {column: st.column_config.TextColumn(column.capitalize()) for column in grid.columns}
+    ui.table(grid, key=f"cohort-weeks:{cohort}", column_config=labels)
     ui.download_csv(grid, f"cohort-{cohort}-weeks")
     ui.download_csv(weeks, f"cohort-{cohort}-decisions", label="Download decisions CSV")
     st.page_link(

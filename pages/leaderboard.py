@@ -1,19 +1,26 @@
 """Leaderboard: every family's v1 scores with 95% intervals, baselines as reference rows,
 and the portfolio curve per family."""
 
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
 import streamlit as st
 
 from arena.analytics.cohorts import cohort_numbers
-from arena.analytics.stored import current_or_live
+from arena.analytics.leaderboard import DEFAULT_MIN_RESOLVED
+from arena.analytics.random_null import DEFAULT_NULL_SEEDS
 from arena.dashboard import fmt, ui
 
 ui.entry_guard()
 
 NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
 NO_AGENT = "This cohort has no agents: `arena start-cohort` creates one per enabled family."
+STATS = ui.doc_link("methodology", "19-statistics-honest-uncertainty")
+SCORING = ui.doc_link("methodology", "11-scoring")
 
-# What the table shows, in order (the CSV holds exactly these columns).
-SHOWN = [
+# The CSV: raw numbers and stable ids (the earlier columns first, in their order).
+CSV_COLUMNS = [
     "rank",
     "display_name",
     "family_id",
@@ -35,49 +42,96 @@ SHOWN = [
     "fallback_holds",
     "api_cost_usd",
     "too_early",
+    "skill_vs_market",
+    "skill_vs_market_ci_low",
+    "skill_vs_market_ci_high",
+    "random_null_percentile",
+]
+# The table: (column, label, width in px, help). The first seven fit a 1440-px screen with the
+# sidebar open; Family is pinned, so scrolling right to the rest never hides it.
+COLUMNS = [
+    ("family", "Family", 170, None),
+    ("return", "Return [95% CI]", 168, "P/L over the capital given, summed over cohorts."),
+    (
+        "brier_text",
+        "Brier [95% CI]",
+        150,
+        "Mean squared error of implied confidence; lower is better.",
+    ),
+    ("rank_text", "Rank [95% CI]", 100, "Rank by return (1 = best) and its 95% interval."),
+    (
+        "p_rank_1",
+        "P(rank #1)",
+        88,
+        "Share of bootstrap replicates in which it has the best return.",
+    ),
+    (
+        "skill",
+        "Skill vs market",
+        170,
+        "Its Brier − the market price's Brier on the same bets; negative beats the market.",
+    ),
+    (
+        "random_null_percentile",
+        "Random null",
+        96,
+        f"Percentile of its return among {DEFAULT_NULL_SEEDS} random traders on the same markets.",
+    ),
+    ("total_pnl", "P/L", 104, "Summed over its cohorts, marked to market."),
+    ("resolved_bets", "Resolved bets", 104, None),
+    ("win_rate", "Win rate", 80, "Share of resolved bets whose side won."),
+    ("decisions", "Decisions", 84, None),
+    (
+        "fallback_holds",
+        "Fallback HOLDs",
+        116,
+        "Decisions that ended in a HOLD because no valid answer came.",
+    ),
+    ("api_cost_usd", "API cost", 90, None),
+    ("cohorts", "Cohorts", 72, None),
+    ("status", "Note", 130, None),
 ]
 FORMATS = {
-    "total_pnl": fmt.money,
-    "return_pct": fmt.signed_pct,
-    "return_ci_low": fmt.signed_pct,
-    "return_ci_high": fmt.signed_pct,
-    "p_rank_1": fmt.share,
-    "brier": fmt.prob,
-    "brier_ci_low": fmt.prob,
-    "brier_ci_high": fmt.prob,
+    "p_rank_1": lambda p: fmt.share(p, 1),
+    "random_null_percentile": fmt.percentile,
+    "total_pnl": fmt.signed_money,
+    "resolved_bets": fmt.count,
     "win_rate": fmt.share,
-    "api_cost_usd": "${:,.4f}",
+    "decisions": fmt.count,
+    "fallback_holds": fmt.count,
+    "api_cost_usd": fmt.cost,
+    "cohorts": fmt.count,
 }
-LABELS = {
-    "display_name": "Family",
-    "family_id": "Id",
-    "total_pnl": "Total P/L",
-    "return_pct": "Return",
-    "return_ci_low": "Return 95% low",
-    "return_ci_high": "Return 95% high",
-    "p_rank_1": "P(rank 1)",
-    "rank_low": "Rank 95% low",
-    "rank_high": "Rank 95% high",
-    "brier": "Brier",
-    "brier_ci_low": "Brier 95% low",
-    "brier_ci_high": "Brier 95% high",
-    "resolved_bets": "Resolved bets",
-    "win_rate": "Win rate",
-    "fallback_holds": "Fallback HOLDs",
-    "api_cost_usd": "API cost",
-    "too_early": "Too early to rank",
-}
+
+
+def display(board: pd.DataFrame) -> pd.DataFrame:
+    """The table a person reads: display names, each interval one "value [low, high]" text."""
+
+    def interval(writer: Callable[..., str], value: str, prefix: str, **kw: Any) -> list[str]:
+        rows = zip(board[value], board[f"{prefix}_low"], board[f"{prefix}_high"], strict=True)
+        return [writer(v, low, high, **kw) for v, low, high in rows]
+
+    texts = {
+        "family": board["display_name"].tolist(),
+        "return": interval(fmt.pct_interval, "return_pct", "return_ci"),
+        "brier_text": interval(fmt.prob_interval, "brier", "brier_ci"),
+        "rank_text": interval(fmt.rank_interval, "rank", "rank"),
+        "skill": interval(fmt.prob_interval, "skill_vs_market", "skill_vs_market_ci", signed=True),
+        "status": ["too early to rank" if early else "" for early in board["too_early"]],
+    }
+    return board.assign(**texts)[[key for key, *_ in COLUMNS]].reset_index(drop=True)
+
 
 st.title("Leaderboard")
 st.caption(
-    "Frontier language models paper-trade Polymarket prediction markets in weekly cohorts, "
-    "each starting with $10,000. P/L is summed over a family's cohorts (not averaged); return "
-    "is that P/L over the capital it was given; Brier is the mean of (implied confidence − "
-    "outcome)² over its resolved bets (lower is better). Intervals are 95% cluster-bootstrap "
-    "intervals over Polymarket events "
-    f"([methodology §19]({ui.doc_link('methodology', '19-statistics-honest-uncertainty')})). "
-    "Baselines are reference rows (tinted, italic); families with too few resolved bets to "
-    "rank are greyed, not hidden."
+    "**Return** is P/L over the capital given, summed over a family's cohorts; **Brier** the "
+    "mean squared error of its implied confidence (lower is better); **skill vs market** its "
+    "Brier minus the market price's on the same bets (negative beats the market); the "
+    f"**random null** ranks its return among {DEFAULT_NULL_SEEDS} random traders on the same "
+    f"markets ([scoring]({SCORING})). Brackets are 95% cluster-bootstrap intervals over events and "
+    "**P(rank #1)** the share of bootstrap replicates in which it has the best return "
+    f"([statistics]({STATS})); baselines are tinted reference rows, families with fewer than "
+    f"{DEFAULT_MIN_RESOLVED} resolved bets greyed (too early to rank), not hidden."
 )
 
 numbers = ui.read(cohort_numbers)
@@ -85,29 +139,43 @@ if not numbers:
     ui.empty(NO_COHORT)
     st.stop()
 
+pick, link = st.columns([1, 3], vertical_alignment="bottom")
 cohort = ui.select_link(
     "Cohort",
     "cohort",
     numbers,
     format_func=lambda n: "All cohorts" if n == ui.ALL else f"Cohort {n}",
+    container=pick,
 )
-board, stored = ui.read(current_or_live, "leaderboard", cohort=cohort)
-if board.empty:
-    ui.empty(NO_AGENT)
-    st.stop()
-ui.stored_caption(stored)
-ui.simulated_notice([str(f) for f in board["family_id"]])
-
-shown = board[SHOWN].reset_index(drop=True)
-ui.table(
-    shown,
-    key="leaderboard-table",
-    reference=shown["kind"] == "baseline",
-    grey=shown["too_early"],
-    formats=FORMATS,
-    column_config={key: st.column_config.Column(label) for key, label in LABELS.items()},
+link.page_link(
+    "pages/compare.py",
+    label="Compare two families",
+    icon=":material/compare_arrows:",
+    query_params={"cohort": str(cohort)} if cohort is not None else None,
 )
-ui.download_csv(shown, f"leaderboard-{'all' if cohort is None else f'cohort-{cohort}'}")
+result = ui.stored_or_offer("leaderboard", "leaderboard", cohort=cohort)
+if result is not None:
+    board, stored = result
+    if board.empty:
+        ui.empty(NO_AGENT)
+        st.stop()
+    board = board.reset_index(drop=True)
+    ui.stored_caption(stored)
+    ui.simulated_notice([str(f) for f in board["family_id"]])
+    ui.table(
+        display(board),
+        key="leaderboard-table",
+        reference=board["kind"] == "baseline",
+        grey=board["too_early"],
+        formats=FORMATS,
+        column_config={
+            key: st.column_config.Column(label, width=width, help=help, pinned=key == "family")
+            for key, label, width, help in COLUMNS
+        },
+    )
+    ui.download_csv(
+        board[CSV_COLUMNS], f"leaderboard-{'all' if cohort is None else f'cohort-{cohort}'}"
+    )
 
 st.subheader("Portfolio over time")
 ui.curve_section("leaderboard", cohort=cohort)

@@ -149,40 +149,158 @@ def spend_frame(rows: int = 2) -> pd.DataFrame:
 # Each chart: marks, encodings, titles and scales as the pages showed them
 
 
+def runs_frame(rows: int = 1) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "at": pd.to_datetime([T0, T1][:rows], utc=True),
+            "runs": ["cohort 1 week 1", "cohort 1 week 2, cohort 2 week 1"][:rows],
+            "decisions": [6, 12][:rows],
+        }
+    )
+
+
+def _by_mark(spec: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for layer in _layers(spec):
+        out.setdefault(layer["mark"]["type"], []).append(layer)
+    return out
+
+
 @pytest.mark.parametrize(
-    ("field", "title", "value_format"),
+    ("field", "title", "value_format", "axis"),
     [
-        ("total_value", "Portfolio value, $", "$,.2f"),
-        ("total_pnl", "P/L, $ (summed over cohorts)", "$,.2f"),
-        ("return_pct", "Return, %", "+.2f"),
+        ("total_value", "Portfolio value, $", "$,.2f", {"format": "$,.0f"}),
+        ("total_pnl", "P/L, $ (summed over cohorts)", "$,.2f", {"format": "$,.0f"}),
+        (
+            "return_pct",
+            "Return, %",
+            "+.2f",
+            {"format": "+.1~f", "labelExpr": "datum.label + '%'"},
+        ),
     ],
 )
 @pytest.mark.parametrize("rows", [2, 0])
-def test_portfolio_curves(field: str, title: str, value_format: str, rows: int) -> None:
-    spec = _spec(charts.portfolio_curves(curve_frame(rows), field, title))
+def test_portfolio_curves(
+    field: str, title: str, value_format: str, axis: dict[str, str], rows: int
+) -> None:
+    frame = curve_frame(rows)
+    spec = _spec(charts.portfolio_curves(frame, field, title))
 
-    assert _marks(spec) == ["line"]
-    assert spec["mark"]["interpolate"] == "step-after"
-    assert _fields(spec) == {
-        "x": "at",
-        "y": field,
-        "color": "display_name",
-        "strokeDash": "kind",
-    }
-    encoding = spec["encoding"]
+    # Lines, a dot per line at the hovered time, and the hover rule carrying the tooltip.
+    assert _marks(spec) == ["line", "point", "rule"]
+    lines, dots, rule = _layers(spec)
+    assert lines["mark"] == {"type": "line", "interpolate": "step-after"}
+    assert _fields(lines) == {"x": "at", "y": field, "color": "display_name", "strokeWidth": "kind"}
+    encoding = lines["encoding"]
     assert encoding["y"]["title"] == title
+    assert encoding["y"]["axis"] == axis  # $10,000 / +2.5%, never 10,000.000000
     assert encoding["y"]["scale"] == {"zero": False}
     assert encoding["x"]["scale"] == {"type": "utc"}
-    assert encoding["strokeDash"]["scale"]["range"] == [[1, 0], [5, 4]]
-    assert encoding["tooltip"][2] == {
-        "field": field,
-        "format": value_format,
-        "title": title,
+    # Solid lines: nothing is dashed but the break-even reference (absent here).
+    assert not [layer for layer in _layers(spec) if "strokeDash" in layer["mark"]]
+    assert all("strokeDash" not in layer["encoding"] for layer in _layers(spec))
+    # LLM families in distinct hues first, baselines in greys; the legend under the chart,
+    # in columns, its names never cut.
+    color = encoding["color"]
+    names = ["LLM A", "Baseline: cash"][:rows]
+    assert color["scale"] == {
+        "domain": names,
+        "range": [charts.FAMILY_COLORS[0], charts.BASELINE_GREYS[0]][:rows],
+    }
+    assert color["legend"]["orient"] == "bottom" and color["legend"]["columns"] == 4
+    assert color["legend"]["labelLimit"] >= 300
+    assert encoding["opacity"]["value"] == charts.FADED  # legend pick fades the others
+
+    # Hover: the nearest time, on pointer over; a dot on every line and one tooltip with
+    # every family's value at that time, in the legend's order.
+    params = {p["name"]: p for p in spec["params"]}
+    hover = params["hover"]["select"]
+    assert hover == {
+        "type": "point",
+        "fields": ["at"],
+        "nearest": True,
+        "on": "pointerover",
+        "clear": "pointerout",
+    }
+    assert dots["encoding"]["opacity"]["condition"]["param"] == "hover"
+    assert rule["transform"] == [{"pivot": "display_name", "value": field, "groupby": ["at"]}]
+    tooltip = rule["encoding"]["tooltip"]
+    assert [t["title"] for t in tooltip] == ["Time (UTC)", *names]
+    assert {t["format"] for t in tooltip[1:]} <= {value_format}
+    others = [p["select"]["type"] for n, p in params.items() if n != "hover"]
+    assert sorted(others) == ["interval", "point"]  # legend pick, x zoom
+    assert spec["height"] == 460
+    assert _rows(spec) == rows
+
+
+@pytest.mark.parametrize("rows", [2, 0])
+def test_portfolio_curves_mark_break_even_and_decision_runs(rows: int) -> None:
+    spec = _spec(
+        charts.portfolio_curves(
+            curve_frame(rows),
+            "total_value",
+            "Portfolio value, $",
+            break_even=10_000.0,
+            decisions=runs_frame(2),
+        )
+    )
+
+    marks = _by_mark(spec)
+    # The break-even: a dashed reference rule at $10,000, labelled where the lines end.
+    (reference,) = [r for r in marks["rule"] if "strokeDash" in r["mark"]]
+    assert _fields(reference) == {"y": "y"}
+    assert spec["datasets"][reference["data"]["name"]][0]["y"] == 10_000.0
+    if rows:
+        (label,) = marks["text"]
+        assert spec["datasets"][label["data"]["name"]][0]["label"] == "break-even $10,000"
+    else:
+        assert "text" not in marks  # no line end to put it at
+    # Decision runs: a thin rule and a triangle on top at each, its cohorts in the tooltip.
+    (runs,) = [r for r in marks["rule"] if "x" in r["encoding"] and "tooltip" not in r["encoding"]]
+    assert _fields(runs) == {"x": "at"} and len(spec["datasets"][runs["data"]["name"]]) == 2
+    (triangles,) = [p for p in marks["point"] if p["mark"].get("shape") == "triangle-down"]
+    assert triangles["encoding"]["y"] == {"value": 0}
+    assert [t["field"] for t in triangles["encoding"]["tooltip"]] == ["at", "runs", "decisions"]
+    # Only the reference is dashed.
+    assert [r["mark"]["strokeDash"] for r in _layers(spec) if "strokeDash" in r["mark"]] == [[6, 4]]
+
+
+def test_return_chart_labels_break_even_as_zero() -> None:
+    spec = _spec(charts.portfolio_curves(curve_frame(), "return_pct", "Return, %", break_even=0))
+    (label,) = _by_mark(spec)["text"]
+    assert spec["datasets"][label["data"]["name"]][0]["label"] == "break-even 0"
+
+
+def test_family_colours_keep_models_apart_from_baselines() -> None:
+    frame = pd.DataFrame(
+        {
+            "display_name": ["Zed", "Oracle", "Alpha", "Baseline: cash", "Alpha"],
+            "kind": ["llm", "baseline", "llm", "baseline", "llm"],
+        }
+    )
+    assert charts.family_order(frame) == ["Alpha", "Zed", "Baseline: cash", "Oracle"]
+    scale = charts.family_color_scale(frame).to_dict()
+    assert scale["range"] == [
+        charts.FAMILY_COLORS[0],
+        charts.FAMILY_COLORS[1],
+        charts.BASELINE_GREYS[0],
+        charts.BASELINE_GREYS[1],
+    ]
+    # No grey among the model hues, and no hue twice among the first nine models.
+    assert len(set(charts.FAMILY_COLORS)) == len(charts.FAMILY_COLORS) == 9
+    assert "#7f7f7f" not in charts.FAMILY_COLORS
+
+
+def test_a_family_name_with_a_dot_is_escaped_in_the_tooltip() -> None:
+    frame = curve_frame().assign(display_name=["GPT-5.2 [x]", "Baseline: cash"])
+    spec = _spec(charts.portfolio_curves(frame, "total_value", "Value"))
+    tooltip = _layers(spec)[2]["encoding"]["tooltip"]
+    assert tooltip[1] == {
+        "field": "GPT-5\\.2 \\[x\\]",
+        "format": "$,.2f",
+        "title": "GPT-5.2 [x]",
         "type": "quantitative",
     }
-    assert [p["select"]["type"] for p in spec["params"]] == ["point", "interval"]
-    assert spec["height"] == 380
-    assert _rows(spec) == rows
 
 
 @pytest.mark.parametrize("rows", [2, 0])
@@ -321,7 +439,11 @@ def _first_market(engine: Engine) -> str:
 
 READ_MODEL_CHARTS: dict[str, Callable[[Engine], Any]] = {
     "portfolio_curves": lambda e: charts.portfolio_curves(
-        curves.portfolio_curves(e, "ALL"), "total_pnl", "P/L"
+        curves.portfolio_curves(e, "ALL"),
+        "total_pnl",
+        "P/L",
+        break_even=0.0,
+        decisions=curves.decision_runs(e),
     ),
     "brier_intervals": lambda e: charts.brier_intervals(calibration.calibration_summary(e)),
     "reliability_diagram": lambda e: charts.reliability_diagram(
@@ -354,4 +476,8 @@ def test_every_chart_function_is_tested() -> None:
         for name, value in vars(charts).items()
         if callable(value) and not name.startswith("_") and value.__module__ == charts.__name__
     }
-    assert public == set(READ_MODEL_CHARTS) | {"reliability_points"}
+    assert public == set(READ_MODEL_CHARTS) | {
+        "reliability_points",
+        "family_order",
+        "family_color_scale",
+    }

@@ -44,3 +44,128 @@ def test_a_missing_value_is_a_dash_everywhere(missing: object) -> None:
 )
 def test_figures_read_the_same_way(written: str, expected: str) -> None:
     assert written == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        (fmt.money_interval(235.912, 96.57, 375.25), "+$235.91 [+$96.57, +$375.25]"),
+        (fmt.money_interval(-1381.7, -2508.24, -255.18), "−$1,381.70 [−$2,508.24, −$255.18]"),
+        (fmt.money_interval(12.0, None, 3.0), "+$12.00"),
+        (fmt.money_interval(float("nan"), 1.0, 2.0), "—"),
+        (fmt.p_value(0.25), "0.250"),
+        (fmt.p_value(0.0004), "< 0.001"),
+        (fmt.p_value(None), "—"),
+    ],
+)
+def test_differences_and_p_values_read_the_same_way(written: str, expected: str) -> None:
+    assert written == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        (fmt.price("0.62"), "0.62"),
+        (fmt.price(0.021), "0.021"),
+        (fmt.price("1"), "1.00"),
+        (fmt.price(None), "—"),
+        (fmt.outcome_prices('["Yes", "No"]', '["0.62", "0.38"]'), "Yes 0.62 · No 0.38"),
+        (fmt.outcome_prices(["Yes", "No"], ["1", "0"]), "Yes 1.00 · No 0.00"),
+        (
+            fmt.outcome_prices(
+                '["A", "B", "C", "D", "E"]', '["0.1", "0.4", "0.05", "0.3", "0.15"]'
+            ),
+            "B 0.40 · D 0.30 · E 0.15 · +2 more",
+        ),
+        (fmt.outcome_prices('["Yes", "No"]', "[]"), "Yes — · No —"),
+        (fmt.outcome_prices("[]", "[]"), "—"),
+        (fmt.outcome_prices(None, None), "—"),
+    ],
+)
+def test_market_prices_read_as_text_never_json(written: str, expected: str) -> None:
+    assert written == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        (fmt.instant(pd.Timestamp("2026-03-08 00:05", tz="UTC")), "2026-03-08 00:05 UTC"),
+        (fmt.instant(pd.Timestamp("2026-03-08 01:05", tz="Europe/Paris")), "2026-03-08 00:05 UTC"),
+        (fmt.instant(pd.Timestamp("2026-03-08 00:05")), "2026-03-08 00:05 UTC"),
+        (fmt.instant(pd.NaT), "—"),
+        (fmt.instant(None), "—"),
+        (fmt.seconds(0.42), "0.4 s"),
+        (fmt.seconds(12.4), "12 s"),
+        (fmt.seconds(185), "3 min 05 s"),
+        (fmt.seconds(math.nan), "—"),
+    ],
+)
+def test_times_and_durations_read_the_same_way(written: str, expected: str) -> None:
+    assert written == expected
+
+
+def test_escaped_text_cannot_become_markdown() -> None:
+    assert fmt.escaped("Model A") == "Model A"
+    assert fmt.escaped("[x](http://e) *b* $1") == r"\[x\]\(http\://e\) \*b\* \$1"
+    assert fmt.escaped(None) == "—"
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        (fmt.signed_points(2.149), "+2.1 pp"),
+        (fmt.signed_points(-0.44), "−0.4 pp"),
+        (fmt.signed_points(-0.01), "+0.0 pp"),  # no "−0.0"
+        (fmt.signed_points(None), "—"),
+        (fmt.rank_of(2, 6), "2 of 6"),
+        (fmt.rank_of(0, 6), "—"),  # rank 0: not ranked (no return yet)
+        (fmt.rank_of(math.nan, 6), "—"),
+    ],
+)
+def test_places_in_a_field_read_the_same_way(written: str, expected: str) -> None:
+    assert written == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        (
+            fmt.json_text('{"rows_written": 11, "statuses": {"ok": 11}, "missing": []}'),
+            "rows written: 11 · statuses: (ok: 11) · missing: none",
+        ),
+        (
+            fmt.json_text({"scopes": ["all", "cohort:1"], "created": False}),
+            "scopes: all, cohort:1 · created: no",
+        ),
+        (fmt.json_text("{}"), "—"),
+        (fmt.json_text(None), "—"),
+        (fmt.json_text("not json"), "not json"),
+    ],
+)
+def test_json_reads_as_a_line_never_as_json(written: str, expected: str) -> None:
+    assert written == expected
+
+
+def test_a_table_with_gaps_reads_dashes_not_none() -> None:
+    frame = pd.DataFrame(
+        {
+            "amount": [400.0, float("nan")],
+            "price": [0.5, 0.25],
+            "at": pd.to_datetime(["2026-01-04 00:05", None], utc=True),
+            "note": ["x", None],
+        }
+    )
+
+    frame["shares"] = [1234.5, None]
+    shown, rest = fmt.readable(
+        frame, {"amount": fmt.money, "price": fmt.price, "shares": "{:,.2f}"}
+    )
+
+    assert shown["amount"].tolist() == ["$400.00", "—"]
+    assert shown["at"].tolist() == ["2026-01-04 00:05", "—"]
+    assert shown["note"].tolist() == ["x", "—"]
+    assert shown["shares"].tolist() == ["1,234.50", "—"]
+    assert shown["price"].tolist() == [0.5, 0.25]  # no gap: raw, formatted by the table
+    assert rest == {"price": fmt.price}
+    assert frame["amount"].isna().sum() == 1  # the caller's frame (and CSV) untouched
+    assert fmt.day(pd.Timestamp("2026-01-04 05:00", tz="UTC")) == "2026-01-04"

@@ -6,6 +6,7 @@ marked by the snapshot rule (§12.4), and a researcher's CSV matches the page ex
 """
 
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import pandas as pd
@@ -16,6 +17,7 @@ from arena.analytics.cohorts import (
     AGENTS,
     COHORTS,
     FAMILIES,
+    FIELD_COLUMNS,
     FLOAT,
     INT,
     MONEY,
@@ -23,6 +25,7 @@ from arena.analytics.cohorts import (
     TIME,
     agent_ids,
     agent_stats,
+    family_standings,
     fetch,
     latest_snapshots,
     read_frame,
@@ -193,6 +196,172 @@ def agent_summary(engine: Engine, cohort: int, family: str) -> pd.DataFrame:
     )
     with engine.connect() as conn:
         return typed_frame(fetch(conn, query), SUMMARY_COLUMNS)
+
+
+# --------------------------------------------------------------------------------------------
+# A family across its cohorts (the Family page)
+
+FAMILY_RETURN_COLUMNS: dict[str, str] = {
+    "rank": INT,
+    "family_id": TEXT,
+    "display_name": TEXT,
+    "kind": TEXT,
+    "cohorts": INT,
+    "capital": MONEY,
+    "total_pnl": MONEY,
+    "return_pct": FLOAT,
+}
+
+
+def family_returns(engine: Engine) -> pd.DataFrame:
+    """Every family with an agent, by its point return across its cohorts, best first.
+
+    The leaderboard's headline numbers without its bootstrap (a cheap read for choosing and
+    labelling families; the leaderboard adds the intervals): ``total_pnl`` ($) is summed over
+    the family's agents, each from its latest snapshot, else its cash plus its open positions
+    at cost minus its start; ``capital`` sums their starting balances; ``return_pct`` =
+    total_pnl / capital × 100; ``rank`` is the competition rank by return_pct (1 = best,
+    ties share; the leaderboard's ``rank``). Columns: ``rank``, ``family_id``,
+    ``display_name``, ``kind``, ``cohorts``, ``capital``, ``total_pnl``, ``return_pct``;
+    ordered by rank, then family id.
+    """
+    latest = latest_snapshots()
+    open_cost = (
+        select(POSITIONS.c.agent_id, func.sum(POSITIONS.c.cost_basis).label("open_cost"))
+        .where(POSITIONS.c.status == "open")
+        .group_by(POSITIONS.c.agent_id)
+        .subquery("open_cost")
+    )
+    query = (
+        select(
+            AGENTS.c.family_id,
+            func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
+            func.coalesce(FAMILIES.c.kind, "llm").label("kind"),
+            AGENTS.c.starting_balance,
+            AGENTS.c.cash_balance,
+            open_cost.c.open_cost,
+            latest.c.total_pnl,
+        )
+        .select_from(AGENTS)
+        .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
+        .outerjoin(latest, latest.c.agent_id == AGENTS.c.id)
+        .outerjoin(open_cost, open_cost.c.agent_id == AGENTS.c.id)
+    )
+    with engine.connect() as conn:
+        rows = fetch(conn, query)
+    families: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        pnl = row["total_pnl"]
+        if pnl is None:  # never valued yet: cash plus open positions at cost, minus the start
+            pnl = row["cash_balance"] + (row["open_cost"] or 0) - row["starting_balance"]
+        one = families.setdefault(
+            str(row["family_id"]),
+            {
+                "family_id": row["family_id"],
+                "display_name": row["display_name"],
+                "kind": row["kind"],
+                "cohorts": 0,
+                "capital": Decimal(0),
+                "total_pnl": Decimal(0),
+            },
+        )
+        one["cohorts"] += 1
+        one["capital"] += row["starting_balance"]
+        one["total_pnl"] += pnl
+    for one in families.values():
+        capital = one["capital"]
+        one["return_pct"] = float(one["total_pnl"] / capital * 100) if capital else float("nan")
+    frame = typed_frame(list(families.values()), FAMILY_RETURN_COLUMNS)
+    frame["rank"] = frame["return_pct"].rank(method="min", ascending=False).fillna(0).astype(int)
+    return frame.sort_values(["rank", "family_id"], kind="stable").reset_index(drop=True)
+
+
+def best_llm_family(returns: pd.DataFrame) -> str | None:
+    """The best-ranked LLM family of `family_returns` (None when no LLM family has an agent)."""
+    llms = returns[returns["kind"] == "llm"]
+    return str(llms["family_id"].iloc[0]) if not llms.empty else None
+
+
+FAMILY_COHORT_COLUMNS: dict[str, str] = {
+    "cohort_number": INT,
+    "week_start": TIME,
+    "status": TEXT,
+    "family_id": TEXT,
+    "display_name": TEXT,
+    "kind": TEXT,
+    "model_id": TEXT,
+    **FIELD_COLUMNS,
+    "total_value": MONEY,
+    "total_pnl": MONEY,
+    "brier": FLOAT,
+    "resolved_bets": INT,
+    "win_rate": FLOAT,
+    "decisions": INT,
+    "fallback_holds": INT,
+    "api_cost_usd": FLOAT,
+    "last_snapshot": TIME,
+}
+
+
+def family_cohorts(engine: Engine, family: str) -> pd.DataFrame:
+    """One row per cohort `family` has an agent in, newest first: that agent's numbers and
+    its place in the cohort (empty: no such family, or no agent yet).
+
+    Columns: ``cohort_number``, ``week_start``, ``status`` (the cohort's); ``family_id``,
+    ``display_name``, ``kind``, ``model_id``; from `cohort_field`: ``rank`` of ``agents``
+    (baselines included), ``return_pct``, the cohort's ``cohort_mean_return``,
+    ``cohort_best_return`` / ``cohort_best`` and ``cohort_worst_return`` / ``cohort_worst``
+    (display names), ``vs_mean``, ``vs_best``, ``vs_worst`` (percentage points); then as in
+    `cohort_standings`: ``total_value``, ``total_pnl``, ``brier``, ``resolved_bets``,
+    ``win_rate``, ``decisions``, ``fallback_holds``, ``api_cost_usd``, ``last_snapshot``.
+    """
+    standings = family_standings(engine, family)
+    if standings.empty:
+        return typed_frame([], FAMILY_COHORT_COLUMNS)
+    numbers = sorted({int(n) for n in standings["cohort_number"]})
+    with engine.connect() as conn:
+        weeks = {
+            int(number): (week_start, status)
+            for number, week_start, status in conn.execute(
+                select(COHORTS.c.number, COHORTS.c.week_start, COHORTS.c.status).where(
+                    COHORTS.c.number.in_(numbers)
+                )
+            )
+        }
+    # Each cohort's field at once (`cohort_field`'s numbers, vectorised: a year has 52).
+    returns = standings.groupby("cohort_number")["return_pct"]
+    valued = standings.dropna(subset=["return_pct"]).groupby("cohort_number")["return_pct"]
+    names = standings["display_name"]
+    field = pd.DataFrame(
+        {
+            "agents": returns.size(),
+            "cohort_mean_return": returns.mean(),
+            "cohort_best_return": returns.max(),
+            # Ties: the first in the standings' order (rank, then family id), as cohort_field.
+            "cohort_best": names.reindex(valued.idxmax()).set_axis(valued.idxmax().index),
+            "cohort_worst_return": returns.min(),
+            "cohort_worst": names.reindex(valued.idxmin()).set_axis(valued.idxmin().index),
+        }
+    )
+    mine = standings[standings["family_id"] == family].set_index("cohort_number")
+    frame = mine.join(field)
+    frame["vs_mean"] = frame["return_pct"] - frame["cohort_mean_return"]
+    frame["vs_best"] = frame["return_pct"] - frame["cohort_best_return"]
+    frame["vs_worst"] = frame["return_pct"] - frame["cohort_worst_return"]
+    frame["week_start"] = [weeks[int(n)][0] for n in frame.index]
+    frame["status"] = [weeks[int(n)][1] for n in frame.index]
+    rows = frame.reset_index().to_dict("records")
+    return typed_frame(rows, FAMILY_COHORT_COLUMNS)
+
+
+def pooled_brier(per_cohort: pd.DataFrame) -> float:
+    """The family's Brier over all its resolved bets from `family_cohorts` rows: each
+    cohort's mean weighted by its resolved bets (the leaderboard's point Brier); NaN before
+    any resolution."""
+    bets = per_cohort["resolved_bets"].sum()
+    if not bets:
+        return float("nan")
+    return float((per_cohort["brier"].fillna(0.0) * per_cohort["resolved_bets"]).sum() / bets)
 
 
 def export_rows(

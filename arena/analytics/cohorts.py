@@ -305,20 +305,31 @@ def cohort_standings(engine: Engine, cohort: int) -> pd.DataFrame:
     ``win_rate`` (share of resolved bets won); ``open_positions``; ``decisions``,
     ``fallback_holds``, ``api_cost_usd``; ``last_snapshot``.
     """
-    mine = agent_ids(cohort)
-    latest = latest_snapshots(mine)
-    decisions, positions, briers = agent_stats(mine)
+    frame = _standings(engine, agent_ids(cohort))
+    return frame[list(STANDINGS_COLUMNS)]
+
+
+AGENT_STANDINGS_COLUMNS: dict[str, str] = {"cohort_number": INT, **STANDINGS_COLUMNS}
+
+
+def _standings(engine: Engine, agents: Select[Any]) -> pd.DataFrame:
+    """The standings rows (`STANDINGS_COLUMNS` and ``cohort_number``) of the agents of the
+    `agents` id select, ranked by return within each cohort, cohort by cohort (newest first)
+    then by rank and family id."""
+    latest = latest_snapshots(agents)
+    decisions, positions, briers = agent_stats(agents)
     open_cost = (
         select(POSITIONS.c.agent_id, func.sum(POSITIONS.c.cost_basis).label("open_cost"))
         .where(POSITIONS.c.status == "open")
         .group_by(POSITIONS.c.agent_id)
     )
-    open_cost = _of_agents(open_cost, POSITIONS.c.agent_id, mine).subquery("open_cost")
+    open_cost = _of_agents(open_cost, POSITIONS.c.agent_id, agents).subquery("open_cost")
     query = (
         select(
+            COHORTS.c.number.label("cohort_number"),
             AGENTS.c.family_id,
             func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
-            FAMILIES.c.kind,
+            func.coalesce(FAMILIES.c.kind, "llm").label("kind"),
             AGENTS.c.model_id,
             AGENTS.c.starting_balance,
             AGENTS.c.cash_balance.label("agent_cash"),
@@ -344,7 +355,7 @@ def cohort_standings(engine: Engine, cohort: int) -> pd.DataFrame:
         .outerjoin(briers, briers.c.agent_id == AGENTS.c.id)
         .outerjoin(positions, positions.c.agent_id == AGENTS.c.id)
         .outerjoin(decisions, decisions.c.agent_id == AGENTS.c.id)
-        .where(COHORTS.c.number == cohort)
+        .where(AGENTS.c.id.in_(agents))
     )
     with engine.connect() as conn:
         rows = fetch(conn, query)
@@ -359,9 +370,82 @@ def cohort_standings(engine: Engine, cohort: int) -> pd.DataFrame:
         row["return_pct"] = _pct(row["total_pnl"], row["starting_balance"])
         bets = row["resolved_bets"] or 0
         row["win_rate"] = (row["wins"] or 0) / bets if bets else np.nan
-    frame = typed_frame(rows, STANDINGS_COLUMNS)
-    frame["rank"] = frame["return_pct"].rank(method="min", ascending=False).fillna(0).astype(int)
-    return frame.sort_values(["rank", "family_id"], kind="stable").reset_index(drop=True)
+    frame = typed_frame(rows, AGENT_STANDINGS_COLUMNS)
+    ranks = frame.groupby("cohort_number")["return_pct"].rank(method="min", ascending=False)
+    frame["rank"] = ranks.fillna(0).astype(int)
+    order = frame.sort_values(
+        ["cohort_number", "rank", "family_id"], ascending=[False, True, True], kind="stable"
+    )
+    return order.reset_index(drop=True)
+
+
+def family_standings(engine: Engine, family: str) -> pd.DataFrame:
+    """The standings (`cohort_standings` rows with ``cohort_number``) of every agent in the
+    cohorts where `family` has an agent, newest cohort first: a family's place in each of
+    its cohorts. Empty when the family has no agent."""
+    theirs = select(AGENTS.c.cohort_id).where(AGENTS.c.family_id == family)
+    return _standings(engine, select(AGENTS.c.id).where(AGENTS.c.cohort_id.in_(theirs)))
+
+
+# --------------------------------------------------------------------------------------------
+# A family's place in its cohort: rank of N, and the cohort's average, best and worst return
+
+FIELD_COLUMNS: dict[str, str] = {
+    "rank": INT,
+    "agents": INT,
+    "return_pct": FLOAT,
+    "cohort_mean_return": FLOAT,
+    "cohort_best_return": FLOAT,
+    "cohort_best": TEXT,
+    "cohort_worst_return": FLOAT,
+    "cohort_worst": TEXT,
+    "vs_mean": FLOAT,
+    "vs_best": FLOAT,
+    "vs_worst": FLOAT,
+}
+
+
+def cohort_field(standings: pd.DataFrame, family: str) -> dict[str, Any]:
+    """`family`'s place among the agents of one cohort's `standings` (`cohort_standings`):
+    ``rank`` (of ``agents``, baselines included), its ``return_pct``, the cohort's
+    ``cohort_mean_return`` (mean of the agents' returns), ``cohort_best_return`` and
+    ``cohort_worst_return`` with who (``cohort_best`` / ``cohort_worst``: display names), and
+    the differences ``vs_mean``, ``vs_best``, ``vs_worst`` in percentage points. Empty when
+    the family has no agent in `standings`. Pure: no database."""
+    mine = standings[standings["family_id"] == family]
+    if mine.empty:
+        return {}
+    me = mine.iloc[0]
+    returns = standings["return_pct"]
+    valued = standings[returns.notna()]
+    if valued.empty:
+        best = worst = pd.Series({"return_pct": np.nan, "display_name": pd.NA})
+    else:
+        # Ties: the first in the standings' order (rank, then family id).
+        best = valued.loc[valued["return_pct"].idxmax()]
+        worst = valued.loc[valued["return_pct"].idxmin()]
+    mean = float(returns.mean()) if returns.notna().any() else np.nan
+    mine_return = float(me["return_pct"])
+    return {
+        "rank": int(me["rank"]),
+        "agents": len(standings),
+        "return_pct": mine_return,
+        "cohort_mean_return": mean,
+        "cohort_best_return": float(best["return_pct"]),
+        "cohort_best": best["display_name"],
+        "cohort_worst_return": float(worst["return_pct"]),
+        "cohort_worst": worst["display_name"],
+        "vs_mean": mine_return - mean,
+        "vs_best": mine_return - float(best["return_pct"]),
+        "vs_worst": mine_return - float(worst["return_pct"]),
+    }
+
+
+def best_llm(standings: pd.DataFrame) -> str | None:
+    """The family id of the best-ranked LLM agent in `standings` (`cohort_standings` order:
+    rank, then family id); None when the standings hold no LLM agent."""
+    llms = standings[standings["kind"] == "llm"].sort_values(["rank", "family_id"], kind="stable")
+    return str(llms["family_id"].iloc[0]) if not llms.empty else None
 
 
 WEEK_COLUMNS: dict[str, str] = {

@@ -13,6 +13,8 @@ Shared interaction: where there are several series, clicking a legend entry isol
 import altair as alt
 import pandas as pd
 
+from arena.analytics.calibration import MARKET_SERIES
+
 # Series not picked in the legend fade to this opacity.
 FADED = 0.12
 
@@ -28,43 +30,189 @@ def _zoom_x() -> alt.Parameter:
 
 
 # --------------------------------------------------------------------------------------------
-# Portfolio curves (Leaderboard, Cohorts, Agent): arena.analytics.curves.portfolio_curves
+# Portfolio curves (Leaderboard, Cohorts, Family, Agent): arena.analytics.curves
+
+# Families get distinct hues (category10 without its grey, which would read as a baseline);
+# baselines (and the oracle) are greys, so the eye goes to the models first.
+FAMILY_COLORS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#bcbd22",
+    "#17becf",
+)
+# Neighbours in the list differ most: the baselines sit next to each other in the legend.
+BASELINE_GREYS = ("#4d4d4d", "#a3a3a3", "#737373", "#c4c4c4", "#5e5e5e")
+MONEY_FIELDS = ("total_value", "total_pnl")
+REFERENCE_COLOR = "#5b6472"  # the break-even rule and its label
+DECISION_COLOR = "#9aa4b2"  # decision-run rules
+DECISION_MARK = "#6b7585"  # and the triangles on top of them (hover for the cohorts)
+
+
+def family_order(frame: pd.DataFrame) -> list[str]:
+    """The display names of a frame's families: LLM families by name, then baselines by name
+    (the legend's and the tooltip's order)."""
+    kinds = frame.drop_duplicates("display_name").set_index("display_name")["kind"]
+    llms = sorted(str(name) for name, kind in kinds.items() if kind != "baseline")
+    return llms + sorted(str(name) for name, kind in kinds.items() if kind == "baseline")
+
+
+def family_color_scale(frame: pd.DataFrame) -> alt.Scale:
+    """A colour per display name (`family_order`): LLM families in distinct hues, baselines
+    in greys."""
+    order = family_order(frame)
+    llms = set(frame.loc[frame["kind"] != "baseline", "display_name"].astype(str))
+    colors, hue, grey = [], 0, 0
+    for name in order:
+        if name in llms:
+            colors.append(FAMILY_COLORS[hue % len(FAMILY_COLORS)])
+            hue += 1
+        else:
+            colors.append(BASELINE_GREYS[grey % len(BASELINE_GREYS)])
+            grey += 1
+    return alt.Scale(domain=order, range=colors)
+
+
+def _vega_field(name: str) -> str:
+    """`name` as a Vega-Lite field name: dots and brackets would be read as nested access."""
+    for char in ("\\", ".", "[", "]"):
+        name = name.replace(char, "\\" + char)
+    return name
 
 
 def portfolio_curves(
-    frame: pd.DataFrame, field: str, title: str, *, height: int = 380
-) -> alt.Chart:
-    """Portfolio value, P/L or return per family over time; baselines dashed."""
+    frame: pd.DataFrame,
+    field: str,
+    title: str,
+    *,
+    break_even: float | None = None,
+    decisions: pd.DataFrame | None = None,
+    height: int = 460,
+) -> alt.LayerChart:
+    """Portfolio value, P/L or return per family over time (`field` of a `portfolio_curves`
+    frame), with what a reader needs to read it:
+
+    - solid lines, one hue per LLM family, baselines in greys (`family_color_scale`); the
+      legend sits under the chart in columns, names never cut (click one to isolate it);
+    - a dashed reference rule at `break_even` (the starting capital, or 0 for P/L and
+      return), labelled;
+    - a thin vertical mark at each decision run of `decisions` (`curves.decision_runs`),
+      its cohorts and weeks in the tooltip;
+    - hovering anywhere picks the nearest time: a rule there, a dot on every line, and one
+      tooltip with every family's value at that time;
+    - y ticks as money ($10,000) or signed percent (+2.5%), never raw floats.
+    """
+    money = field in MONEY_FIELDS
+    value_format = "$,.2f" if money else "+.2f"
+    axis = (
+        alt.Axis(format="$,.0f")
+        if money
+        else alt.Axis(format="+.1~f", labelExpr="datum.label + '%'")
+    )
     pick = _legend_pick("display_name")
-    value_format = "$,.2f" if field in ("total_value", "total_pnl") else "+.2f"
-    return (
-        alt.Chart(frame)
-        .mark_line(interpolate="step-after")
+    hover = alt.selection_point(
+        name="hover", fields=["at"], nearest=True, on="pointerover", clear="pointerout", empty=False
+    )
+    x = alt.X(
+        "at:T",
+        title="Time (UTC)",
+        scale=alt.Scale(type="utc"),
+        axis=alt.Axis(labelAngle=0, labelOverlap=True),
+    )
+    color = alt.Color(
+        "display_name:N",
+        title="Family (click to isolate)",
+        scale=family_color_scale(frame),
+        legend=alt.Legend(
+            orient="bottom",
+            columns=4,
+            labelLimit=320,
+            symbolType="stroke",
+            symbolStrokeWidth=3,
+            titleLimit=400,
+        ),
+    )
+    y = alt.Y(f"{field}:Q", title=title, axis=axis, scale=alt.Scale(zero=False))
+    base = alt.Chart(frame).encode(x=x, y=y, color=color)
+    lines = (
+        base.mark_line(interpolate="step-after")
         .encode(
-            x=alt.X(
-                "at:T",
-                title="Time (UTC)",
-                scale=alt.Scale(type="utc"),
-                axis=alt.Axis(format="%b %d %H:%M", labelAngle=0, labelOverlap=True),
-            ),
-            y=alt.Y(f"{field}:Q", title=title, scale=alt.Scale(zero=False)),
-            color=alt.Color("display_name:N", title="Family (click to isolate)"),
-            strokeDash=alt.StrokeDash(
+            strokeWidth=alt.StrokeWidth(
                 "kind:N",
-                title="Kind",
-                scale=alt.Scale(domain=["llm", "baseline"], range=[[1, 0], [5, 4]]),
+                scale=alt.Scale(domain=["llm", "baseline"], range=[2.2, 1.5]),
+                legend=None,
             ),
             opacity=alt.condition(pick, alt.value(1.0), alt.value(FADED)),
-            tooltip=[
-                alt.Tooltip("display_name:N", title="Family"),
-                alt.Tooltip("at:T", title="Bucket start (UTC)", format="%Y-%m-%d %H:%M"),
-                alt.Tooltip(f"{field}:Q", title=title, format=value_format),
-                alt.Tooltip("agents:Q", title="Agents summed"),
-            ],
         )
         .add_params(pick, _zoom_x())
-        .properties(height=height)
     )
+    dots = base.mark_point(filled=True, size=55).encode(
+        opacity=alt.condition(hover, alt.value(1.0), alt.value(0.0))
+    )
+    names = family_order(frame)
+    shown = alt.Chart(frame).transform_pivot("display_name", value=field, groupby=["at"])
+    hover_rule = (
+        shown.mark_rule(color="#7a8291")
+        .encode(
+            x="at:T",
+            opacity=alt.condition(hover, alt.value(0.6), alt.value(0.0)),
+            tooltip=[
+                alt.Tooltip("at:T", title="Time (UTC)", format="%Y-%m-%d %H:%M"),
+                *[
+                    alt.Tooltip(
+                        field=_vega_field(name),
+                        type="quantitative",
+                        title=name,
+                        format=value_format,
+                    )
+                    for name in names
+                ],
+            ],
+        )
+        .add_params(hover)
+    )
+    layers: list[alt.Chart] = []
+    if decisions is not None:
+        runs = alt.Chart(decisions)
+        layers.append(
+            runs.mark_rule(color=DECISION_COLOR, strokeWidth=1, opacity=0.7).encode(x="at:T")
+        )
+    if break_even is not None:
+        label = "break-even " + (f"${break_even:,.0f}" if money else "0")
+        reference = alt.Chart(
+            pd.DataFrame({"y": [break_even], "at": [frame["at"].max()], "label": [label]})
+        )
+        layers.append(
+            reference.mark_rule(color=REFERENCE_COLOR, strokeDash=[6, 4], strokeWidth=1.2).encode(
+                y="y:Q"
+            )
+        )
+        if not frame.empty:  # labelled at the right end, where the lines arrive
+            layers.append(
+                reference.mark_text(
+                    align="right", baseline="bottom", dy=-3, color=REFERENCE_COLOR, fontSize=11
+                ).encode(x="at:T", y="y:Q", text="label:N")
+            )
+    layers += [lines, dots, hover_rule]
+    if decisions is not None:
+        layers.append(
+            alt.Chart(decisions)
+            .mark_point(shape="triangle-down", filled=True, size=120, color=DECISION_MARK)
+            .encode(
+                x="at:T",
+                y=alt.value(0),
+                tooltip=[
+                    alt.Tooltip("at:T", title="Decision run (UTC)", format="%Y-%m-%d %H:%M"),
+                    alt.Tooltip("runs:N", title="Decided"),
+                    alt.Tooltip("decisions:Q", title="Decisions"),
+                ],
+            )
+        )
+    return alt.LayerChart(layer=layers, height=height)
 
 
 # --------------------------------------------------------------------------------------------
@@ -264,3 +412,87 @@ def api_spend_by_week(by_week: pd.DataFrame) -> alt.Chart:
         )
         .properties(height=260)
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Calibration: arena.analytics.calibration.reliability_diagram (families compared, Wilson
+# intervals, bins under the minimum count left out by the page)
+
+MARKET_GREY = "#6b7280"
+SERIES_COLORS = ["#1f77b4", "#e45756", "#54a24b", "#b279a2", "#f58518", "#4c78a8"]
+
+
+def reliability_intervals(points: pd.DataFrame, series: list[str] | None = None) -> alt.LayerChart:
+    """Observed win rate against forecast per bin with its 95% Wilson interval (error bar)
+    and the bets in the bin written beside it, over the diagonal; one colour per family, the
+    market's price on the same bets in grey (dashed). `points`: the bins to draw; `series`:
+    every series compared, in order (so a family keeps its colour, and its legend entry, when
+    none of its bins is drawn), else those in `points`."""
+    names = series or [str(s) for s in dict.fromkeys(points["series"])]
+    families = [name for name in names if name != MARKET_SERIES]
+    colors = [SERIES_COLORS[i % len(SERIES_COLORS)] for i in range(len(families))]
+    color = alt.Color(
+        "series:N",
+        title=None,
+        scale=alt.Scale(domain=[*families, MARKET_SERIES], range=[*colors, MARKET_GREY]),
+        legend=alt.Legend(orient="bottom", labelLimit=400, symbolStrokeWidth=3),
+    )
+    unit = alt.Scale(domain=[0, 1], nice=False)
+    x = alt.X("mean_forecast:Q", title="Forecast (mean of the bin)", scale=unit)
+    pick = _legend_pick("series")
+    opacity = alt.condition(pick, alt.value(1.0), alt.value(FADED))
+    tooltip = [
+        alt.Tooltip("series:N", title="Forecaster"),
+        alt.Tooltip("bin_text:N", title="Bin"),
+        alt.Tooltip("count:Q", title="Bets"),
+        alt.Tooltip("wins:Q", title="Won"),
+        alt.Tooltip("mean_forecast:Q", title="Mean forecast", format=".3f"),
+        alt.Tooltip("observed_rate:Q", title="Observed win rate", format=".3f"),
+        alt.Tooltip("ci_low:Q", title="95% low (Wilson)", format=".3f"),
+        alt.Tooltip("ci_high:Q", title="95% high (Wilson)", format=".3f"),
+    ]
+    base = alt.Chart(points).transform_calculate(
+        bin_text="format(datum.bin_low, '.1f') + '–' + format(datum.bin_high, '.1f')"
+    )
+    diagonal = (
+        alt.Chart(pd.DataFrame({"x": [0.0, 1.0], "y": [0.0, 1.0]}))
+        .mark_line(color="#9aa4b2", strokeDash=[4, 4])
+        .encode(x=alt.X("x:Q", scale=unit), y=alt.Y("y:Q", scale=unit))
+    )
+    dash = alt.StrokeDash(
+        "forecaster:N",
+        scale=alt.Scale(domain=["implied confidence", "market price"], range=[[1, 0], [5, 4]]),
+        legend=None,
+    )
+    lines = base.mark_line(strokeWidth=1.5).encode(
+        x=x, y="observed_rate:Q", color=color, strokeDash=dash, detail="series:N", opacity=opacity
+    )
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=x, y="ci_low:Q", y2="ci_high:Q", color=color, opacity=opacity, tooltip=tooltip
+    )
+    dots = (
+        base.mark_point(filled=True, size=80)
+        .encode(
+            x=x,
+            y=alt.Y("observed_rate:Q", title="Observed win rate (95% Wilson interval)", scale=unit),
+            color=color,
+            shape=alt.Shape(
+                "forecaster:N",
+                scale=alt.Scale(
+                    domain=["implied confidence", "market price"], range=["circle", "diamond"]
+                ),
+                legend=None,
+            ),
+            opacity=opacity,
+            tooltip=tooltip,
+        )
+        .add_params(pick)
+    )
+    labels = base.mark_text(dx=9, dy=-8, fontSize=11, align="left").encode(
+        x=x,
+        y="observed_rate:Q",
+        text=alt.Text("count:Q", format=","),
+        color=color,
+        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.0)),
+    )
+    return (diagonal + lines + bars + dots + labels).properties(height=460)

@@ -151,3 +151,175 @@ def percentile(value: Any) -> str:
 def text(value: Any) -> str:
     """Any cell as text, "—" when missing."""
     return DASH if missing(value) else str(value)
+
+
+def money_interval(value: Any, low: Any, high: Any) -> str:
+    """+$235.91 [+$96.57, +$375.25]: a signed amount (a P/L difference) with its interval."""
+    if missing(value):
+        return DASH
+    if missing(low) or missing(high):
+        return signed_money(value)
+    return f"{signed_money(value)} [{signed_money(low)}, {signed_money(high)}]"
+
+
+def p_value(value: Any) -> str:
+    """0.031 / < 0.001: a test's p-value (three decimals; below that, a bound)."""
+    if missing(value):
+        return DASH
+    number = float(value)
+    return "< 0.001" if number < 0.001 else f"{number:.3f}"
+
+
+def price(value: Any) -> str:
+    """0.62 / 0.021 / 1.00: a market price (two decimals, a third when it has one)."""
+    if missing(value):
+        return DASH
+    try:
+        written = f"{float(value):.3f}"
+    except (TypeError, ValueError):
+        return DASH
+    return written[:-1] if written.endswith("0") else written
+
+
+def outcome_prices(outcomes: Any, prices: Any, most: int = 3) -> str:
+    """Yes 0.62 · No 0.38: a market's outcomes with their prices, from the lists or their
+    JSON text as stored. With more than `most` outcomes, the `most` highest-priced come first
+    and the rest are counted ("· +3 more"); the market's page lists them all."""
+    import json
+
+    def listed(value: Any) -> list[Any]:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return []
+        return list(value) if isinstance(value, list | tuple) else []
+
+    names, values = listed(outcomes), listed(prices)
+    if not names:
+        return DASH
+    pairs = list(zip(names, values + [None] * (len(names) - len(values)), strict=False))
+    if len(pairs) > most:
+
+        def order(pair: tuple[Any, Any]) -> float:
+            try:
+                return -float(pair[1])
+            except (TypeError, ValueError):
+                return 1.0
+
+        shown = sorted(pairs, key=order)[:most]
+        rest = f" · +{len(pairs) - most} more"
+    else:
+        shown, rest = pairs, ""
+    return " · ".join(f"{name} {price(value)}" for name, value in shown) + rest
+
+
+def instant(value: Any) -> str:
+    """2026-03-08 00:05 UTC: a point in time (aware or naive UTC), to the minute."""
+    if missing(value):
+        return DASH
+    stamp = pd.Timestamp(value)
+    stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+    return f"{stamp:%Y-%m-%d %H:%M} UTC"
+
+
+def seconds(value: Any) -> str:
+    """0.4 s / 12 s / 3 min 05 s: a duration given in seconds."""
+    if missing(value):
+        return DASH
+    number = float(value)
+    if number < 10:
+        return f"{number:.1f} s"
+    if number < 60:
+        return f"{number:.0f} s"
+    minutes, rest = divmod(round(number), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+_MARKDOWN_SPECIALS = set("\\`*_{}[]()<>#+-.!|$~:")
+
+
+def escaped(value: Any) -> str:
+    """Text for st.markdown / st.caption, every Markdown, HTML and LaTeX character escaped:
+    a name or id shown inside a sentence can never turn into a link, markup or a formula."""
+    return "".join(f"\\{c}" if c in _MARKDOWN_SPECIALS else c for c in text(value))
+
+
+def signed_points(value: Any, places: int = 1) -> str:
+    """+2.1 pp / −0.4 pp: a difference of two percentages, in percentage points."""
+    return DASH if missing(value) else f"{_pct_number(float(value), places)} pp"
+
+
+def rank_of(rank: Any, total: Any) -> str:
+    """2 of 6: a rank among `total` ("—" when either is missing, or the rank is 0: unranked)."""
+    if missing(rank) or missing(total) or int(rank) < 1:
+        return DASH
+    return f"{int(rank)} of {int(total)}"
+
+
+def json_text(value: Any) -> str:
+    """A JSON object as a line a person reads, never raw JSON: ``{"rows_written": 11,
+    "statuses": {"ok": 11}, "missing": []}`` → ``rows written: 11 · statuses: (ok: 11) ·
+    missing: none``. Accepts the decoded value or its JSON text; other text is kept as is."""
+    import json
+
+    if missing(value):
+        return DASH
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+
+    def written(item: Any, nested: bool) -> str:
+        if isinstance(item, dict):
+            parts = [f"{str(k).replace('_', ' ')}: {written(v, True)}" for k, v in item.items()]
+            if not parts:
+                return "none"
+            return f"({', '.join(parts)})" if nested else " · ".join(parts)
+        if isinstance(item, list | tuple):
+            return ", ".join(written(v, True) for v in item) or "none"
+        if isinstance(item, bool):
+            return "yes" if item else "no"
+        return DASH if item is None else str(item)
+
+    return written(value, False) if not (isinstance(value, dict) and not value) else DASH
+
+
+def time(value: Any) -> str:
+    """2026-01-04 00:05: a UTC time, to the minute."""
+    return DASH if missing(value) else f"{value:%Y-%m-%d %H:%M}"
+
+
+def day(value: Any) -> str:
+    """2026-01-04: a UTC date."""
+    return DASH if missing(value) else f"{value:%Y-%m-%d}"
+
+
+def _pattern_writer(pattern: str) -> Any:
+    """A writer for a format string ("{:,.2f}"): "—" when missing."""
+    return lambda value: DASH if missing(value) else pattern.format(value)
+
+
+def readable(frame: pd.DataFrame, formats: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """`frame` for a table a person reads, and the formats still to apply to it.
+
+    Streamlit's grid draws a missing cell as "None" whatever a Styler writes for it, so each
+    column with a gap becomes text here: written by its writer in `formats` (a function or
+    a format string such as ``"{:,.2f}"``), else `time` for a time column, else `text`.
+    Columns without gaps keep their raw values and their format (the table's Styler writes
+    them; the grid still sorts numbers as numbers). The CSV is never built from this frame.
+    """
+    out, rest = frame.copy(), dict(formats)
+    for column in frame.columns:
+        values = frame[column]
+        if not values.isna().any():
+            continue
+        writer = formats.get(column)
+        if isinstance(writer, str):
+            writer = _pattern_writer(writer)
+        elif not callable(writer):
+            writer = time if pd.api.types.is_datetime64_any_dtype(values) else text
+        out[column] = pd.Series([writer(v) for v in values], index=frame.index, dtype=object)
+        rest.pop(column, None)
+    return out, rest

@@ -1,0 +1,134 @@
+"""Compare: two families on the markets both traded — the difference in P/L and in Brier, with
+its 95% interval and p-value (`arena.analytics.paired`)."""
+
+import pandas as pd
+import streamlit as st
+
+from arena.analytics.agents import agent_index
+from arena.analytics.paired import MIN_EVENTS, family_comparison
+from arena.dashboard import fmt, ui
+
+ui.entry_guard()
+
+NO_AGENT = "No agent yet: run `arena start-cohort` (one agent per enabled family) or `make demo`."
+MEASURES = {"pnl": "Return (P/L per shared market)", "brier": "Brier (per shared market)"}
+
+
+def reading(row: pd.Series, names: dict[str, str]) -> str:
+    """What one row says, in words: who did better, no clear difference, or too little data."""
+    if row["markets"] == 0:
+        return "no shared markets" if row["metric"] == "pnl" else "no shared resolved bets"
+    if not row["enough"]:
+        return f"too few events ({row['clusters']}; needs {MIN_EVENTS})"
+    if row["better"] is None or fmt.missing(row["better"]):
+        return "no clear difference"
+    return f"{names[row['better']]} better"
+
+
+def display(frame: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """One row per measure: the difference as "value [low, high]" (the value alone when too
+    few events), its p-value, what it rests on and what it says."""
+    rows = []
+    for row in frame.to_dict("records"):
+        low, high = (row["ci_low"], row["ci_high"]) if row["enough"] else (None, None)
+        writer = fmt.money_interval if row["metric"] == "pnl" else fmt.prob_interval
+        kwargs = {} if row["metric"] == "pnl" else {"signed": True}
+        rows.append(
+            {
+                "measure": MEASURES[row["metric"]],
+                "difference": writer(row["mean_difference"], low, high, **kwargs),
+                "p_value": fmt.p_value(row["p_value"] if row["enough"] else None),
+                "markets": row["markets"],
+                "events": row["clusters"],
+                "bets": f"{row['bets_a']:,} / {row['bets_b']:,}",
+                "reading": reading(pd.Series(row), names),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+st.title("Compare")
+st.caption(
+    "Two families on the markets both traded in the same cohort, so how hard a market was "
+    "cancels out: per shared market the difference A − B in P/L (where both bought; positive: "
+    "A earned more) and in mean Brier (where both have resolved bets; negative: A forecast "
+    "better), averaged. Brackets are a 95% cluster-bootstrap interval over events, the p-value "
+    "a two-sided sign-flip test over events "
+    f"([statistics]({ui.doc_link('methodology', '19-statistics-honest-uncertainty')}))."
+)
+
+index: pd.DataFrame = ui.read(agent_index)
+if index.empty:
+    ui.empty(NO_AGENT)
+    st.stop()
+
+first, second, third = st.columns(3)
+numbers = sorted({int(n) for n in index["cohort_number"]}, reverse=True)
+cohort = ui.select_link(
+    "Cohort",
+    "cohort",
+    numbers,
+    format_func=lambda n: "All cohorts" if n == ui.ALL else f"Cohort {n}",
+    container=third,
+)
+scope = index if cohort is None else index[index["cohort_number"] == cohort]
+# Language models first, then the baselines; each by display name.
+ordered = scope.drop_duplicates("family_id").sort_values(
+    ["kind", "display_name"], key=lambda c: c.ne("llm") if c.name == "kind" else c.str.lower()
+)
+families = [str(f) for f in ordered["family_id"]]
+names = {str(f): str(n) for f, n in zip(ordered["family_id"], ordered["display_name"], strict=True)}
+if len(families) < 2:
+    ui.empty("This scope has fewer than two families: pick all cohorts, or another cohort.")
+    st.stop()
+family = ui.select_link(
+    "Family",
+    "family",
+    families,
+    default=families[0],
+    format_func=lambda f: names.get(f, f),
+    container=first,
+)
+versus = ui.select_link(
+    "Versus",
+    "versus",
+    families,
+    default=next(f for f in families if f != family),
+    format_func=lambda f: names.get(f, f),
+    container=second,
+)
+if family == versus:
+    ui.empty("Pick two different families.")
+    st.stop()
+ui.simulated_notice([family, versus])
+
+frame: pd.DataFrame = ui.read(family_comparison, family, versus, cohort=cohort)
+st.subheader(f"{names[family]} − {names[versus]}")
+ui.table(
+    display(frame, names),
+    key="compare-table",
+    column_config={
+        "measure": st.column_config.Column("Measure", width=210),
+        "difference": st.column_config.Column("A − B [95% CI]", width=230),
+        "p_value": st.column_config.Column("p-value", width=72),
+        "markets": st.column_config.Column("Shared markets", width=112),
+        "events": st.column_config.Column("Events", width=64),
+        "bets": st.column_config.Column(
+            "Bets (A / B)", width=100, help="Each one's bets in the shared markets."
+        ),
+        "reading": st.column_config.Column(
+            "Reading",
+            width=180,
+            help=f"A family is named better when p < 0.05 on at least {MIN_EVENTS} shared events.",
+        ),
+    },
+)
+shared = int(frame["clusters"].max())
+if shared < MIN_EVENTS:
+    st.caption(
+        f"They share at most {shared} event{'s' if shared != 1 else ''}: with fewer than "
+        f"{MIN_EVENTS} the sign-flip test cannot reach p < 0.05 whatever the data, so no "
+        "interval or p-value is shown"
+        + (": compare across all cohorts, or wait for more resolved bets." if cohort else ".")
+    )
+ui.download_csv(frame, f"compare-{family}-{versus}-{'all' if cohort is None else cohort}")

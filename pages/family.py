@@ -1,0 +1,203 @@
+"""Family: one family across its cohorts — its headline numbers with their intervals, its place
+in each cohort (each row opens that agent), and its P/L curve over every cohort it ran in.
+Opens on the best-ranked LLM family."""
+
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from arena.analytics.agents import best_llm_family, family_cohorts, family_returns, pooled_brier
+from arena.dashboard import fmt, ui
+
+ui.entry_guard()
+
+NO_FAMILY = "No family has an agent yet: run `arena start-cohort` or `make demo`."
+INTERVAL = "95% interval"
+STATISTICS = ui.doc_link("methodology", "19-statistics-honest-uncertainty")
+# The per-cohort table: what a person reads (the CSV keeps every column, raw).
+COHORT_COLUMNS = {
+    "cohort_number": st.column_config.NumberColumn("Cohort", width="small"),
+    "status": st.column_config.TextColumn("Status", width="small"),
+    "week_start": st.column_config.Column("Week start"),
+    "rank_of": st.column_config.TextColumn(
+        "Rank", help="Rank by return among the cohort's agents, baselines included."
+    ),
+    "return_pct": st.column_config.Column("Return"),
+    "vs_mean": st.column_config.Column(
+        "vs average", help="Return minus the cohort's average return, in percentage points."
+    ),
+    "vs_best": st.column_config.Column(
+        "vs best", help="Return minus the cohort's best agent's, in percentage points."
+    ),
+    "vs_worst": st.column_config.Column(
+        "vs worst", help="Return minus the cohort's worst agent's, in percentage points."
+    ),
+    "brier": st.column_config.Column("Brier", help="Lower is better."),
+    "resolved_bets": st.column_config.NumberColumn("Resolved bets"),
+    "decisions": st.column_config.NumberColumn("Decisions"),
+    "api_cost_usd": st.column_config.Column("API cost"),
+}
+COHORT_FORMATS = {
+    "week_start": lambda v: fmt.DASH if fmt.missing(v) else f"{v:%Y-%m-%d}",
+    "return_pct": fmt.signed_pct,
+    "vs_mean": fmt.signed_points,
+    "vs_best": fmt.signed_points,
+    "vs_worst": fmt.signed_points,
+    "brier": fmt.prob,
+    "api_cost_usd": fmt.cost,
+}
+
+
+RANK_HELP = "Rank by return among all families, baselines included."
+NEEDS_BOARD = "needs the leaderboard"
+
+
+def interval(row: pd.Series, prefix: str, write: Callable[[Any], str]) -> str | None:
+    """A metric's interval line, "95% interval [a, b]" (None without the value)."""
+    point = {"pnl": "total_pnl", "return": "return_pct"}.get(prefix, prefix)
+    low, high = row[f"{prefix}_ci_low"], row[f"{prefix}_ci_high"]
+    if fmt.missing(row[point]) or fmt.missing(low):
+        return None
+    return f"{INTERVAL} [{write(low)}, {write(high)}]"
+
+
+def metric(where: Any, label: str, value: str, note: str | None = None, **kwargs: Any) -> None:
+    """A metric with an optional grey note under it (an interval, a caveat)."""
+    where.metric(label, value, note, delta_color="off", delta_arrow="off", **kwargs)
+
+
+st.title("Family")
+returns: pd.DataFrame = ui.read(family_returns)
+if returns.empty:
+    ui.empty(NO_FAMILY)
+    st.stop()
+
+# Models first (best return first), then the baselines.
+ordered = pd.concat(
+    [returns[returns["kind"] != "baseline"], returns[returns["kind"] == "baseline"]]
+)
+families = [str(f) for f in ordered["family_id"]]
+names = dict(zip(ordered["family_id"], ordered["display_name"], strict=True))
+best = best_llm_family(returns) or families[0]
+linked = ui.get_link("family") is not None
+family = ui.select_link(
+    "Family",
+    "family",
+    families,
+    default=best,
+    format_func=lambda f: f"{names.get(f, f)} ({f})",
+)
+ui.set_link("family", family)  # a default choice goes into the address bar too
+name = names.get(family, family)
+if not linked:
+    st.caption(
+        f"Opened on the best-ranked LLM family by return across its cohorts, "
+        f"{fmt.escaped(name)}: pick another above (models first, then baselines)."
+    )
+ui.simulated_notice([family])
+
+mine = returns.set_index("family_id").loc[family]
+per_cohort: pd.DataFrame = ui.read(family_cohorts, family)
+resolved = int(per_cohort["resolved_bets"].sum())
+
+st.subheader("Across its cohorts")
+st.caption(
+    "Return is the P/L summed over the family's cohorts over the capital it was given "
+    "($10,000 per cohort); Brier is the mean of (implied confidence − outcome)² over every "
+    "resolved bet (lower is better); P(rank #1) is the share of bootstrap replicates in which "
+    "it has the highest return of all families, baselines included; skill vs market is its "
+    "Brier minus the market price's on the same bets (negative: better than the market); the "
+    "random-null percentile is where its return falls among random traders on the same "
+    "markets. Intervals are 95% cluster-bootstrap intervals "
+    f"([methodology: statistics]({STATISTICS}))."
+)
+offered = ui.stored_or_offer("leaderboard", "leaderboard", cohort=None)
+row = None
+if offered is not None:
+    board, stored = offered
+    found = board[board["family_id"] == family]
+    row = found.iloc[0] if not found.empty else None
+    ui.stored_caption(stored)
+
+top, more = st.columns(4), st.columns(4)
+if row is not None:
+    metric(
+        top[0], "Return", fmt.signed_pct(row["return_pct"]), interval(row, "return", fmt.signed_pct)
+    )
+    metric(top[1], "Brier", fmt.prob(row["brier"]), interval(row, "brier", fmt.prob))
+    metric(top[2], "P(rank #1)", fmt.share(row["p_rank_1"]))
+    metric(
+        top[3],
+        "Rank",
+        fmt.rank_of(row["rank"], len(board)),
+        f"{INTERVAL} [{int(row['rank_low'])}, {int(row['rank_high'])}]",
+        help=RANK_HELP,
+    )
+    metric(
+        more[0],
+        "P/L (summed)",
+        fmt.signed_money(row["total_pnl"]),
+        interval(row, "pnl", fmt.signed_money),
+    )
+    metric(
+        more[1],
+        "Skill vs market",
+        fmt.signed_prob(row["skill_vs_market"]),
+        interval(row, "skill_vs_market", fmt.signed_prob),
+    )
+    metric(more[2], "Random-null percentile", fmt.percentile(row["random_null_percentile"]))
+    metric(
+        more[3],
+        "Resolved bets",
+        fmt.count(row["resolved_bets"]),
+        "too early to rank" if bool(row["too_early"]) else None,
+    )
+else:  # no stored leaderboard yet: the point numbers, without intervals
+    metric(top[0], "Return", fmt.signed_pct(mine["return_pct"]))
+    metric(top[1], "Brier", fmt.prob(pooled_brier(per_cohort)))
+    metric(top[2], "P(rank #1)", fmt.DASH, NEEDS_BOARD)
+    metric(top[3], "Rank", fmt.rank_of(mine["rank"], len(returns)), help=RANK_HELP)
+    metric(more[0], "P/L (summed)", fmt.signed_money(mine["total_pnl"]))
+    metric(more[1], "Skill vs market", fmt.DASH, NEEDS_BOARD)
+    metric(more[2], "Random-null percentile", fmt.DASH, NEEDS_BOARD)
+    metric(more[3], "Resolved bets", fmt.count(resolved))
+st.caption(
+    f"Over {fmt.count(mine['cohorts'])} cohorts: {fmt.count(per_cohort['decisions'].sum())} "
+    f"decisions ({fmt.count(per_cohort['fallback_holds'].sum())} fallback HOLDs), API cost "
+    f"{fmt.cost(per_cohort['api_cost_usd'].sum())} in total."
+)
+
+st.subheader("In each cohort")
+if per_cohort.empty:
+    ui.empty(f"{name} has no agent yet.")
+else:
+    st.caption(
+        "Its agent in each cohort, newest first, against the cohort's other agents. "
+        "Select a row to open that agent."
+    )
+    shown = per_cohort.assign(
+        rank_of=[
+            fmt.rank_of(r, n) for r, n in zip(per_cohort["rank"], per_cohort["agents"], strict=True)
+        ]
+    )[list(COHORT_COLUMNS)]
+    rows = ui.table(
+        shown,
+        key=f"family-cohorts:{family}",
+        formats=COHORT_FORMATS,
+        column_config=COHORT_COLUMNS,
+        select=True,
+    )
+    ui.download_csv(per_cohort, f"family-{family}-cohorts")
+    if rows:
+        number = int(shown.iloc[rows[0]]["cohort_number"])
+        st.page_link(
+            "pages/agent.py",
+            label=f"Open {name} in cohort {number}",
+            icon=":material/smart_toy:",
+            query_params={"cohort": str(number), "family": family},
+        )
+
+st.subheader("P/L over time, all its cohorts")
+ui.curve_section(f"family-{family}", family=family)
