@@ -21,12 +21,13 @@ TITLE = "Forecaster Arena"
 NO_DATABASE = "No database yet: run `arena init-db` or `make demo`."
 
 PAGES = {
+    "": [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)],
     "Results": [
-        st.Page(
-            "pages/leaderboard.py", title="Leaderboard", icon=":material/leaderboard:", default=True
-        ),
-        st.Page("pages/cohorts.py", title="Cohorts", icon=":material/date_range:"),
+        st.Page("pages/leaderboard.py", title="Leaderboard", icon=":material/leaderboard:"),
+        st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+        st.Page("pages/family.py", title="Family", icon=":material/groups:"),
         st.Page("pages/agent.py", title="Agent", icon=":material/smart_toy:"),
+        st.Page("pages/cohorts.py", title="Cohorts", icon=":material/date_range:"),
         st.Page("pages/calibration.py", title="Calibration", icon=":material/target:"),
     ],
     "Evidence": [

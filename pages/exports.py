@@ -9,24 +9,38 @@ import pandas as pd
 import streamlit as st
 
 from arena.analytics.agents import FilterOptions, filter_options
-from arena.analytics.export import EXPORTS, ExportFilters
+from arena.analytics.export import EXPORT_DESCRIPTIONS, EXPORTS, ExportFilters
 from arena.analytics.export_bundle import build_bundle, bundle_name
+from arena.analytics.overview import family_names
 from arena.config import get_settings
-from arena.dashboard import ui
+from arena.dashboard import fmt, ui
 from arena.storage.db import get_engine
 
 ui.entry_guard()
 
+PLAN_LABELS = {
+    "file": st.column_config.TextColumn("File", width="small"),
+    "rows_are": st.column_config.TextColumn("One row is", width="large"),
+    "columns": st.column_config.TextColumn("Columns", width="large"),
+}
+
 st.title("Exports")
 st.caption(
-    "A bounded slice of the benchmark's tables as CSV "
-    f"([contract §6]({ui.doc_link('contract', '6-export-columns')})), zipped with a README that "
-    "records the methodology version and constants, the export time and the filters. Each CSV "
-    "is exactly what `arena export TABLE --cohort N --family ID --since T --until T` prints."
+    "A bounded slice of the benchmark's tables as CSV, zipped with a README that records the "
+    "methodology version and constants, the export time and the filters. Each CSV is exactly "
+    "what `arena export TABLE --cohort N --family ID --since T --until T` prints; its columns "
+    f"are fixed by [the export contract]({ui.doc_link('contract', '6-export-columns')})."
 )
 
 options: FilterOptions = ui.read(filter_options)
-tables = st.multiselect("Tables", list(EXPORTS), default=list(EXPORTS), key="export-tables")
+names: dict[str, str] = ui.read(family_names)
+tables = st.multiselect(
+    "Tables",
+    list(EXPORTS),
+    default=list(EXPORTS),
+    format_func=lambda table: table.replace("_", " ").capitalize(),
+    key="export-tables",
+)
 cols = st.columns(4)
 cohort = ui.select_link(
     "Cohort",
@@ -35,7 +49,13 @@ cohort = ui.select_link(
     format_func=lambda n: "All" if n == ui.ALL else f"Cohort {n}",
     container=cols[0],
 )
-family = ui.select_link("Family", "family", options.families, container=cols[1])
+family = ui.select_link(
+    "Family",
+    "family",
+    options.families,
+    format_func=lambda f: "All" if f == ui.ALL else names.get(f, f),
+    container=cols[1],
+)
 since_day: date | None = cols[2].date_input("From (UTC, inclusive)", value=None, key="since")
 until_day: date | None = cols[3].date_input("Until (UTC, exclusive)", value=None, key="until")
 settings = get_settings()
@@ -63,14 +83,23 @@ if not tables:
 plan = pd.DataFrame(
     {
         "file": [f"{table}.csv" for table in tables],
+        "rows_are": [EXPORT_DESCRIPTIONS.get(table, "") for table in tables],
         "columns": [", ".join(EXPORTS[table].columns) for table in tables],
     }
 )
-ui.table(plan, key="export-plan")
+ui.table(plan, key="export-plan", column_config=PLAN_LABELS)
+scope = [
+    f"Cohort {cohort}" if cohort is not None else "Every cohort",
+    f"family {names.get(family, family)}" if family is not None else "every family",
+]
+if filters.since is not None:
+    scope.append(f"from {fmt.instant(filters.since)}")
+if filters.until is not None:
+    scope.append(f"until {fmt.instant(filters.until)}")
+recorded = ", ".join(f"{k}={v}" for k, v in filters.describe().items()) or "none"
 st.caption(
-    "Filters: "
-    + (", ".join(f"{k}={v}" for k, v in filters.describe().items()) or "none (everything)")
-    + f"; at most {cap:,} rows per table (the README says when a table was cut)."
+    f"{fmt.escaped('; '.join(scope))}; at most {cap:,} rows per table (the README "
+    f"says when a table was cut). The README records the filters as `{recorded}`."
 )
 url = ui.database_url()
 chosen = tuple(tables)

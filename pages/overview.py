@@ -1,31 +1,45 @@
-"""Overview: what the database holds, table by table, with the same table as CSV."""
+"""Overview: what the database holds, table by table (the hourly job's stored counts, or
+counted live on request), with the same table as CSV."""
 
 import pandas as pd
 import streamlit as st
 
-from arena import analytics
-from arena.analytics.stored import current_or_live
-from arena.dashboard import ui
+from arena.analytics.cohorts import cohort_numbers
+from arena.analytics.overview import table_label, table_meaning
+from arena.dashboard import fmt, ui
 
 ui.entry_guard()
 
 NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
+LABELS = {
+    "label": st.column_config.TextColumn("Table", width="medium"),
+    "rows": st.column_config.Column("Rows", width="small"),
+    "meaning": st.column_config.TextColumn("One row is", width="large"),
+}
 
 st.title("Overview")
 st.markdown(
     "Frontier language models paper-trade Polymarket prediction markets in weekly cohorts: "
     "each starts with the same virtual cash, decides once a week from the same frozen market "
     "snapshot, and is scored on profit and on the Brier score of its bets "
-    f"([methodology v1]({ui.doc_link('methodology')})). "
+    f"([the methodology]({ui.doc_link('methodology')})). "
     "This overview counts what the arena has recorded so far."
 )
-
-counts: pd.DataFrame
-counts, stored = ui.read(current_or_live, "overview")
-if analytics.row_count(counts, "cohorts") == 0:
+if not ui.read(cohort_numbers):
     ui.empty(NO_COHORT)
 
 st.subheader("Rows per table")
-st.dataframe(counts, hide_index=True, width="content")
-ui.stored_caption(stored)
+found = ui.stored_or_offer("overview", "table counts")
+if found is None:
+    st.stop()
+counts: pd.DataFrame = found[0]
+shown = pd.DataFrame(
+    {
+        "label": [table_label(t) for t in counts["table"]],
+        "rows": counts["rows"],
+        "meaning": [table_meaning(t) for t in counts["table"]],
+    }
+)
+ui.table(shown, key="overview-counts", formats={"rows": fmt.count}, column_config=LABELS)
+ui.stored_caption(found[1])
 ui.download_csv(counts, "overview")

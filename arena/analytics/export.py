@@ -447,6 +447,19 @@ EXPORTS: dict[str, ExportSpec] = {
 }
 
 
+# What one row of each export is, for the Exports page (display only: the columns above are
+# the contract).
+EXPORT_DESCRIPTIONS: dict[str, str] = {
+    "cohorts": "one weekly cohort, with its methodology version and constants",
+    "decisions": "one agent's weekly decision: prompts, raw response, legs, tokens, cost",
+    "trades": "one BUY, SELL, settlement or refund",
+    "positions": "one holding of one side of one market, with its current value",
+    "snapshots": "one agent's portfolio at one 10-minute slot",
+    "brier_scores": "one resolved bet, scored against its outcome",
+    "markets": "one market (with a cohort or family filter: the markets its agents held)",
+}
+
+
 def get_spec(table: str) -> ExportSpec:
     try:
         return EXPORTS[table]

@@ -43,6 +43,31 @@ OVERVIEW_TABLES: tuple[Table, ...] = (
 
 OVERVIEW_COLUMNS: tuple[str, ...] = ("table", "rows")
 
+# What a person calls each counted table, and what one of its rows is (display only: the
+# frame and its CSV keep the table names).
+TABLE_LABELS: dict[str, tuple[str, str]] = {
+    "families": ("Families", "a competing model or baseline, across cohorts"),
+    "cohorts": ("Cohorts", "a weekly competition, stamped with its methodology"),
+    "agents": ("Agents", "one family in one cohort, with its own $10,000"),
+    "markets": ("Markets", "a Polymarket market the arena has synced"),
+    "decisions": ("Decisions", "one agent's weekly answer (prompt, raw response, legs)"),
+    "trades": ("Trades", "a BUY, SELL, settlement or refund"),
+    "positions": ("Positions", "an agent's holding of one side of one market"),
+    "portfolio_snapshots": ("Portfolio snapshots", "one agent's value at a 10-minute slot"),
+    "brier_scores": ("Brier scores", "one resolved bet, scored"),
+    "job_runs": ("Job runs", "one scheduled job for one slot"),
+}
+
+
+def table_label(table: str) -> str:
+    """A table's name as a person reads it (the table name itself when unknown)."""
+    return TABLE_LABELS.get(table, (table, ""))[0]
+
+
+def table_meaning(table: str) -> str:
+    """What one row of `table` is, in a few words ("" when unknown)."""
+    return TABLE_LABELS.get(table, (table, ""))[1]
+
 
 def overview(engine: Engine) -> pd.DataFrame:
     """Row counts of the main tables, one row per table.
@@ -67,6 +92,13 @@ def overview(engine: Engine) -> pd.DataFrame:
         columns=list(OVERVIEW_COLUMNS),
     )
     return frame.astype({"table": "string", "rows": "int64"})
+
+
+def family_names(engine: Engine) -> dict[str, str]:
+    """Every family's display name by id (for selectors that show names, keep ids)."""
+    with engine.connect() as conn:
+        rows = conn.execute(select(FAMILIES.c.id, FAMILIES.c.display_name).order_by(FAMILIES.c.id))
+        return {str(family_id): str(name) for family_id, name in rows}
 
 
 def row_count(frame: pd.DataFrame, table: str) -> int:

@@ -18,7 +18,10 @@ pytestmark = pytest.mark.browser
 
 # url path → heading, in the order the screenshots are taken (the default page is the root).
 PAGES = {
-    "": "Leaderboard",
+    "": "Forecaster Arena",
+    "leaderboard": "Leaderboard",
+    "compare": "Compare",
+    "family": "Family",
     "cohorts": "Cohorts",
     "agent": "Agent",
     "decisions": "Decisions",
@@ -40,7 +43,8 @@ SHOWCASE = {
 LEADERBOARD_HEADER = (
     "rank,display_name,family_id,kind,cohorts,total_pnl,return_pct,return_ci_low,"
     "return_ci_high,p_rank_1,rank_low,rank_high,brier,brier_ci_low,brier_ci_high,"
-    "resolved_bets,win_rate,decisions,fallback_holds,api_cost_usd,too_early"
+    "resolved_bets,win_rate,decisions,fallback_holds,api_cost_usd,too_early,skill_vs_market,"
+    "skill_vs_market_ci_low,skill_vs_market_ci_high,random_null_percentile"
 )
 ROW_HEIGHT = 35  # Streamlit's dataframe rows (and header) in pixels
 # The README's picture of the Leaderboard, retaken by every run of the browser tests.
@@ -96,7 +100,7 @@ def test_every_page_renders_and_is_screenshotted(
             expect(page.get_by_role("heading", name="Jobs")).to_be_visible()
             settle(page)
             expect(page.get_by_text("Wrong password.")).to_have_count(0)
-        _shoot(page, screenshots_dir, path or "leaderboard")
+        _shoot(page, screenshots_dir, path or "home")
         body = page.locator("body").inner_text()
         assert "sqlite:///" not in body and ADMIN_PASSWORD not in body
 
@@ -105,7 +109,7 @@ def test_the_readme_screenshot_of_the_leaderboard(streamlit_server: str, page: P
     """What a visitor sees first, at 1440×900, written to docs/img/leaderboard.png (only when
     it changed), so the README's picture is the dashboard as it is now."""
     page.set_viewport_size(README_VIEWPORT)
-    _open(page, streamlit_server, "", "Leaderboard")
+    _open(page, streamlit_server, "leaderboard", "Leaderboard")
     expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
     expect(page.get_by_test_id("stVegaLiteChart").locator("canvas, svg").first).to_be_attached()
     page.wait_for_timeout(500)  # the grid paints its cells after the script run ends
@@ -121,10 +125,11 @@ def test_the_readme_screenshot_of_the_leaderboard(streamlit_server: str, page: P
 def test_a_caption_link_opens_its_section_of_the_methodology(
     streamlit_server: str, page: Page
 ) -> None:
-    """The Agent page cites "methodology §12.4": the link opens the Methodology page (in a new
-    tab) scrolled to that section, and the page switches to the contract by its link."""
+    """The Agent page cites the methodology's snapshot section: the link opens the Methodology
+    page (in a new tab) scrolled to that section, and the page switches to the contract by its
+    link."""
     _open(page, streamlit_server, "agent" + SHOWCASE["agent"], "Agent")
-    link = page.get_by_role("link", name="methodology §12.4")
+    link = page.get_by_role("link", name="methodology: snapshots")
     expect(link).to_have_attribute("href", "methodology#12-snapshot-methodology")
     with page.context.expect_page() as opened:
         link.click()
@@ -142,7 +147,7 @@ def test_a_caption_link_opens_its_section_of_the_methodology(
 
 
 def test_leaderboard_range_switch_and_csv_of_the_table(streamlit_server: str, page: Page) -> None:
-    _open(page, streamlit_server, "", "Leaderboard")
+    _open(page, streamlit_server, "leaderboard", "Leaderboard")
     expect(page.get_by_text(re.compile(r"^ALL: .* one point per 4 hours"))).to_be_visible()
     expect(page.get_by_test_id("stVegaLiteChart")).to_have_count(1)
 
@@ -190,22 +195,23 @@ def test_selecting_a_decision_shows_its_raw_responses(streamlit_server: str, pag
     expect(page).to_have_url(re.compile(r"/markets\?.*snapshot=1"))
 
 
-def test_deep_link_opens_the_view_and_survives_navigation(
+def test_deep_link_opens_the_view_and_each_page_keeps_its_own_selection(
     streamlit_server: str, page: Page
 ) -> None:
     _open(page, streamlit_server, "agent?cohort=1&family=llm-a", "Agent")
     expect(page.get_by_text("Model A — cohort 1 — model test/llm-a (llm)")).to_be_visible()
 
+    # Another page from the sidebar: the Agent page's cohort and family do not follow it.
     page.get_by_test_id("stSidebarNav").get_by_role("link", name="Decisions").click()
 
     expect(page.get_by_role("heading", name="Decisions", exact=True)).to_be_visible()
-    expect(page).to_have_url(re.compile(r"/decisions\?.*cohort=1"))
-    expect(page).to_have_url(re.compile(r"family=llm-a"))
     settle(page)
-    expect(page.get_by_role("combobox", name="Family")).to_have_value("llm-a")
+    assert "cohort=" not in page.url and "family=llm-a" not in page.url, page.url
 
+    # Back to the Agent page: its own selection is as it was left.
     page.get_by_test_id("stSidebarNav").get_by_role("link", name="Agent").click()
     expect(page.get_by_text("Model A — cohort 1 — model test/llm-a (llm)")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"/agent\?.*family=llm-a"))
 
 
 def test_a_fresh_servers_first_visit_by_deep_link_runs_through_the_entry(
