@@ -10,6 +10,7 @@ runs.
 import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
+from streamlit.runtime.scriptrunner import StopException
 
 from arena import analytics
 from arena.config import METHODOLOGY_VERSION, get_settings
@@ -108,12 +109,16 @@ def main() -> None:
     ui.restore_links(page.url_path)
     try:
         page.run()
-        ui.drop_unused_links()  # not after st.stop()/st.rerun(): the page did not read them all
+    except StopException:
+        ui.drop_unused_links()  # a page that stopped early (an empty state, a bad link)
+        raise
     except SQLAlchemyError as exc:
         st.error(
             f"Cannot read the database ({_first_line(exc)}) — it may be migrating; retry in a "
             "moment, or run `arena init-db`."
         )
+    else:
+        ui.drop_unused_links()  # never after st.rerun(): that run had not read every key yet
 
 
 main()

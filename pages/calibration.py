@@ -1,9 +1,18 @@
-"""Calibration: is a family's v1 implied confidence a probability? Reliability with counts,
-Brier per family with 95% intervals, Brier over time, and the market's own price for the side
-bought as a reference forecaster on the very same bets."""
+"""Calibration: is a family's v1 implied confidence a probability? Brier per family with 95%
+intervals, a reliability diagram comparing two or three families (bets per bin, Wilson
+intervals, sparse bins listed rather than drawn) against the market's own price on the same
+bets, and Brier over time. Every frame is the hourly `analyses` job's stored one."""
 
+from typing import Any
+
+import pandas as pd
 import streamlit as st
 
+from arena.analytics.calibration import (
+    MIN_BIN_COUNT,
+    family_names,
+    reliability_diagram,
+)
 from arena.analytics.cohorts import cohort_numbers
 from arena.analytics.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_or_live
@@ -15,43 +24,117 @@ NO_BRIER = (
     "No resolved bet yet: Brier rows appear when a market an agent bought into resolves "
     "(`arena resolve`, hourly in the scheduler). `make demo` builds a season that has them."
 )
-FORMATS = {
-    column: fmt.prob
-    for column in (
-        "brier",
-        "brier_ci_low",
-        "brier_ci_high",
-        "ece",
-        "reliability",
-        "resolution",
-        "uncertainty",
-        "residual",
-        "market_brier",
-        "market_brier_ci_low",
-        "market_brier_ci_high",
-        "skill_vs_market",
-        "skill_vs_market_ci_low",
-        "skill_vs_market_ci_high",
-        "market_ece",
-    )
+STATISTICS = ui.doc_link("methodology", "19-statistics-honest-uncertainty")
+MOST_FAMILIES = 3  # compared in one reliability diagram; more is unreadable
+LABELS = {
+    "family": st.column_config.Column("Family", width=170),
+    "kind": st.column_config.Column("Kind", width=75),
+    "resolved_bets": st.column_config.Column("Resolved bets", width=105),
+    "brier": st.column_config.Column("Brier [95%]", width=170),
+    "skill_vs_market": st.column_config.Column(
+        "Skill vs market [95%]",
+        width=180,
+        help="Family Brier − the market price's Brier on the same bets (negative: better)",
+    ),
+    "market_brier": st.column_config.Column("Market's Brier [95%]", width=170),
+    "market_bets": st.column_config.Column("Bets with a price", width=120),
+    "ece": st.column_config.Column("ECE", width=65),
+    "market_ece": st.column_config.Column("Market's ECE", width=100),
+    "reliability": st.column_config.Column("Reliability", width=85),
+    "resolution": st.column_config.Column("Resolution", width=85),
+    "uncertainty": st.column_config.Column("Uncertainty", width=90),
 }
+NUMBERS = dict.fromkeys(("ece", "market_ece", "reliability", "resolution", "uncertainty"), fmt.prob)
+
+
+def summary_rows(summary: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """The summary as a person reads it: display names, each interval one text column."""
+
+    def interval(name: str, *, signed: bool = False) -> list[str]:
+        return [
+            fmt.prob_interval(v, lo, hi, signed=signed)
+            for v, lo, hi in zip(
+                summary[name], summary[f"{name}_ci_low"], summary[f"{name}_ci_high"], strict=True
+            )
+        ]
+
+    return pd.DataFrame(
+        {
+            "family": [names.get(f, f) for f in summary["family_id"]],
+            "kind": summary["kind"],
+            "resolved_bets": summary["resolved_bets"],
+            "brier": interval("brier"),
+            "skill_vs_market": interval("skill_vs_market", signed=True),
+            "market_brier": interval("market_brier"),
+            "market_bets": summary["market_bets"],
+            **{c: summary[c] for c in ("ece", "market_ece", "reliability", "resolution")},
+            "uncertainty": summary["uncertainty"],
+        }
+    )
+
+
+def pick_families(options: list[str], names: dict[str, str], default: list[str]) -> list[str]:
+    """A multiselect bound to link "family" (comma-separated ids); a link naming a family
+    with no resolved bet here warns and stops, never silently drops it."""
+    value = ui.get_link("family")
+    wanted = [f for f in (value or "").split(",") if f]
+    unknown = [f for f in wanted if f not in options]
+    chosen = [f for f in wanted if f in options][:MOST_FAMILIES] or default
+    state = "link-widget:family:calibration"
+    st.session_state[state] = chosen
+
+    def changed() -> None:
+        ui.set_link("family", ",".join(st.session_state.get(state) or []) or None)
+
+    picked = st.multiselect(
+        f"Families to compare (up to {MOST_FAMILIES})",
+        options,
+        key=state,
+        on_change=changed,
+        max_selections=MOST_FAMILIES,
+        format_func=lambda f: names.get(f, f),
+        placeholder="Pick families",
+    )
+    if unknown:
+        ui.names_nothing(
+            "family with resolved bets",
+            "family",
+            ",".join(unknown),
+            hint="it has no resolved bet in this scope, or does not exist.",
+        )
+    if len([f for f in wanted if f in options]) > MOST_FAMILIES:
+        st.caption(f"The link names more than {MOST_FAMILIES} families: the first ones are shown.")
+    return list(picked) or default
+
+
+def frame_of(name: str, what: str, summary_stored: Any) -> pd.DataFrame:
+    """One more of the page's stored frames. Once the person asked for the summary live (no
+    current stored one), the page's cheaper frames follow it without asking again."""
+    if summary_stored is None:
+        frame, _ = ui.read(current_or_live, name, cohort=cohort)
+        return frame
+    found = ui.stored_or_offer(name, what, cohort=cohort)
+    if found is None:
+        st.stop()
+    return found[0]
+
 
 st.title("Calibration")
 st.caption(
-    "v1 scores a bet's size as its confidence "
-    f"([methodology §11]({ui.doc_link('methodology', '11-scoring')})): "
-    "implied confidence = amount / (25% of cash), "
-    "Brier = (confidence − outcome)², lower is better. The market's price for the side bought "
-    "is scored on the same bets as a reference forecaster; skill vs market = family Brier − "
-    "market Brier (negative: better than the market). Intervals: 95% cluster bootstrap. "
-    f"Families with fewer than {DEFAULT_MIN_RESOLVED} resolved bets are greyed (too early)."
+    "v1 scores a bet's size as its confidence: implied confidence = amount / (25% of cash), "
+    "Brier = (confidence − outcome)², lower is better "
+    f"([methodology: scoring]({ui.doc_link('methodology', '11-scoring')})). The market's "
+    "price for the side bought is scored on the same bets as a reference forecaster; skill "
+    "vs market = family Brier − market Brier (negative: better than the market). Intervals: "
+    "95% cluster bootstrap over Polymarket events "
+    f"([methodology: statistics]({STATISTICS}))."
 )
 
 numbers = ui.read(cohort_numbers)
 if not numbers:
     ui.empty("No cohort yet: run `arena start-cohort` or `make demo`.")
     st.stop()
-left, right = st.columns(2)
+left, right = st.columns([1, 3])
 cohort = ui.select_link(
     "Cohort",
     "cohort",
@@ -59,53 +142,107 @@ cohort = ui.select_link(
     format_func=lambda n: "All cohorts" if n == ui.ALL else f"Cohort {n}",
     container=left,
 )
-summary, stored = ui.read(current_or_live, "calibration_summary", cohort=cohort)
+found = ui.stored_or_offer("calibration_summary", "calibration summary", cohort=cohort)
+if found is None:
+    st.stop()
+summary, stored = found
 if summary.empty:
     ui.empty(NO_BRIER)
     st.stop()
-ui.stored_caption(stored)
-families = [str(f) for f in summary["family_id"]]
-family = ui.select_link(
-    "Family (reliability against the market's price)",
-    "family",
-    families,
-    container=right,
-    format_func=lambda f: "All families" if f == ui.ALL else f,
-)
+names: dict[str, str] = ui.read(family_names)
+options = [str(f) for f in summary["family_id"]]
+llms = [f for f, kind in zip(options, summary["kind"], strict=True) if kind != "baseline"]
+with right:
+    families = pick_families(options, names, (llms or options)[:MOST_FAMILIES])
+ui.simulated_notice(options)
 
 st.subheader("Brier per family")
+ui.stored_caption(stored)
+rows, formats = fmt.readable(summary_rows(summary, names), NUMBERS)
 ui.table(
-    summary,
+    rows,
     key="calibration-summary",
     reference=summary["kind"] == "baseline",
     grey=summary["resolved_bets"] < DEFAULT_MIN_RESOLVED,
-    formats=FORMATS,
+    formats=formats,
+    column_config=LABELS,
+)
+st.caption(
+    f"Baselines are reference rows (tinted); families with fewer than {DEFAULT_MIN_RESOLVED} "
+    "resolved bets are greyed (too early). ECE: the bets' average gap between forecast and "
+    "observed win rate over 0.1-wide bins. Brier = reliability − resolution + uncertainty "
+    "(+ a within-bin residual, in the CSV): reliability is the calibration error (0 is "
+    "perfect), resolution how much outcomes differ between bins (higher is better)."
 )
 ui.download_csv(summary, "calibration-summary")
-
-ui.chart(charts.brier_intervals(summary))
+ui.chart(charts.brier_intervals(summary.assign(family_id=[names.get(f, f) for f in options])))
 
 st.subheader("Reliability diagram")
-implied, _ = ui.read(current_or_live, "reliability", cohort=cohort)
-market, _ = ui.read(current_or_live, "reliability_market", cohort=cohort)
-diagram = charts.reliability_points(implied, market, family)
-ui.chart(charts.reliability_diagram(diagram, by_forecaster=family is not None))
+implied = frame_of("reliability", "reliability diagram", stored)
+market = frame_of("reliability_market", "market price's reliability", stored)
+diagram = reliability_diagram(implied, market, families, names=names)
+drawn = diagram[diagram["drawn"]]
+if drawn.empty:
+    st.text(f"No bin of these families holds {MIN_BIN_COUNT} bets or more yet.")
+else:
+    ui.chart(charts.reliability_intervals(drawn, [names.get(f, f) for f in families]))
+sparse = diagram[~diagram["drawn"]]
 st.caption(
-    "Equal-width bins of the forecast; point size and label = bets in the bin (a bin of 3 "
-    "says little). "
-    + (
-        f"{family}: its implied confidence against the market's price on the same bets."
-        if family is not None
-        else "Pick a family above to compare it with the market's price on the same bets."
-    )
+    "Each point is a 0.1-wide bin of the forecast: x = the bets' mean forecast, y = the share "
+    "that won, with its 95% Wilson interval; the number beside it is the bets in the bin. "
+    "Grey diamonds: the market's price on the same bets (the selected families' bets pooled). "
+    f"Bins with fewer than {MIN_BIN_COUNT} bets are not drawn (a bet or two sits at 0 or 1 "
+    "and says little)" + (": they are listed below." if not sparse.empty else "; none here.")
 )
+if not sparse.empty:
+    listed = pd.DataFrame(
+        {
+            "series": sparse["series"],
+            "bin": [
+                f"{lo:.1f}–{hi:.1f}"
+                for lo, hi in zip(sparse["bin_low"], sparse["bin_high"], strict=True)
+            ],
+            "count": sparse["count"],
+            "wins": sparse["wins"],
+            "interval": [
+                fmt.prob_interval(v, lo, hi)
+                for v, lo, hi in zip(
+                    sparse["observed_rate"], sparse["ci_low"], sparse["ci_high"], strict=True
+                )
+            ],
+        }
+    )
+    ui.table(
+        listed,
+        key="calibration-sparse-bins",
+        column_config={
+            "series": st.column_config.Column("Forecaster", width="medium"),
+            "bin": st.column_config.Column("Bin", width="small"),
+            "count": st.column_config.NumberColumn("Bets", width="small"),
+            "wins": st.column_config.NumberColumn("Won", width="small"),
+            "interval": st.column_config.Column("Win rate [95% Wilson]", width="medium"),
+        },
+    )
 ui.download_csv(diagram, "reliability")
 
 st.subheader("Brier over time")
-over_time, _ = ui.read(current_or_live, "brier_over_time", cohort=cohort)
-if over_time.empty:
-    st.text("No resolved bet yet.")
+over_time = frame_of("brier_over_time", "Brier over time", stored)
+shown = over_time[over_time["family_id"].isin(families)]
+if shown.empty:
+    st.text("No resolved bet of these families yet.")
 else:
-    shown = over_time if family is None else over_time[over_time["family_id"] == family]
-    ui.chart(charts.brier_over_time(shown, with_market=family is not None))
+    ui.chart(
+        charts.brier_over_time(
+            shown.assign(family_id=[names.get(f, f) for f in shown["family_id"]]),
+            with_market=len(families) == 1,
+        )
+    )
+    st.caption(
+        "Cumulative Brier of each family's resolved bets up to each date"
+        + (
+            "; dashed: the market's price on the same bets."
+            if len(families) == 1
+            else " (pick one family to see the market's price on its bets beside it)."
+        )
+    )
     ui.download_csv(shown, "brier-over-time")

@@ -1,11 +1,15 @@
-"""Decisions: filter the weekly decisions, select one, and audit it end to end — prompts,
-every attempt's raw answer, the parsed payload, validation errors, executed and rejected legs,
-usage and the frozen market snapshot it saw. Model output is shown as text, never rendered."""
+"""Decisions: filter the weekly decisions, select one, and audit it end to end — the model's
+rationale, its legs (with each market's question, executed or rejected and why), every
+attempt with its tokens, cost and latency and raw answer, the parsed payload, the prompts and
+the frozen market snapshot it saw. Model output is shown as text, never rendered."""
+
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from arena.analytics.agents import FilterOptions, filter_options
+from arena.analytics.calibration import family_names
 from arena.analytics.decisions import (
     DEFAULT_LIMIT,
     DecisionDetail,
@@ -14,7 +18,7 @@ from arena.analytics.decisions import (
     decisions,
     response_parts,
 )
-from arena.dashboard import ui
+from arena.dashboard import fmt, ui
 from arena.storage.models import DECISION_ACTIONS, DECISION_STATUSES
 
 ui.entry_guard()
@@ -25,16 +29,159 @@ NO_DECISION = (
 )
 
 
-def show_response(raw: str) -> None:
-    """A raw answer as text; a reasoning model's thinking apart, collapsed, when it has one."""
+def column(label: str, width: Any = None, **kwargs: Any) -> Any:
+    return st.column_config.Column(label, width=width, **kwargs)
+
+
+def fitted(values: pd.Series, low: int = 60, high: int = 240) -> int:
+    """A text column's width in pixels for its longest value (so a side is never cut)."""
+    longest = max((len(str(v)) for v in values if not fmt.missing(v)), default=0)
+    return max(low, min(high, 8 * longest + 24))
+
+
+# The list's columns, sized so that the decision, its family, action, status, legs, money
+# and cost are all in view at 1440 px; tokens and the serving model after.
+LIST_COLUMNS = {
+    "decision_id": column("Decision", 70),
+    "decided_at": column("Decided (UTC)", 120),
+    "cohort_number": column("Cohort", 55),
+    "display_name": column("Family", 150),
+    "decision_week": column("Week", 45),
+    "action": column("Action", 65),
+    "status": column("Status", 100),
+    "bets": column("Bets", 45),
+    "sells": column("Sells", 45),
+    "rejected": column("Rejected", 65, help="Legs rejected by validation"),
+    "amount": column("Bet", 95, help="Dollars bet by the executed legs"),
+    "cost_usd": column("API cost", 80),
+    "tokens_in": column("Tokens in", 80, alignment="right"),
+    "tokens_out": column("Tokens out", 85, alignment="right"),
+    "latency_ms": column("Latency (ms)", 95, alignment="right"),
+    "attempts": column("Answers", 70, help="Model answers of the final run"),
+    "served_model": column("Served by", 220),
+    "family_id": None,  # in the data (and the CSV), not shown: the name says it
+    "market_snapshot_id": None,
+}
+LIST_FORMATS = {
+    "amount": fmt.money,
+    "cost_usd": fmt.cost,
+    "tokens_in": fmt.count,
+    "tokens_out": fmt.count,
+    "latency_ms": fmt.count,
+    "action": fmt.text,
+    "served_model": fmt.text,
+}
+# The legs as read: what was bought (the question, the side, the money) and how confident
+# that made the model look, first; ids and the rejection's wording after.
+LEG_COLUMNS = {
+    "leg": column("Leg", 45),
+    "question": column("Market", 400),
+    "side": column("Side", 60),  # widened to its longest value (`fitted`)
+    "result": column("Result", 80),
+    "amount": column("Amount", 90, alignment="right"),
+    "price": column("Price", 60, alignment="right"),
+    "implied_confidence": column(
+        "Implied confidence",
+        130,
+        help="Amount / 25% of the cash before the leg: v1's forecast for the Brier score",
+        alignment="right",
+    ),
+    "shares": column("Shares", 100, alignment="right"),
+    "reason": column("Rejected because", 130),
+    "message": column("Rejection message", "large"),
+    "kind": column("Kind", 60),
+    "market_id": column("Market id", 90),
+    "position_id": column("Position", 80),
+    "executed": None,
+    "requested": None,
+}
+LEG_FORMATS = {
+    "amount": fmt.money,
+    "price": fmt.price,
+    "implied_confidence": fmt.prob,
+    "shares": "{:,.2f}",
+    "position_id": fmt.text,
+    "question": fmt.text,
+    "reason": fmt.text,
+    "message": fmt.text,
+}
+ATTEMPT_COLUMNS = {
+    "attempt_no": column("Attempt", 70),
+    "outcome": column("Outcome", 120),
+    "tokens_in": column("Tokens in", 80, alignment="right"),
+    "tokens_out": column("Tokens out", 85, alignment="right"),
+    "cost_usd": column("Cost", 80, alignment="right"),
+    "latency_ms": column("Latency (ms)", 95, alignment="right"),
+    "served_model": column("Served by", 200),
+    "provider": column("Provider", 100),
+    "error": column("Error", "large"),
+    "created_at": column("At (UTC)", 125),
+    "raw_response": None,  # shown below the table, as text
+}
+ATTEMPT_FORMATS = {
+    "tokens_in": fmt.count,
+    "tokens_out": fmt.count,
+    "cost_usd": fmt.cost,
+    "latency_ms": fmt.count,
+    "served_model": fmt.text,
+    "provider": fmt.text,
+    "error": fmt.text,
+}
+
+
+def show_raw(raw: str) -> None:
+    """A raw answer as text, a reasoning model's thinking apart from the rest (inside an
+    expander: no nested expander, so both as text blocks with a caption each)."""
     thinking, answer = response_parts(raw)
     if not thinking:
         st.code(raw, language=None, wrap_lines=True)
         return
-    with st.expander(f"Model's thinking ({len(thinking):,} characters)"):
-        st.code(thinking, language=None, wrap_lines=True)
+    st.caption(f"Model's thinking ({len(thinking):,} characters)")
+    st.code(thinking, language=None, wrap_lines=True)
     st.caption("Answer outside the thinking")
     st.code(answer or "(nothing outside the thinking)", language=None, wrap_lines=True)
+
+
+def final_attempt(detail: DecisionDetail) -> int | None:
+    """Position in the attempt log of the answer the decision was read from (the last
+    attempt whose raw text is the decision's), so it is shown once."""
+    if detail.raw_response is None:
+        return None
+    raws = detail.attempt_log["raw_response"]
+    matches = [
+        i for i, raw in enumerate(raws) if not fmt.missing(raw) and raw == detail.raw_response
+    ]
+    return matches[-1] if matches else None
+
+
+def rationale(detail: DecisionDetail) -> None:
+    """The model's own rationale (its answer's "reasoning"), its thinking and its raw answer."""
+    with st.container(border=True):
+        st.markdown("**Rationale** — the model's own words, as parsed from its answer")
+        if detail.reasoning:
+            st.text(detail.reasoning, width="stretch")
+        elif detail.parsed_response is None:
+            st.caption(
+                "No rationale: nothing could be parsed from the answer"
+                + (" (a fallback HOLD; see Parsed payload)." if detail.validation_errors else ".")
+            )
+        else:
+            st.caption("No rationale: the answer gave no reasoning.")
+        for note in detail.notes:
+            st.text(f"Note: {note}", width="stretch")
+        raw = detail.raw_response
+        if not raw:
+            return
+        thinking, answer = response_parts(raw)
+        if thinking:
+            with st.expander(f"Model's thinking ({len(thinking):,} characters)"):
+                st.code(thinking, language=None, wrap_lines=True)
+        with st.expander(f"Raw response ({len(raw):,} characters)"):
+            if thinking:
+                st.caption("Answer outside the thinking")
+                st.code(answer or "(nothing outside the thinking)", language=None, wrap_lines=True)
+            else:
+                st.code(raw, language=None, wrap_lines=True)
 
 
 st.title("Decisions")
@@ -43,6 +190,7 @@ if not options.cohorts:
     ui.empty(NO_DECISION)
     st.stop()
 ui.simulated_notice()
+names: dict[str, str] = ui.read(family_names)
 
 cols = st.columns(5)
 cohort = ui.select_link(
@@ -52,10 +200,25 @@ cohort = ui.select_link(
     format_func=lambda n: "All" if n == ui.ALL else f"Cohort {n}",
     container=cols[0],
 )
-family = ui.select_link("Family", "family", options.families, container=cols[1])
+family = ui.select_link(
+    "Family",
+    "family",
+    options.families,
+    container=cols[1],
+    format_func=lambda f: f if f == ui.ALL else names.get(f, f),
+)
 week_value = ui.select_link("Week", "week", ui.read(decision_weeks), container=cols[2])
 action = ui.select_link("Action", "action", list(DECISION_ACTIONS), container=cols[3])
 status = ui.select_link("Status", "status", list(DECISION_STATUSES), container=cols[4])
+
+# A decision link is checked before the list, so one naming nothing warns near the top.
+decision_value = ui.get_link("decision")
+decision_id = ui.link_int("decision")
+detail: DecisionDetail | None = (
+    None if decision_id is None else ui.read(decision_detail, decision_id)
+)
+if decision_value is not None and detail is None:
+    ui.names_nothing("decision", "decision", decision_value)
 
 listing: pd.DataFrame = ui.read(
     decisions,
@@ -73,99 +236,136 @@ else:
         ui.listed(len(listing), DEFAULT_LIMIT, "decision(s)", "newest first")
         + " Select a row to audit it."
     )
+    shown, formats = fmt.readable(listing[list(LIST_COLUMNS)], LIST_FORMATS)
     ui.pick_link(
-        listing,
+        shown,
         key=f"decisions-table:{cohort}:{family}:{week_value}:{action}:{status}",
         link="decision",
         column="decision_id",
-        column_config={
-            "amount": st.column_config.NumberColumn("amount", format="dollar"),
-            "cost_usd": st.column_config.NumberColumn("cost_usd", format="$%.4f"),
-        },
+        formats=formats,
+        column_config=LIST_COLUMNS,
     )
     ui.download_csv(listing, "decisions")
 
-decision_id = ui.link_int("decision")
-if decision_id is None:
-    st.stop()
 
-detail: DecisionDetail | None = ui.read(decision_detail, decision_id)
-if detail is None:
-    ui.empty(f"There is no decision {decision_id}: pick one from the table.")
-    st.stop()
-
-st.divider()
-st.header(f"Decision {detail.decision_id}")
-st.text(
-    f"{detail.display_name} ({detail.family_id}) — cohort {detail.cohort_number}, week "
-    f"{detail.decision_week} — {detail.action or 'no action'} — status {detail.status}"
-)
-top = st.columns(4)
-top[0].metric("Attempts (final run)", detail.attempts)
-top[1].metric("Model calls logged", len(detail.attempt_log))
-top[2].metric("Legs executed", f"{int(detail.legs['executed'].sum())} / {len(detail.legs)}")
-top[3].metric("Latency", f"{detail.latency_ms:,} ms")
-usage = st.columns(4)
-usage[0].metric("Tokens in", f"{detail.tokens_in:,}")
-usage[1].metric("Tokens out", f"{detail.tokens_out:,}")
-usage[2].metric("Cost", f"${detail.cost_usd:,.4f}")
-decided = f"{detail.decided_at:%Y-%m-%d %H:%M:%S} UTC" if detail.decided_at else "—"
-st.text(
-    f"Configured model: {detail.model_id}   Served model: {detail.served_model or '—'}   "
-    f"Provider: {detail.provider or '—'}   Decided at: {decided}"
-)
-if detail.market_snapshot_id:
-    taken = f"{detail.snapshot_taken_at:%Y-%m-%d %H:%M} UTC" if detail.snapshot_taken_at else ""
-    st.page_link(
-        "pages/markets.py",
-        label=f"Market snapshot #{detail.market_snapshot_id} it saw ({detail.snapshot_markets} "
-        f"markets, {taken})",
-        icon=":material/show_chart:",
-        query_params={"snapshot": str(detail.market_snapshot_id)},
+def show_decision(detail: DecisionDetail) -> None:
+    """One decision end to end: summary, rationale, legs, attempts, payload, prompts."""
+    st.divider()
+    st.header(f"Decision {detail.decision_id}")
+    st.text(
+        f"{detail.display_name} — cohort {detail.cohort_number}, week {detail.decision_week} — "
+        f"{detail.action or 'no action yet'} — status {detail.status}"
     )
-if detail.error:
-    st.error("Error recorded on this decision:")
-    st.code(detail.error, language=None, wrap_lines=True)
-
-attempts_tab, legs_tab, parsed_tab, prompt_tab = st.tabs(
-    ["Raw responses", "Legs", "Parsed payload", "Prompts"]
-)
-with attempts_tab:
-    if detail.attempt_log.empty:
-        st.text("No attempt was recorded (the decision may still be in progress).")
-    for _, attempt in detail.attempt_log.iterrows():
-        st.markdown(f"**Attempt {int(attempt['attempt_no'])} — {attempt['outcome']}**")
-        st.text(
-            f"tokens {int(attempt['tokens_in'])} in / {int(attempt['tokens_out'])} out, "
-            f"${attempt['cost_usd']:.4f}, {int(attempt['latency_ms'])} ms, served by "
-            f"{attempt['served_model'] if not pd.isna(attempt['served_model']) else '—'}"
-        )
-        if not pd.isna(attempt["error"]):
-            st.text(f"error: {attempt['error']}")
-        raw = attempt["raw_response"]
-        if pd.isna(raw):
-            st.text("(no response body)")
-        else:
-            show_response(str(raw))
-    st.markdown("**Final raw response stored on the decision**")
-    show_response(detail.raw_response or "")
-    ui.download_csv(
-        detail.attempt_log, f"decision-{decision_id}-attempts", label="Download attempts CSV"
-    )
-with legs_tab:
-    if detail.legs.empty:
-        st.text("No legs: a HOLD, or nothing parsed.")
+    legs = detail.legs
+    executed = legs[legs["executed"]]
+    top = st.columns(5)
+    top[0].metric("Legs executed", f"{len(executed)} / {len(legs)}")
+    sold = executed.loc[executed["kind"] == "SELL", "amount"].sum()
+    if sold:
+        top[1].metric("Sold", fmt.money(sold))
     else:
-        ui.table(detail.legs, key="decision-legs")
-        ui.download_csv(detail.legs, f"decision-{decision_id}-legs", label="Download legs CSV")
-with parsed_tab:
-    if detail.validation_errors:
-        st.markdown("**Validation errors (one per malformed attempt)**")
-        for error in detail.validation_errors:
-            st.text(f"• {error}")
-    st.code(detail.parsed_json or "(nothing parsed)", language="json", wrap_lines=True)
-with prompt_tab:
-    st.markdown("**System prompt**")
-    st.code(detail.prompt_system or "", language=None, wrap_lines=True, height=300)
-    st.markdown("**User prompt**")
-    st.code(detail.prompt_user or "", language=None, wrap_lines=True, height=500)
+        top[1].metric("Bet", fmt.money(executed.loc[executed["kind"] == "BET", "amount"].sum()))
+    top[2].metric("Answers (final run)", detail.attempts)
+    top[3].metric("API cost", fmt.cost(detail.cost_usd))
+    top[4].metric("Latency", f"{detail.latency_ms:,} ms")
+    decided = f"{detail.decided_at:%Y-%m-%d %H:%M:%S} UTC" if detail.decided_at else "—"
+    st.caption(
+        f"Tokens {detail.tokens_in:,} in / {detail.tokens_out:,} out · configured model "
+        f"{detail.model_id} · served by {detail.served_model or '—'} · provider "
+        f"{detail.provider or '—'} · decided {decided} · {len(detail.attempt_log)} model call(s) "
+        "logged, retries included (each in Attempts)"
+    )
+    if detail.market_snapshot_id:
+        taken = f"{detail.snapshot_taken_at:%Y-%m-%d %H:%M} UTC" if detail.snapshot_taken_at else ""
+        st.page_link(
+            "pages/markets.py",
+            label=f"Market snapshot #{detail.market_snapshot_id} it saw ({detail.snapshot_markets} "
+            f"markets, {taken})",
+            icon=":material/show_chart:",
+            query_params={"snapshot": str(detail.market_snapshot_id)},
+        )
+    if detail.error:
+        st.error("Error recorded on this decision:")
+        st.code(detail.error, language=None, wrap_lines=True)
+
+    rationale(detail)
+
+    legs_tab, attempts_tab, parsed_tab, prompt_tab = st.tabs(
+        ["Legs", "Attempts", "Parsed payload", "Prompts"]
+    )
+    with legs_tab:
+        if legs.empty:
+            st.text("No legs: a HOLD, or nothing parsed.")
+        else:
+            shown, formats = fmt.readable(
+                legs.assign(result=["executed" if e else "rejected" for e in legs["executed"]])[
+                    [c for c in LEG_COLUMNS if c in legs.columns or c == "result"]
+                ],
+                LEG_FORMATS,
+            )
+            ui.table(
+                shown,
+                key="decision-legs",
+                formats=formats,
+                column_config=LEG_COLUMNS | {"side": column("Side", fitted(legs["side"]))},
+            )
+            rejected = legs[~legs["executed"]]
+            for _, leg in rejected.iterrows():
+                st.text(
+                    f"Leg {leg['leg']} rejected ({fmt.text(leg['reason'])}): "
+                    f"{fmt.text(leg['message'])} — {fmt.text(leg['question'])}",
+                    width="stretch",
+                )
+            st.caption(
+                "Implied confidence = amount / (25% of the cash before the leg): v1 scores it as "
+                f"the forecast ([methodology: implied confidence]"
+                f"({ui.doc_link('methodology', '11-2-implied-confidence-from-position-sizing')}))."
+            )
+            ui.download_csv(legs, f"decision-{detail.decision_id}-legs", label="Download legs CSV")
+    with attempts_tab:
+        log = detail.attempt_log
+        if log.empty:
+            st.text("No attempt was recorded (the decision may still be in progress).")
+        else:
+            shown, formats = fmt.readable(log[list(ATTEMPT_COLUMNS)], ATTEMPT_FORMATS)
+            ui.table(
+                shown,
+                key="decision-attempts",
+                formats=formats,
+                column_config=ATTEMPT_COLUMNS,
+            )
+            final = final_attempt(detail)
+            for position, (_, attempt) in enumerate(log.iterrows()):
+                title = f"Attempt {int(attempt['attempt_no'])} — {attempt['outcome']}"
+                raw, error = attempt["raw_response"], attempt["error"]
+                if position == final:
+                    rejected = f" Rejected: {error}" if not fmt.missing(error) else ""
+                    st.caption(
+                        f"{title}: its answer is the raw response under Rationale, above.{rejected}"
+                    )
+                elif fmt.missing(raw):
+                    st.caption(title + (f" — {error}" if not fmt.missing(error) else ""))
+                    st.text("(no response body)")
+                else:
+                    with st.expander(f"{title} · raw response ({len(str(raw)):,} characters)"):
+                        if not fmt.missing(error):
+                            st.caption(f"Rejected: {error}")
+                        show_raw(str(raw))
+            ui.download_csv(
+                log, f"decision-{detail.decision_id}-attempts", label="Download attempts CSV"
+            )
+    with parsed_tab:
+        if detail.validation_errors:
+            st.markdown("**Validation errors (one per malformed attempt)**")
+            for error in detail.validation_errors:
+                st.text(f"• {error}")
+        st.code(detail.parsed_json or "(nothing parsed)", language="json", wrap_lines=True)
+    with prompt_tab:
+        st.markdown("**System prompt**")
+        st.code(detail.prompt_system or "", language=None, wrap_lines=True, height=300)
+        st.markdown("**User prompt**")
+        st.code(detail.prompt_user or "", language=None, wrap_lines=True, height=500)
+
+
+if detail is not None:
+    show_decision(detail)

@@ -1,13 +1,17 @@
-"""Markets: search and filter the markets we synced, open a frozen market snapshot, and follow
-one market — its price path as we recorded it, every agent's position and trade, its
+"""Markets: search, filter and sort the markets we synced, open a frozen market snapshot, and
+follow one market — its price path as we recorded it, every agent's position and trade, its
 resolution and Brier rows. Questions are untrusted text: shown as text, never rendered."""
+
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from arena.analytics.calibration import family_names
 from arena.analytics.decisions import snapshot_info, snapshot_markets
 from arena.analytics.markets import (
     DEFAULT_LIMIT,
+    ORDERS,
     categories,
     market_brier,
     market_detail,
@@ -16,7 +20,7 @@ from arena.analytics.markets import (
     markets,
     price_path,
 )
-from arena.dashboard import charts, ui
+from arena.dashboard import charts, fmt, ui
 from arena.storage.models import MARKET_STATUSES, MARKET_TYPES
 
 ui.entry_guard()
@@ -24,15 +28,114 @@ ui.entry_guard()
 NO_MARKETS = (
     "No market yet: run `arena sync-markets` (the scheduler does every 5 minutes) or `make demo`."
 )
+TIME = "YYYY-MM-DD HH:mm"
+
+
+def column(label: str, width: Any = None, **kwargs: Any) -> Any:
+    return st.column_config.Column(label, width=width, **kwargs)
+
+
+# The list's columns as a person reads them: question first and prices right after it, so
+# both are in view at 1440 px; the id (the link's stable key) last.
+LIST_COLUMNS = {
+    "question": column("Market", 380),
+    "price_text": column("Prices (last sync)", 200),
+    "status": column("Status", 75),
+    "end_date": column("Closes", 95, help="End date (UTC)"),
+    "volume": column("Volume", 115, alignment="right"),
+    "agents": column("Agents", 60, help="Agents that held it", alignment="right"),
+    "event": column("Event (when not the question)", 260),
+    "category": column("Category", 90),
+    "market_type": column("Type", 65),
+    "resolution_outcome": column("Resolved as", 120),
+    "polymarket_url": st.column_config.LinkColumn(
+        "Polymarket",
+        width=95,
+        display_text="Open ↗",
+        help="The market's event page on polymarket.com (none for a simulated market)",
+    ),
+    "market_id": column("Id", 80),
+}
+ORDER_CAPTIONS = {
+    "held": "most held first, then by volume",
+    "volume": "by volume, largest first",
+    "closing": "by close date, soonest first",
+    "closing-last": "by close date, latest first",
+    "newest": "newest first (by when we first synced them)",
+}
+LIST_FORMATS: dict[str, Any] = {"volume": fmt.money, "end_date": fmt.day}
+
+
+def fitted(values: pd.Series, low: int = 60, high: int = 240) -> int:
+    """A text column's width in pixels for its longest value (so a side is never cut)."""
+    longest = max((len(str(v)) for v in values if not fmt.missing(v)), default=0)
+    return max(low, min(high, 8 * longest + 24))
+
+
+def shown_markets(found: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The list as shown, and the formats left for the table: prices as text, the event title
+    only where it says more than the question, gaps as "—" (the link column keeps its gaps:
+    no link). The CSV keeps the read model's raw columns."""
+    event = found["event_title"].astype("object")
+    same = event.isna() | (event.str.strip() == found["question"].str.strip())
+    shown = pd.DataFrame(
+        {
+            "question": found["question"].astype("object"),
+            "price_text": [
+                fmt.outcome_prices(o, p)
+                for o, p in zip(found["outcomes"], found["prices"], strict=True)
+            ],
+            "status": found["status"].astype("object"),
+            "end_date": found["end_date"],
+            "volume": found["volume"],
+            "agents": found["agents"],
+            "event": event.where(~same, fmt.DASH),
+            "category": found["category"],
+            "market_type": found["market_type"].astype("object"),
+            "resolution_outcome": found["resolution_outcome"],
+        }
+    )
+    shown, formats = fmt.readable(shown, LIST_FORMATS)
+    links = found["polymarket_url"].astype("object")
+    return shown.assign(
+        polymarket_url=links.where(links.notna(), ""),
+        market_id=found["market_id"].astype("object"),
+    ), formats
+
+
+def shown_snapshot(frozen: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """A frozen universe as shown: its prices as the agents saw them, as text."""
+    shown = pd.DataFrame(
+        {
+            "rank": frozen["rank"],
+            "question": frozen["question"].astype("object"),
+            "price_text": [
+                fmt.outcome_prices(o, p)
+                for o, p in zip(frozen["outcomes"], frozen["prices"], strict=True)
+            ],
+            "market_type": frozen["market_type"].astype("object"),
+            "volume": frozen["volume"],
+            "end_date": frozen["end_date"],
+            "market_id": frozen["market_id"].astype("object"),
+        }
+    )
+    return fmt.readable(shown, LIST_FORMATS)
 
 
 st.title("Markets")
+# A market link is checked first, so a link naming nothing warns at the top of the page.
+market_id = ui.get_link("market")
+detail: pd.DataFrame = ui.read(market_detail, market_id) if market_id else pd.DataFrame()
+if market_id is not None and detail.empty:
+    ui.names_nothing("market", "market", market_id)
 
 snapshot_id = ui.link_int("snapshot")
+if snapshot_id is None and ui.get_link("snapshot") is not None:
+    ui.names_nothing("market snapshot", "snapshot", str(ui.get_link("snapshot")))
 if snapshot_id is not None:
     info = ui.read(snapshot_info, snapshot_id)
     if info is None:
-        ui.empty(f"There is no market snapshot {snapshot_id}.")
+        ui.names_nothing("market snapshot", "snapshot", str(snapshot_id))
     else:
         st.subheader(f"Market snapshot #{snapshot_id}")
         st.caption(
@@ -41,9 +144,22 @@ if snapshot_id is not None:
             "volume, then held markets outside it). Prices are exactly as shown and executed. "
             "Select a row to open the market."
         )
-        shown = ui.read(snapshot_markets, snapshot_id)
-        ui.pick_link(shown, key=f"snapshot-table:{snapshot_id}", link="market", column="market_id")
-        ui.download_csv(shown, f"market-snapshot-{snapshot_id}")
+        frozen = ui.read(snapshot_markets, snapshot_id)
+        shown, formats = shown_snapshot(frozen)
+        ui.pick_link(
+            shown,
+            key=f"snapshot-table:{snapshot_id}",
+            link="market",
+            column="market_id",
+            formats=formats,
+            column_config={
+                "rank": column("Rank", 55),
+                **{k: LIST_COLUMNS[k] for k in ("question", "market_type", "end_date", "volume")},
+                "price_text": column("Prices as shown", 200),
+                "market_id": LIST_COLUMNS["market_id"],
+            },
+        )
+        ui.download_csv(frozen, f"market-snapshot-{snapshot_id}")
     if st.button("Back to all markets", key="clear-snapshot"):
         ui.set_link("snapshot", None)
         st.rerun()
@@ -57,6 +173,9 @@ category = ui.select_link("Category", "category", ui.read(categories), container
 market_type = ui.select_link("Type", "mtype", list(MARKET_TYPES), container=top[3])
 held_choice = ui.select_link("Held by an agent", "held", ["yes", "no"], container=top[4])
 held = None if held_choice is None else held_choice == "yes"
+order = ui.choice_link(
+    "Sort by", "sort", list(ORDERS), default="held", format_func=lambda o: ORDERS.get(o, o)
+)
 
 found: pd.DataFrame = ui.read(
     markets,
@@ -65,6 +184,7 @@ found: pd.DataFrame = ui.read(
     category=category,
     market_type=market_type,
     held=held,
+    order=order,
 )
 if found.empty:
     ui.empty(
@@ -74,87 +194,190 @@ if found.empty:
     )
 else:
     st.caption(
-        ui.listed(len(found), DEFAULT_LIMIT, "market(s)", "held ones first, then by volume")
+        ui.listed(len(found), DEFAULT_LIMIT, "market(s)", ORDER_CAPTIONS[order])
         + " Select a row to open one."
     )
+    shown, formats = shown_markets(found)
+    linked = bool(found["polymarket_url"].notna().any())
     ui.pick_link(
-        found,
-        key=f"market-table:{search}:{status}:{category}:{market_type}:{held_choice}",
+        shown,
+        key=f"market-table:{search}:{status}:{category}:{market_type}:{held_choice}:{order}",
         link="market",
         column="market_id",
-        column_config={"volume": st.column_config.NumberColumn("volume", format="dollar")},
+        formats=formats,
+        # Simulated markets have no Polymarket page: no column of empty links for them.
+        column_config=LIST_COLUMNS if linked else {**LIST_COLUMNS, "polymarket_url": None},
     )
+    if not linked:
+        st.caption(
+            "These markets are simulated (`arena demo`): none has a Polymarket page."
+            if (found["source"] == "simulated").all()
+            else "No Polymarket link: none of these markets has a slug stored."
+        )
     ui.download_csv(found, "markets")
 
-market_id = ui.get_link("market")
-if market_id is None:
-    st.stop()
 
-detail: pd.DataFrame = ui.read(market_detail, market_id)
-if detail.empty:
-    # The id came from the URL: not echoed into Markdown.
-    ui.empty("No market in this database has the id in the link: pick one from the list.")
-    st.stop()
-market = detail.iloc[0]
-st.divider()
-st.header(f"Market {market['market_id']}")
-with st.container(border=True):
-    st.text(str(market["question"]))
-    if not pd.isna(market["event_title"]):
-        st.text(f"Event: {market['event_title']}")
-cols = st.columns(5)
-cols[0].metric("Status", str(market["status"]))
-cols[1].metric("Type", str(market["market_type"]))
-cols[2].metric("Category", "—" if pd.isna(market["category"]) else str(market["category"]))
-cols[3].metric("Agents that held it", int(market["agents"]))
-cols[4].metric(
-    "Resolution",
-    "—" if pd.isna(market["resolution_outcome"]) else str(market["resolution_outcome"]),
-)
-st.text(
-    f"Outcomes {market['outcomes']}  prices {market['prices']}  (last sync "
-    f"{market['updated_at']:%Y-%m-%d %H:%M} UTC)   UMA status: "
-    f"{'—' if pd.isna(market['uma_resolution_status']) else market['uma_resolution_status']}"
-    f"   source: {market['source']}"
-)
-ui.download_csv(detail, f"market-{market_id}", label="Download market CSV")
-
-st.subheader("Price path (our records)")
-path: pd.DataFrame = ui.read(price_path, market_id)
-if path.empty:
-    ui.empty("No recorded price: the market was never in a decision snapshot.")
-else:
-    ui.chart(charts.price_path(path))
+def show_market(market_id: str, detail: pd.DataFrame) -> None:
+    """One market: its question and prices, price path, positions, trades and Brier rows."""
+    market = detail.iloc[0]
+    names: dict[str, str] = ui.read(family_names)
+    st.divider()
+    st.header(f"Market {market['market_id']}")
+    with st.container(border=True):
+        st.text(str(market["question"]))
+        if not pd.isna(market["event_title"]) and market["event_title"] != market["question"]:
+            st.caption("Event")
+            st.text(str(market["event_title"]))
+        st.text(f"Prices: {fmt.outcome_prices(market['outcomes'], market['prices'], most=20)}")
+        if not pd.isna(market["polymarket_url"]):
+            st.link_button(
+                "Open on Polymarket", str(market["polymarket_url"]), icon=":material/open_in_new:"
+            )
+    cols = st.columns(5)
+    cols[0].metric("Status", str(market["status"]))
+    cols[1].metric("Type", str(market["market_type"]))
+    cols[2].metric("Category", fmt.text(market["category"]))
+    cols[3].metric("Agents that held it", fmt.count(market["agents"]))
+    cols[4].metric("Resolved as", fmt.text(market["resolution_outcome"]))
+    closes = "—" if pd.isna(market["end_date"]) else f"{market['end_date']:%Y-%m-%d %H:%M} UTC"
     st.caption(
-        "Points are the frozen snapshots shown to agents at each decision run, plus the latest "
-        "synced price; finer price history is not stored."
+        f"Closes {closes} · volume {fmt.money(market['volume'])} · last sync "
+        f"{market['updated_at']:%Y-%m-%d %H:%M} UTC · UMA status "
+        f"{fmt.text(market['uma_resolution_status'])} · source {market['source']}"
     )
-    ui.download_csv(path, f"market-{market_id}-prices", label="Download prices CSV")
+    ui.download_csv(detail, f"market-{market_id}", label="Download market CSV")
 
-st.subheader("Positions")
-held_rows: pd.DataFrame = ui.read(market_positions, market_id)
-if held_rows.empty:
-    st.text("No agent has held this market.")
-else:
-    held_rows = held_rows.drop(columns=["question", "market_id"])
-    ui.table(held_rows, key="market-positions")
-    ui.download_csv(held_rows, f"market-{market_id}-positions", label="Download positions CSV")
+    st.subheader("Price path (our records)")
+    path: pd.DataFrame = ui.read(price_path, market_id)
+    if path.empty:
+        ui.empty("No recorded price: the market was never in a decision snapshot.")
+    else:
+        ui.chart(charts.price_path(path))
+        st.caption(
+            "Points are the frozen snapshots shown to agents at each decision run, plus the latest "
+            "synced price; finer price history is not stored."
+        )
+        ui.download_csv(path, f"market-{market_id}-prices", label="Download prices CSV")
 
-st.subheader("Trades")
-market_ledger: pd.DataFrame = ui.read(market_trades, market_id)
-if market_ledger.empty:
-    st.text("No trade in this market.")
-else:
-    market_ledger = market_ledger.drop(columns=["question", "market_id"])
-    ui.table(market_ledger, key="market-trades")
-    ui.download_csv(market_ledger, f"market-{market_id}-trades", label="Download trades CSV")
+    def named(frame: pd.DataFrame) -> pd.DataFrame:
+        """`frame` with its family's display name first, in place of the family id."""
+        rest = [c for c in frame.columns if c not in ("family_id", "question", "market_id")]
+        return frame.assign(family=[names.get(f, f) for f in frame["family_id"]])[["family", *rest]]
 
-st.subheader("Resolution and Brier rows")
-if not pd.isna(market["resolved_at"]):
-    st.text(f"Resolved {market['resolved_at']:%Y-%m-%d %H:%M} UTC: {market['resolution_outcome']}")
-scores: pd.DataFrame = ui.read(market_brier, market_id)
-if scores.empty:
-    st.text("No Brier row: the market has not resolved with a winner, or nobody bought in it.")
-else:
-    ui.table(scores, key="market-brier")
-    ui.download_csv(scores, f"market-{market_id}-brier", label="Download Brier CSV")
+    def detail_table(frame: pd.DataFrame, key: str, formats: dict[str, Any], labels: dict) -> None:
+        """One of the market's own tables: display names, formatted, gaps as "—"."""
+        shown, rest = fmt.readable(named(frame), formats)
+        config = {
+            name: column(*spec, alignment="right" if name in formats else None)
+            for name, spec in labels.items()
+        }
+        if "side" in shown.columns:
+            config["side"] = column("Side", fitted(shown["side"]))
+        ui.table(shown, key=key, formats=rest, column_config=config)
+
+    st.subheader("Positions")
+    held_rows: pd.DataFrame = ui.read(market_positions, market_id)
+    if held_rows.empty:
+        st.text("No agent has held this market.")
+    else:
+        detail_table(
+            held_rows,
+            "market-positions",
+            {
+                "shares": "{:,.2f}",
+                "avg_entry_price": fmt.price,
+                "cost_basis": fmt.money,
+                "mark_price": fmt.price,
+                "current_value": fmt.money,
+                "unrealized_pnl": fmt.signed_money,
+                "realized_pnl": fmt.signed_money,
+            },
+            {
+                "family": ("Family", 170),
+                "position_id": ("Position", 75),
+                "cohort_number": ("Cohort", 60),
+                "outcome": ("Outcome", 80),
+                "status": ("Status", 70),
+                "shares": ("Shares", 100),
+                "avg_entry_price": ("Entry price", 85),
+                "cost_basis": ("Cost basis", 95),
+                "mark_price": ("Mark price", 85),
+                "current_value": ("Value", 95),
+                "unrealized_pnl": ("Unrealized P/L", 110),
+                "realized_pnl": ("Realized P/L", 100),
+                "opened_at": ("Opened (UTC)", 125),
+                "closed_at": ("Closed (UTC)", 125),
+            },
+        )
+        ui.download_csv(held_rows, f"market-{market_id}-positions", label="Download positions CSV")
+
+    st.subheader("Trades")
+    market_ledger: pd.DataFrame = ui.read(market_trades, market_id)
+    if market_ledger.empty:
+        st.text("No trade in this market.")
+    else:
+        detail_table(
+            market_ledger,
+            "market-trades",
+            {
+                "amount": fmt.money,
+                "price": fmt.price,
+                "shares": "{:,.2f}",
+                "implied_confidence": fmt.prob,
+                "realized_pnl": fmt.signed_money,
+                "cash_before": fmt.money,
+            },
+            {
+                "family": ("Family", 170),
+                "trade_id": ("Trade", 60),
+                "created_at": ("At (UTC)", 125),
+                "cohort_number": ("Cohort", 60),
+                "trade_type": ("Type", 65),
+                "amount": ("Amount", 95),
+                "price": ("Price", 60),
+                "shares": ("Shares", 100),
+                "implied_confidence": ("Implied confidence", 130),
+                "realized_pnl": ("Realized P/L", 100),
+                "cash_before": ("Cash before", 100),
+                "decision_id": ("Decision", 75),
+                "position_id": ("Position", 75),
+            },
+        )
+        ui.download_csv(market_ledger, f"market-{market_id}-trades", label="Download trades CSV")
+
+    st.subheader("Resolution and Brier rows")
+    if not pd.isna(market["resolved_at"]):
+        st.text(
+            f"Resolved {market['resolved_at']:%Y-%m-%d %H:%M} UTC: "
+            f"{fmt.text(market['resolution_outcome'])}"
+        )
+    scores: pd.DataFrame = ui.read(market_brier, market_id)
+    if scores.empty:
+        st.text("No Brier row: the market has not resolved with a winner, or nobody bought in it.")
+    else:
+        detail_table(
+            scores,
+            "market-brier",
+            {
+                "forecast_probability": fmt.prob,
+                "market_price": fmt.price,
+                "brier_score": fmt.prob,
+                "market_brier": fmt.prob,
+            },
+            {
+                "family": ("Family", 170),
+                "trade_id": ("Trade", 60),
+                "cohort_number": ("Cohort", 60),
+                "forecast_probability": ("Implied confidence", 130),
+                "market_price": ("Price paid", 80),
+                "actual_outcome": ("Won (1) / lost (0)", 130),
+                "brier_score": ("Brier", 70),
+                "market_brier": ("Market's Brier", 110),
+                "created_at": ("Scored (UTC)", 125),
+            },
+        )
+        ui.download_csv(scores, f"market-{market_id}-brier", label="Download Brier CSV")
+
+
+if market_id is not None:
+    show_market(market_id, detail)

@@ -7,6 +7,8 @@ the session) and check that what a page shows equals what its read model returns
 """
 
 import inspect
+import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from sqlalchemy.engine import Engine
 from streamlit.testing.v1 import AppTest
 
 from arena.analytics import agents, cohorts, decisions, markets, operations
-from arena.analytics.calibration import calibration_summary
+from arena.analytics.calibration import calibration_summary, family_names
 from arena.analytics.leaderboard import leaderboard
 from arena.config import get_settings
 from arena.dashboard import fmt, ui
@@ -120,6 +122,14 @@ def _widget(at: AppTest, kind: str, label: str) -> Any:
     return matches[0]
 
 
+def _asked_to_compute(at: AppTest, analysis: str) -> None:
+    """Rerun as after a click on `ui.stored_or_offer`'s "Compute … now" button: the session
+    flag the click sets (a click through AppTest did not reach the page's button here; the
+    browser tests click it)."""
+    at.session_state[f"_live:{analysis}:None"] = True
+    at.run()
+
+
 def _ok(at: AppTest) -> None:
     """No exception, no error, and nothing shows the database URL or the admin password."""
     assert not at.exception, [e.value for e in at.exception]
@@ -142,7 +152,7 @@ def test_empty_migrated_database_shows_the_no_cohort_state(
     at = _run()
 
     _ok(at)
-    assert [title.value for title in at.title] == ["Leaderboard"]
+    assert [title.value for title in at.title] == ["Forecaster Arena"]  # Home
     assert [info.value for info in at.info] == [NO_COHORT]
 
 
@@ -165,17 +175,24 @@ def test_every_page_says_what_to_do_on_an_empty_database(
 def test_overview_counts_rows_and_offers_them_as_csv(
     tmp_path: Path, use_database: Callable[[str], None]
 ) -> None:
+    """Without a stored count the Overview says when the hourly job stores one and counts
+    only when asked; the table reads in words (the CSV keeps the table names)."""
     use_database(_migrated(tmp_path / "arena.db", with_cohort=True))
 
     at = _run("overview")
 
     _ok(at)
-    assert not at.info
+    assert not at.dataframe
+    assert "`arena analyses`" in " ".join(str(i.value) for i in at.info)
+    _widget(at, "button", "Compute the table counts now")
+    _asked_to_compute(at, "overview")
+    _ok(at)
     frame = at.dataframe[0].value
-    assert list(frame.columns) == ["table", "rows"]
-    counts = dict(zip(frame["table"], frame["rows"], strict=True))
-    assert (counts["cohorts"], counts["agents"], counts["families"]) == (1, 1, 1)
+    assert list(frame.columns) == ["label", "rows", "meaning"]
+    counts = dict(zip(frame["label"], frame["rows"], strict=True))
+    assert (counts["Cohorts"], counts["Agents"], counts["Families"]) == (1, 1, 1)
     assert [getattr(b, "label", None) for b in at.get("download_button")] == ["Download CSV"]
+    assert "Computed live" in _all_text(at)
 
 
 def test_sidebar_names_backend_and_methodology_but_not_the_path(
@@ -290,26 +307,57 @@ def test_bad_configuration_is_one_clear_error(use_database: Callable[[str], None
 
 def test_overview_on_a_season_counts_what_the_engine_wrote(season_engine: Engine) -> None:
     at = _run("overview")
+    _asked_to_compute(at, "overview")
 
     _ok(at)
-    counts = dict(zip(at.dataframe[0].value["table"], at.dataframe[0].value["rows"], strict=True))
-    assert (counts["cohorts"], counts["agents"], counts["decisions"]) == (2, 12, 18)
+    frame = at.dataframe[0].value
+    counts = dict(zip(frame["label"], frame["rows"], strict=True))
+    assert (counts["Cohorts"], counts["Agents"], counts["Decisions"]) == (2, 12, 18)
+    assert "portfolio_snapshots" not in frame["label"].tolist()
+
+
+def _shown_text(element: Any) -> pd.DataFrame:
+    """What a styled table's cells show (the Styler's display values Streamlit sends)."""
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(element.proto.arrow_data.styler.display_values).read_pandas()
+
+
+def _computed_leaderboard(**params: Any) -> AppTest:
+    """The Leaderboard over the season without stored analyses: first the note and no table,
+    then, on the person's request, the live table."""
+    at = _run("leaderboard", **params)
+    _ok(at)
+    assert not at.dataframe
+    assert any("No current stored leaderboard" in str(i.value) for i in at.info)
+    assert [b.label for b in at.button] == ["Compute the leaderboard now"]
+    # What the button's click does (in AppTest a click is lost: every AppTest run starts in
+    # Streamlit's legacy pages mode, so ui.entry_guard reruns it and the trigger is spent).
+    at.session_state[f"_live:leaderboard:{params.get('cohort')}"] = True
+    at.run()
+    _ok(at)
+    return at
 
 
 def test_leaderboard_shows_the_read_model_and_switches_range(season_engine: Engine) -> None:
-    at = _run()
+    at = _computed_leaderboard()
 
-    _ok(at)
     expected = leaderboard(season_engine)
     shown = at.dataframe[0].value
-    assert shown["family_id"].tolist() == expected["family_id"].tolist()
-    for column in ("total_pnl", "return_pct", "return_ci_low", "p_rank_1", "brier"):
+    assert shown["family"].tolist() == expected["display_name"].tolist()
+    for column in ("total_pnl", "p_rank_1", "random_null_percentile", "resolved_bets"):
         pd.testing.assert_series_equal(
             shown[column].reset_index(drop=True),
             expected[column].reset_index(drop=True),
             check_names=False,
         )
-    assert shown["kind"].tolist().count("baseline") == 4  # reference rows are kept
+    returns = zip(
+        expected["return_pct"], expected["return_ci_low"], expected["return_ci_high"], strict=True
+    )
+    assert shown["return"].tolist() == [fmt.pct_interval(*r) for r in returns]
+    cells = _shown_text(at.dataframe[0]).to_numpy().ravel().tolist()
+    assert not {"None", "nan", "NaN", "NaT", "<NA>"} & {str(c) for c in cells}
+    assert "—" in shown["brier_text"].tolist()  # a family without resolved bets
     assert len(at.get("vega_lite_chart")) == 1
     assert "ALL:" in _all_text(at)
 
@@ -321,9 +369,8 @@ def test_leaderboard_shows_the_read_model_and_switches_range(season_engine: Engi
 
 
 def test_leaderboard_deep_link_to_a_cohort(season_engine: Engine) -> None:
-    at = _run(cohort=2)
+    at = _computed_leaderboard(cohort=2)
 
-    _ok(at)
     assert _widget(at, "selectbox", "Cohort").value == 2
     expected = leaderboard(season_engine, cohort=2)
     assert at.dataframe[0].value["total_pnl"].tolist() == expected["total_pnl"].tolist()
@@ -353,7 +400,7 @@ def test_agent_page_numbers_equal_the_read_models(season_engine: Engine) -> None
     summary = agents.agent_summary(season_engine, 1, LLM_A).iloc[0]
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Portfolio value"] == fmt.money(summary["total_value"])
-    assert metrics["P/L"] == fmt.money(summary["total_pnl"])
+    assert metrics["P/L"] == fmt.signed_money(summary["total_pnl"])
     assert metrics["Cash"] == fmt.money(summary["cash_balance"])
     book = at.dataframe[0].value
     expected = agents.positions(season_engine, cohort=1, family=LLM_A)
@@ -385,9 +432,25 @@ def test_decision_deep_link_shows_every_attempt_as_text(season_engine: Engine) -
     assert "<b>" not in markdown
     assert "(no response body)" in _all_text(at)  # the 500 had no answer
     legs = next(frame.value for frame in at.dataframe if "reason" in frame.value.columns)
-    assert legs["reason"].fillna("").tolist() == ["", "below_min", ""]
+    assert legs["reason"].tolist() == ["—", "below_min", "—"]  # a gap reads "—", never None
+    # Each leg names its market's question, not only its id; the rationale is text.
+    assert legs["question"].tolist() == detail.legs["question"].tolist()
+    assert legs["question"].notna().all()
+    assert detail.reasoning is not None and detail.reasoning in [t.value for t in at.text]
     links = [link for link in at.get("page_link")]
     assert any("Market snapshot #" in str(link.proto.label) for link in links)
+
+
+def test_a_decision_link_that_names_nothing_warns(season_engine: Engine) -> None:
+    for value in ("999999", "abc"):
+        at = _run("decisions", decision=value)
+
+        assert not at.exception
+        assert [w.value for w in at.warning] == [
+            f"This link's decision={value!r} names no decision in this database. Pick one "
+            "above, or check the link."
+        ]
+        assert not at.header  # no detail shown for it
 
 
 def test_decision_filters_narrow_the_list(season_engine: Engine) -> None:
@@ -432,15 +495,32 @@ def test_listed_names_the_cap_only_when_reached() -> None:
 
 
 def test_calibration_page_shows_the_summary(season_engine: Engine) -> None:
+    # No stored analyses in this season: the page offers the live computation, never runs it
+    # unasked.
     at = _run("calibration", family="oracle")
+    _ok(at)
+    assert not at.dataframe
+    assert [b.label for b in at.button] == ["Compute the calibration summary now"]
+
+    # The button's click, as the Leaderboard's test does it (an AppTest click is lost to
+    # ui.entry_guard's rerun): once, and the page's other frames follow without asking again.
+    at.session_state["_live:calibration_summary:None"] = True
+    at.run()
 
     _ok(at)
+    assert not at.button
     expected = calibration_summary(season_engine)
     shown = at.dataframe[0].value
-    assert shown["family_id"].tolist() == expected["family_id"].tolist()
-    assert shown["brier"].tolist() == expected["brier"].tolist()
-    assert shown["brier_ci_high"].tolist() == expected["brier_ci_high"].tolist()
-    assert len(at.get("vega_lite_chart")) == 3
+    names = family_names(season_engine)
+    assert shown["family"].tolist() == [names[f] for f in expected["family_id"]]
+    assert shown["brier"].tolist() == [
+        fmt.prob_interval(v, lo, hi)
+        for v, lo, hi in zip(
+            expected["brier"], expected["brier_ci_low"], expected["brier_ci_high"], strict=True
+        )
+    ]
+    assert len(at.get("vega_lite_chart")) >= 2
+    assert at.query_params["family"] == "oracle"
 
 
 def test_markets_page_search_and_market_view(season_engine: Engine) -> None:
@@ -475,14 +555,91 @@ def test_markets_page_opens_a_frozen_snapshot(season_engine: Engine) -> None:
 
 
 def test_exports_page_plans_the_zip(season_engine: Engine) -> None:
-    at = _run("exports", cohort=1)
+    at = _run("exports", cohort=1, family=LLM_A)
 
     _ok(at)
     plan = at.dataframe[0].value
     assert plan["file"].tolist()[:2] == ["cohorts.csv", "decisions.csv"]
+    assert plan["rows_are"].tolist()[0].startswith("one weekly cohort")
     labels = [getattr(button, "label", None) for button in at.get("download_button")]
     assert "Download zip" in labels
-    assert "cohort=1" in _all_text(at)
+    shown = _all_text(at)
+    assert "Cohort 1; family Model A" in shown  # in words; the README's record as well:
+    assert "cohort=1, family=llm-a" in shown
+    assert "§" not in shown
+
+
+def test_home_on_an_empty_database_says_no_cohort_yet(
+    tmp_path: Path, use_database: Callable[[str], None]
+) -> None:
+    use_database(_migrated(tmp_path / "arena.db"))
+
+    at = _run("home")
+
+    _ok(at)
+    assert [t.value for t in at.title] == ["Forecaster Arena"]
+    assert [info.value for info in at.info] == [NO_COHORT]
+    assert "No leader before the first cohort." in _all_text(at)
+
+
+def test_home_says_the_season_stopped_and_waits_for_the_stored_leader(
+    season_engine: Engine, season: Season
+) -> None:
+    at = _run("home")
+
+    _ok(at)
+    shown = _all_text(at)
+    # The season's last job ran 2026-01-21 00:00 and its cohorts still run: no scheduler now.
+    assert "No job has run since 2026-01-21 00:00 UTC" in shown
+    assert "The leader appears after the hourly analyses" in shown
+    assert not at.button and not at.dataframe  # nothing computed, nothing offered
+    assert {"Leaderboard", "Family", "Decisions", "Methodology"} <= {
+        str(link.proto.label) for link in at.get("page_link")
+    }
+
+
+def test_home_shows_the_stored_leader_with_its_interval(
+    season: Season, use_database: Callable[[str], None], tmp_path: Path
+) -> None:
+    from arena.engine.analyses import store_analyses
+    from tests.analytics.season import writable_copy
+
+    url = writable_copy(season, tmp_path / "analysed.db")
+    engine = create_db_engine(url)
+    try:
+        store_analyses(engine, season.end)
+    finally:
+        engine.dispose()
+    use_database(url)
+    board = leaderboard(create_db_engine(url, role="reader"))
+
+    at = _run("home")
+
+    _ok(at)
+    model = board[board["kind"] == "llm"].sort_values(["rank", "p_rank_1"], ascending=[True, False])
+    best = model.iloc[0]
+    shown = _all_text(at)
+    assert fmt.escaped(best["display_name"]) in shown
+    written = fmt.pct_interval(best["return_pct"], best["return_ci_low"], best["return_ci_high"])
+    assert fmt.escaped(written) in shown
+    assert "Top of the table: Oracle" in shown  # the reference row above every model
+    assert "by the hourly `analyses` job" in shown
+
+
+def test_methodology_shows_the_protocol_in_force_and_the_versions(season_engine: Engine) -> None:
+    at = _run("methodology")
+
+    _ok(at)
+    assert [t.value for t in at.title] == ["Methodology"]
+    protocol = str(at.markdown[0].value)
+    assert "| [Starting capital](#5-starting-capital-and-constraints) | $10,000 |" in (
+        protocol.replace("\\", "")
+    )
+    assert "As stamped on cohort 2, the newest" in _all_text(at)
+    versions = at.dataframe[0].value
+    assert versions["methodology_version"].tolist() == ["v1"]
+    assert versions["cohort_numbers"].tolist() == ["1–2"]
+    assert versions["constants"].tolist() == ["v1 as specified"]
 
 
 def test_operations_is_locked_without_a_password(season_engine: Engine) -> None:
@@ -534,9 +691,115 @@ def test_a_link_naming_nothing_warns_and_does_not_fall_back(season_engine: Engin
     for page, params, named in [
         ("leaderboard", {"cohort": "99"}, "cohort='99'"),
         ("agent", {"cohort": "1", "family": "gpt-9"}, "family='gpt-9'"),
+        ("agent", {"cohort": "99"}, "cohort='99'"),
+        ("family", {"family": "gpt-9"}, "family='gpt-9'"),
     ]:
         at = _run(page, **params)
         _ok(at)
         warnings = " ".join(w.value for w in at.warning)
         assert named in warnings, (page, warnings)
         assert not at.dataframe, page  # nothing shown in place of what the link named
+
+
+# --------------------------------------------------------------------------------------------
+# Family, Agent and Cohorts: defaults that are models, places in a cohort, a person's terms
+
+
+def _tables_read_for_a_person(at: AppTest) -> None:
+    """Every shown column of every table has a human label (no snake_case id as a header),
+    and a table whose shown columns have gaps writes them "—", never "None"."""
+    for table in at.dataframe:
+        config = json.loads(table.proto.columns or "{}")
+        frame = table.value
+        shown = [c for c in frame.columns if not config.get(c, {}).get("hidden")]
+        for column in shown:
+            label = config.get(column, {}).get("label", column)
+            assert not re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)+", label), (column, label)
+        if frame[shown].isna().to_numpy().any():
+            assert table.proto.placeholder == fmt.DASH, [c for c in shown if frame[c].isna().any()]
+
+
+def test_a_cohort_link_naming_nothing_lists_the_cohorts_but_opens_none(
+    season_engine: Engine,
+) -> None:
+    at = _run("cohorts", cohort=99)
+
+    _ok(at)
+    assert "cohort='99'" in " ".join(w.value for w in at.warning)
+    assert [frame.key for frame in at.dataframe] == ["cohort-list"]  # the list to pick from
+    assert not at.metric and not at.get("vega_lite_chart")
+
+
+def test_family_page_opens_on_the_best_llm_family(season_engine: Engine) -> None:
+    at = _run("family")
+
+    _ok(at)
+    returns = agents.family_returns(season_engine)
+    assert returns["family_id"].iloc[0] == "oracle"  # a baseline leads: not the default
+    assert at.query_params["family"] == LLM_B == agents.best_llm_family(returns)
+    assert _widget(at, "selectbox", "Family").value == LLM_B
+    assert "Opened on the best-ranked LLM family" in _all_text(at)
+
+
+def test_family_page_numbers_equal_the_read_models(season_engine: Engine) -> None:
+    at = _run("family", family=LLM_A)
+
+    _ok(at)
+    mine = agents.family_returns(season_engine).set_index("family_id").loc[LLM_A]
+    metrics = {m.label: m.value for m in at.metric}
+    # No stored leaderboard on this season: point numbers, and the offer to compute the rest.
+    assert metrics["Return"] == fmt.signed_pct(mine["return_pct"])
+    assert metrics["P/L (summed)"] == fmt.signed_money(mine["total_pnl"])
+    assert metrics["P(rank #1)"] == fmt.DASH
+    assert "No current stored leaderboard" in " ".join(i.value for i in at.info)
+    per_cohort = at.dataframe[0].value
+    expected = agents.family_cohorts(season_engine, LLM_A)
+    assert per_cohort["cohort_number"].tolist() == expected["cohort_number"].tolist()
+    assert per_cohort["rank_of"].tolist() == ["6 of 6", "5 of 6"]
+    assert per_cohort["vs_mean"].tolist() == expected["vs_mean"].tolist()
+    assert len(at.get("vega_lite_chart")) == 1
+    assert "Opened on" not in _all_text(at)
+
+
+def test_agent_page_opens_on_the_best_llm_agent_of_the_newest_cohort(
+    season_engine: Engine,
+) -> None:
+    at = _run("agent")
+
+    _ok(at)
+    assert (at.query_params["cohort"], at.query_params["family"]) == ("2", LLM_B)
+    assert cohorts.best_llm(cohorts.cohort_standings(season_engine, 2)) == LLM_B
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Rank in cohort"] == "2 of 6"
+    assert "Opened on cohort 2's best-ranked LLM agent" in _all_text(at)
+
+
+def test_agent_page_shows_its_place_in_the_cohort(season_engine: Engine) -> None:
+    at = _run("agent", cohort=1, family=LLM_A)
+
+    _ok(at)
+    place = cohorts.cohort_field(cohorts.cohort_standings(season_engine, 1), LLM_A)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Rank in cohort"] == fmt.rank_of(place["rank"], place["agents"]) == "5 of 6"
+    assert metrics["vs cohort average"] == fmt.signed_points(place["vs_mean"])
+    assert metrics["vs cohort best"] == fmt.signed_points(place["vs_best"])
+    assert metrics["vs cohort worst"] == fmt.signed_points(place["vs_worst"])
+
+
+@pytest.mark.parametrize(
+    ("page", "params"),
+    [
+        ("family", {"family": LLM_A}),
+        ("agent", {"cohort": 1, "family": LLM_A}),
+        ("cohorts", {"cohort": 1}),
+    ],
+)
+def test_family_agent_and_cohorts_tables_read_for_a_person(
+    season_engine: Engine, page: str, params: dict[str, Any]
+) -> None:
+    at = _run(page, **params)
+
+    _ok(at)
+    assert at.dataframe
+    _tables_read_for_a_person(at)
+    assert "§" not in _all_text(at)  # a citation a reader cannot open

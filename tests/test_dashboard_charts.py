@@ -455,6 +455,14 @@ READ_MODEL_CHARTS: dict[str, Callable[[Engine], Any]] = {
     "brier_over_time": lambda e: charts.brier_over_time(
         calibration.brier_over_time(e), with_market=True
     ),
+    "reliability_intervals": lambda e: charts.reliability_intervals(
+        calibration.reliability_diagram(
+            calibration.reliability(e),
+            calibration.reliability(e, forecaster="market"),
+            sorted(set(calibration.reliability(e)["family_id"])),
+            min_count=1,
+        )
+    ),
     "price_path": lambda e: charts.price_path(markets.price_path(e, _first_market(e))),
     "api_spend_by_week": lambda e: charts.api_spend_by_week(operations.api_spend(e).by_week),
 }
@@ -464,7 +472,7 @@ READ_MODEL_CHARTS: dict[str, Callable[[Engine], Any]] = {
 def test_charts_take_the_read_models_frames(
     name: str, empty_engine: Engine, season_engine: Engine
 ) -> None:
-    layer = 1 if name == "reliability_diagram" else 0  # not the diagonal
+    layer = 1 if name in ("reliability_diagram", "reliability_intervals") else 0  # no diagonal
     assert _rows(_spec(READ_MODEL_CHARTS[name](empty_engine)), layer) == 0
     assert _rows(_spec(READ_MODEL_CHARTS[name](season_engine)), layer) > 0
 

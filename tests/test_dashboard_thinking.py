@@ -1,13 +1,17 @@
-"""The Decisions drill-down shows a reasoning model's thinking apart from its answer.
+"""The Decisions drill-down: the model's rationale up front, its thinking apart, every raw
+answer shown once.
 
 Streamlit AppTest on a real SQLite file: a decision whose answers carry `<think>` blocks shows
-each block's text in a collapsed expander and the answer on its own; an answer without a
-thinking block is shown verbatim, as before.
+the reasoning its answer gave as text, the thinking in a collapsed expander, the rest of the
+raw answer in another (collapsed), and each earlier attempt's raw answer in its own collapsed
+expander — the final answer is not repeated under the attempts. An answer without a thinking
+block is shown verbatim.
 """
 
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlmodel import select
@@ -23,8 +27,19 @@ from tests.factories import WEEK1, new_cohort_agents
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboard.py"
 PLAIN = "I would rather not say."
 THINKING = 'Market 501 at 40c looks cheap. Draft: {"action": "HOLD"} ... no, it is mispriced.'
-ANSWER = '{"action": "BET", "bets": [{"market_id": "501", "side": "YES", "amount": 500}]}'
+REASONING = "Market 501 at <b>40c</b> is cheap."
+ANSWER = (
+    '{"action": "BET", "bets": [{"market_id": "501", "side": "YES", "amount": 500}], '
+    f'"reasoning": "{REASONING}"}}'
+)
 WITH_THINKING = f"<think>\n{THINKING}\n</think>\n\n{ANSWER}"
+PARSED: dict[str, Any] = {
+    "action": "BET",
+    "bets": [{"market_id": "501", "side": "YES", "amount": "500"}],
+    "sells": [],
+    "reasoning": REASONING,
+    "notes": ["Check 501 next week."],
+}
 
 
 @pytest.fixture(autouse=True)
@@ -35,8 +50,11 @@ def _isolated_caches(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     clear_dashboard_caches()
 
 
-def _database(path: Path, final_raw: str) -> tuple[str, int]:
-    """A migrated database with one decision: a plain malformed attempt, then `final_raw`."""
+def _database(
+    path: Path, final_raw: str, first_raw: str = PLAIN, parsed: dict[str, Any] | None = None
+) -> tuple[str, int]:
+    """A migrated database with one decision: a malformed attempt (`first_raw`), then
+    `final_raw`, the answer the decision was read from (parsed as `parsed`)."""
     url = f"sqlite:///{path}"
     engine = create_db_engine(url)
     try:
@@ -53,12 +71,13 @@ def _database(path: Path, final_raw: str) -> tuple[str, int]:
                 action="BET",
                 attempts=2,
                 raw_response=final_raw,
+                parsed_response=parsed,
                 decided_at=at,
             )
             s.add(decision)
             s.flush()
             for number, (outcome, raw) in enumerate(
-                [("malformed", PLAIN), ("valid", final_raw)], start=1
+                [("malformed", first_raw), ("valid", final_raw)], start=1
             ):
                 s.add(
                     DecisionAttempt(
@@ -66,6 +85,7 @@ def _database(path: Path, final_raw: str) -> tuple[str, int]:
                         attempt_no=number,
                         outcome=outcome,
                         raw_response=raw,
+                        error="no JSON object" if outcome == "malformed" else None,
                         created_at=at,
                     )
                 )
@@ -89,26 +109,39 @@ def _run_decision(monkeypatch: pytest.MonkeyPatch, url: str, decision_id: int) -
     return at
 
 
-def test_thinking_is_shown_collapsed_and_apart_from_the_answer(
+def _codes(element: Any) -> list[str]:
+    return [str(c.value) for c in element.code]
+
+
+def test_the_rationale_is_text_and_the_thinking_and_raw_answer_are_apart_and_collapsed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    url, decision_id = _database(tmp_path / "arena.db", WITH_THINKING)
+    url, decision_id = _database(tmp_path / "arena.db", WITH_THINKING, parsed=PARSED)
 
     at = _run_decision(monkeypatch, url, decision_id)
 
-    label = f"Model's thinking ({len(THINKING):,} characters)"
-    expanders = at.expander
-    assert [e.label for e in expanders] == [label, label]  # the attempt and the decision
-    assert all(not e.proto.expanded for e in expanders)
-    for expander in expanders:
-        assert [str(c.value) for c in expander.code] == [THINKING]
-    code = [str(c.value) for c in at.code]
-    assert code.count(ANSWER) == 2 and code.count(THINKING) == 2
-    assert PLAIN in code  # the attempt without thinking is shown verbatim
-    assert WITH_THINKING not in code
-    assert not any("<think>" in text for text in code)
+    texts = [str(t.value) for t in at.text]
+    assert REASONING in texts  # the rationale, as text: the markup is not rendered
+    assert "Note: Check 501 next week." in texts
+    assert "<b>" not in " ".join(str(m.value) for m in at.markdown)
+    labels = [e.label for e in at.expander]
+    assert labels == [
+        f"Model's thinking ({len(THINKING):,} characters)",
+        f"Raw response ({len(WITH_THINKING):,} characters)",
+        f"Attempt 1 — malformed · raw response ({len(PLAIN)} characters)",
+    ]
+    assert all(not e.proto.expanded for e in at.expander)
+    thinking, raw, first = at.expander
+    assert _codes(thinking) == [THINKING]
+    assert _codes(raw) == [ANSWER]  # the rest of the raw answer, the thinking not repeated
+    assert _codes(first) == [PLAIN]
+    code = _codes(at)
+    # Each text once: the final answer is not repeated under the attempts.
+    assert (code.count(THINKING), code.count(ANSWER), code.count(PLAIN)) == (1, 1, 1)
+    assert WITH_THINKING not in code and not any("<think>" in text for text in code)
     captions = [str(c.value) for c in at.caption]
-    assert captions.count("Answer outside the thinking") == 2
+    assert "Attempt 2 — valid: its answer is the raw response under Rationale, above." in captions
+    assert "Rejected: no JSON object" in captions
 
 
 def test_a_truncated_thinking_says_there_is_no_answer(
@@ -121,20 +154,45 @@ def test_a_truncated_thinking_says_there_is_no_answer(
 
     thinking, answer = split_thinking(truncated)
     assert answer == ""
-    assert len(at.expander) == 2
-    code = [str(c.value) for c in at.code]
-    assert code.count(thinking) == 2
-    assert code.count("(nothing outside the thinking)") == 2
+    assert len(at.expander) == 3
+    assert _codes(at.expander[0]) == [thinking]
+    assert _codes(at.expander[1]) == ["(nothing outside the thinking)"]
+    assert "No rationale: nothing could be parsed from the answer." in [
+        str(c.value) for c in at.caption
+    ]
 
 
-def test_answers_without_thinking_are_shown_as_before(
+def test_an_earlier_attempts_thinking_is_shown_apart_inside_its_expander(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, decision_id = _database(tmp_path / "arena.db", ANSWER, first_raw=WITH_THINKING)
+
+    at = _run_decision(monkeypatch, url, decision_id)
+
+    assert [e.label for e in at.expander] == [
+        f"Raw response ({len(ANSWER):,} characters)",
+        f"Attempt 1 — malformed · raw response ({len(WITH_THINKING):,} characters)",
+    ]
+    first = at.expander[1]
+    assert _codes(first) == [THINKING, ANSWER]
+    assert [str(c.value) for c in first.caption] == [
+        "Rejected: no JSON object",
+        f"Model's thinking ({len(THINKING):,} characters)",
+        "Answer outside the thinking",
+    ]
+
+
+def test_answers_without_thinking_are_shown_verbatim(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url, decision_id = _database(tmp_path / "arena.db", ANSWER)
 
     at = _run_decision(monkeypatch, url, decision_id)
 
-    assert not at.expander
-    code = [str(c.value) for c in at.code]
-    assert code.count(ANSWER) == 2 and PLAIN in code
+    assert [e.label for e in at.expander] == [
+        f"Raw response ({len(ANSWER):,} characters)",
+        f"Attempt 1 — malformed · raw response ({len(PLAIN)} characters)",
+    ]
+    code = _codes(at)
+    assert code.count(ANSWER) == 1 and code.count(PLAIN) == 1
     assert "Answer outside the thinking" not in [str(c.value) for c in at.caption]

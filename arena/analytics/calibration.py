@@ -7,6 +7,8 @@ scored on the very same bets. Brier intervals come from the leaderboard's bootst
 (`family_bootstrap`), so both pages show identical numbers for the same seed.
 """
 
+from collections.abc import Sequence
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -18,7 +20,7 @@ from arena.analytics.bootstrap import family_bootstrap
 from arena.analytics.cohorts import result_frame
 from arena.analytics.scope import as_date, cohort_id_of, in_scope, utc_date
 from arena.core import stats
-from arena.storage.tables import AGENTS
+from arena.storage.tables import AGENTS, FAMILIES
 from arena.storage.tables import BRIER_SCORES as BRIERS
 
 FORECASTERS = ("implied", "market")
@@ -278,12 +280,174 @@ def brier_over_time(engine: Engine, *, cohort: int | None = None) -> pd.DataFram
     return frame[list(BRIER_OVER_TIME_COLUMNS)]
 
 
+# --------------------------------------------------------------------------------------------
+# The reliability diagram as the page draws it: Wilson intervals and a minimum count per bin.
+# Pure functions over the stored `reliability` frames (no database): a bin's wins are its
+# count × observed rate, so its interval comes from the frame the hourly job already stored.
+
+# A bin with fewer bets than this is listed, not drawn: a 1-bet bin sits at 0 or 1 and its
+# interval spans most of the axis, so drawn it dominates the diagram and says nothing.
+MIN_BIN_COUNT = 5
+MARKET_SERIES = "Market price (same bets)"
+DIAGRAM_COLUMNS: tuple[str, ...] = (
+    "series",
+    "family_id",
+    "forecaster",
+    "bin",
+    "bin_low",
+    "bin_high",
+    "count",
+    "wins",
+    "mean_forecast",
+    "observed_rate",
+    "ci_low",
+    "ci_high",
+    "drawn",
+)
+
+
+def wilson_interval(
+    successes: Any, n: Any, level: float = stats.CONFIDENCE
+) -> tuple[np.ndarray, np.ndarray]:
+    """The Wilson score interval of a binomial proportion, elementwise (NaN where n = 0).
+
+    With p̂ = successes / n and z the two-sided normal quantile of `level` (1.96 at 95%):
+    centre = (p̂ + z²/2n) / (1 + z²/n), half-width = z √(p̂(1−p̂)/n + z²/4n²) / (1 + z²/n).
+    Unlike p̂ ± z√(p̂(1−p̂)/n) it stays inside [0, 1] and is not zero-width at 0 or n wins,
+    which is what a reliability bin of a few bets needs.
+    """
+    if not 0 < level < 1:
+        raise ValueError("level must be in (0, 1)")
+    k = np.asarray(successes, dtype=np.float64)
+    count = np.asarray(n, dtype=np.float64)
+    if np.any(count < 0) or np.any(k < 0) or np.any(k > count):
+        raise ValueError("need 0 <= successes <= n")
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = k / count
+        denominator = 1 + z * z / count
+        centre = (p + z * z / (2 * count)) / denominator
+        half = z * np.sqrt(p * (1 - p) / count + z * z / (4 * count * count)) / denominator
+    # At 0 or n wins the bound is exactly 0 or 1 (centre ∓ half-width cancel in exact
+    # arithmetic; in floats they leave ~1e-17).
+    low = np.where(k == 0, 0.0, np.clip(centre - half, 0.0, 1.0))
+    high = np.where(k == count, 1.0, np.clip(centre + half, 0.0, 1.0))
+    empty = count == 0
+    return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
+
+
+def pooled_reliability(frame: pd.DataFrame, families: Sequence[str]) -> pd.DataFrame:
+    """`families`' bins of a `reliability` frame summed into one row per bin (family_id ""):
+    counts and wins add up, the mean forecast is the count-weighted mean. Used for the
+    market price as one reference forecaster over the bets of several families."""
+    rows = frame[frame["family_id"].isin(list(families))]
+    if rows.empty:
+        return pd.DataFrame(columns=list(RELIABILITY_COLUMNS))
+    count = rows["count"].astype("int64")
+    work = pd.DataFrame(
+        {
+            "bin": rows["bin"].astype("int64"),
+            "bin_low": rows["bin_low"],
+            "bin_high": rows["bin_high"],
+            "count": count,
+            "forecast_sum": (rows["mean_forecast"] * count).fillna(0.0),
+            "won": _wins(rows),
+        }
+    )
+    summed = (
+        work.groupby(["bin", "bin_low", "bin_high"], as_index=False)[
+            ["count", "forecast_sum", "won"]
+        ]
+        .sum()
+        .sort_values("bin")
+    )
+    filled = summed["count"] > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_f = summed["forecast_sum"] / summed["count"]
+        rate = summed["won"] / summed["count"]
+    return pd.DataFrame(
+        {
+            "family_id": "",
+            "bin": summed["bin"].astype("int64"),
+            "bin_low": summed["bin_low"],
+            "bin_high": summed["bin_high"],
+            "count": summed["count"].astype("int64"),
+            "mean_forecast": mean_f.where(filled),
+            "observed_rate": rate.where(filled),
+        }
+    )[list(RELIABILITY_COLUMNS)].reset_index(drop=True)
+
+
+def _wins(frame: pd.DataFrame) -> pd.Series:
+    """Bets won per bin: count × observed rate, an integer up to float rounding."""
+    won = (frame["observed_rate"] * frame["count"]).fillna(0.0)
+    return won.round().astype("int64")
+
+
+def reliability_diagram(
+    implied: pd.DataFrame,
+    market: pd.DataFrame,
+    families: Sequence[str],
+    *,
+    names: dict[str, str] | None = None,
+    min_count: int = MIN_BIN_COUNT,
+    level: float = stats.CONFIDENCE,
+) -> pd.DataFrame:
+    """What the Calibration page's reliability diagram shows, from the stored `reliability`
+    and `reliability_market` frames: each of `families`' implied confidence per bin and the
+    market's price on those same bets (pooled over `families`) as a reference forecaster.
+
+    One row per non-empty bin. Columns: ``series`` (the family's display name from `names`,
+    or `MARKET_SERIES`), ``family_id`` ("" for the pooled market), ``forecaster``
+    ("implied confidence" | "market price"), ``bin``, ``bin_low``, ``bin_high``, ``count``,
+    ``wins``, ``mean_forecast``, ``observed_rate``, ``ci_low`` / ``ci_high`` (the observed
+    rate's Wilson interval at `level`), ``drawn`` (count ≥ `min_count`: bins below are
+    listed, not drawn).
+    """
+    names = names or {}
+    parts = []
+    for family_id in families:
+        rows = implied[implied["family_id"] == family_id]
+        parts.append(
+            rows.assign(series=names.get(family_id, family_id), forecaster="implied confidence")
+        )
+    pooled = pooled_reliability(market, families)
+    if not pooled.empty:
+        parts.append(pooled.assign(series=MARKET_SERIES, forecaster="market price"))
+    if not parts:
+        return pd.DataFrame(columns=list(DIAGRAM_COLUMNS))
+    points = pd.concat(parts, ignore_index=True)
+    points = points[points["count"] > 0].reset_index(drop=True)
+    if points.empty:
+        return pd.DataFrame(columns=list(DIAGRAM_COLUMNS))
+    points["count"] = points["count"].astype("int64")
+    points["wins"] = _wins(points)
+    low, high = wilson_interval(points["wins"], points["count"], level)
+    points["ci_low"], points["ci_high"] = low, high
+    points["drawn"] = points["count"] >= min_count
+    return points[list(DIAGRAM_COLUMNS)]
+
+
+def family_names(engine: Engine) -> dict[str, str]:
+    """Each family's display name by id (the id itself when it has none)."""
+    query = select(FAMILIES.c.id, func.coalesce(FAMILIES.c.display_name, FAMILIES.c.id))
+    with engine.connect() as conn:
+        return {str(family_id): str(name) for family_id, name in conn.execute(query)}
+
+
 __all__ = [
     "BRIER_OVER_TIME_COLUMNS",
     "CALIBRATION_COLUMNS",
+    "DIAGRAM_COLUMNS",
+    "MARKET_SERIES",
+    "MIN_BIN_COUNT",
     "RELIABILITY_COLUMNS",
     "brier_over_time",
     "brier_rows",
     "calibration_summary",
+    "family_names",
+    "pooled_reliability",
     "reliability",
+    "reliability_diagram",
+    "wilson_interval",
 ]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sqlalchemy import func, select
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from arena.agents.parsing import split_thinking
 from arena.analytics.cohorts import (
@@ -42,6 +42,7 @@ from arena.analytics.markets import priced_frame
 from arena.storage.tables import DECISION_ATTEMPTS as ATTEMPTS
 from arena.storage.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
 from arena.storage.tables import MARKET_SNAPSHOTS as UNIVERSES
+from arena.storage.tables import MARKETS
 
 # The list's cap, as the other dashboard lists have (markets, job runs, log lines): the newest
 # 1,000 matching decisions, about five weeks of ten agents × five cohorts. Older ones are a
@@ -203,6 +204,7 @@ LEG_COLUMNS: dict[str, str] = {
     "kind": TEXT,
     "executed": BOOL,
     "market_id": TEXT,
+    "question": TEXT,
     "side": TEXT,
     "requested": TEXT,
     "amount": MONEY,
@@ -248,6 +250,23 @@ class DecisionDetail:
     attempt_log: pd.DataFrame = field(repr=False)
 
     @property
+    def reasoning(self) -> str | None:
+        """The model's own rationale: the parsed answer's ``reasoning`` text (None when
+        nothing parsed or it gave none)."""
+        payload = self.parsed_response
+        text = payload.get("reasoning") if isinstance(payload, dict) else None
+        return (text.strip() or None) if isinstance(text, str) else None
+
+    @property
+    def notes(self) -> list[str]:
+        """The parsed answer's ``notes`` (what the model asked to remember), as text."""
+        payload = self.parsed_response
+        notes = payload.get("notes") if isinstance(payload, dict) else None
+        if isinstance(notes, str):
+            notes = [notes]
+        return [str(note) for note in notes or [] if str(note).strip()]
+
+    @property
     def parsed_json(self) -> str:
         """The parsed payload pretty-printed (empty when nothing parsed)."""
         if self.parsed_response is None:
@@ -255,23 +274,26 @@ class DecisionDetail:
         return json.dumps(self.parsed_response, indent=2, ensure_ascii=False, sort_keys=False)
 
 
-def legs_frame(legs: list[dict[str, Any]]) -> pd.DataFrame:
+def legs_frame(legs: list[dict[str, Any]], questions: dict[str, str] | None = None) -> pd.DataFrame:
     """A decision's `legs` JSON as a table: one row per leg, executed or rejected.
 
     Columns: ``leg`` (0-based index in the answer), ``kind`` (BET | SELL), ``executed``,
-    ``market_id``, ``side``, ``requested`` (the leg as the model wrote it, JSON text),
+    ``market_id``, ``question`` (the market's, from `questions` by id; missing for an id that
+    names no market), ``side``, ``requested`` (the leg as the model wrote it, JSON text),
     ``amount`` ($ moved), ``price``, ``shares``, ``implied_confidence``, ``position_id``,
     ``reason`` (rejection code, e.g. below_min) and ``message``.
     """
     rows = []
     for leg in legs:
         request = leg.get("request") or {}
+        market_id = leg.get("market_id") or request.get("market_id")
         rows.append(
             {
                 "leg": leg.get("index"),
                 "kind": leg.get("kind"),
                 "executed": bool(leg.get("executed")),
-                "market_id": leg.get("market_id") or request.get("market_id"),
+                "market_id": market_id,
+                "question": (questions or {}).get(str(market_id)),
                 "side": leg.get("side") or request.get("side"),
                 "requested": json.dumps(request, ensure_ascii=False),
                 "amount": leg.get("amount"),
@@ -314,6 +336,8 @@ def decision_detail(engine: Engine, decision_id: int) -> DecisionDetail | None:
         if row is None:
             return None
         attempt_rows = fetch(conn, attempts)
+        legs = list(row["legs"] or [])
+        questions = _leg_questions(conn, legs)
     return DecisionDetail(
         decision_id=int(row["id"]),
         cohort_number=int(row["cohort_number"]),
@@ -340,9 +364,23 @@ def decision_detail(engine: Engine, decision_id: int) -> DecisionDetail | None:
         market_snapshot_id=row["market_snapshot_id"],
         snapshot_taken_at=row["snapshot_taken_at"],
         snapshot_markets=int(row["snapshot_markets"] or 0),
-        legs=legs_frame(list(row["legs"] or [])),
+        legs=legs_frame(legs, questions),
         attempt_log=typed_frame(attempt_rows, ATTEMPT_COLUMNS),
     )
+
+
+def _leg_questions(conn: Connection, legs: list[dict[str, Any]]) -> dict[str, str]:
+    """The question of each market a decision's legs name, by market id (a leg naming a
+    market we never synced, which validation rejects, has none)."""
+    ids = set()
+    for leg in legs:
+        market_id = leg.get("market_id") or (leg.get("request") or {}).get("market_id")
+        if market_id is not None:
+            ids.add(str(market_id)[:64])
+    if not ids:
+        return {}
+    query = select(MARKETS.c.id, MARKETS.c.question).where(MARKETS.c.id.in_(sorted(ids)))
+    return {str(market_id): str(question) for market_id, question in conn.execute(query)}
 
 
 SNAPSHOT_ITEM_COLUMNS: dict[str, str] = {

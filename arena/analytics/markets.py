@@ -6,6 +6,7 @@ synced price. That is the evidence the benchmark used; finer history is not stor
 """
 
 from typing import Any
+from urllib.parse import quote
 
 import pandas as pd
 from sqlalchemy import Select, String, cast, func, or_, select
@@ -55,6 +56,23 @@ MARKET_COLUMNS: dict[str, str] = {
     "agents": INT,
     "updated_at": TIME,
 }
+LIST_COLUMNS: dict[str, str] = {
+    **MARKET_COLUMNS,
+    "first_seen_at": TIME,
+    "slug": TEXT,
+    "event_slug": TEXT,
+    "source": TEXT,
+}
+
+
+# The Markets list's orders (`markets(order=...)`): link value → what a person reads.
+ORDERS: dict[str, str] = {
+    "held": "Most held",
+    "volume": "Volume",
+    "closing": "Closing first",
+    "closing-last": "Closing last",
+    "newest": "Newest",
+}
 
 
 def _like_pattern(text: str) -> str:
@@ -88,10 +106,11 @@ def markets(
     category: str | None = None,
     market_type: str | None = None,
     held: bool | None = None,
+    order: str = "held",
     limit: int = DEFAULT_LIMIT,
 ) -> pd.DataFrame:
-    """Markets matching every given filter, most positions first, then by volume; ≤ `limit`
-    rows.
+    """Markets matching every given filter, in `order` (`ORDERS`: by default most positions
+    first, then by volume); ≤ `limit` rows.
 
     `search` matches the question, event title or market id, case-insensitively (as a
     literal: bound parameter, wildcards escaped). `held`: True → markets any agent has ever
@@ -99,14 +118,26 @@ def markets(
     ``category``, ``market_type`` (binary | named), ``status`` (open | closed | resolved |
     cancelled), ``outcomes`` and ``prices`` (JSON text, as last synced), ``volume``,
     ``end_date``, ``resolution_outcome``; ``positions`` (ever opened), ``open_positions``,
-    ``agents`` (distinct agents that held it); ``updated_at`` (last sync).
+    ``agents`` (distinct agents that held it); ``updated_at`` (last sync); ``first_seen_at``
+    (first synced); ``slug``, ``event_slug``, ``source`` and ``polymarket_url``
+    (`polymarket_url`).
     """
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {tuple(ORDERS)}, not {order!r}")
     opened = func.coalesce(HOLDINGS.c.position_count, 0)
     query = (
-        select(*_listed_columns(), *_holding_counts(), MARKETS.c.updated_at)
+        select(
+            *_listed_columns(),
+            *_holding_counts(),
+            MARKETS.c.updated_at,
+            MARKETS.c.first_seen_at,
+            MARKETS.c.slug,
+            MARKETS.c.event_slug,
+            MARKETS.c.source,
+        )
         .select_from(MARKETS)
         .outerjoin(HOLDINGS, HOLDINGS.c.market_id == MARKETS.c.id)
-        .order_by(opened.desc(), MARKETS.c.volume.desc(), MARKETS.c.id)
+        .order_by(*_ordering(order, opened))
         .limit(limit)
     )
     if search:
@@ -121,7 +152,47 @@ def markets(
         query = query.where(opened > 0)
     elif held is False:
         query = query.where(opened == 0)
-    return priced_frame(engine, query, MARKET_COLUMNS)
+    return with_polymarket_url(priced_frame(engine, query, LIST_COLUMNS))
+
+
+def _ordering(order: str, opened: Any) -> tuple[Any, ...]:
+    """ORDER BY of `order`; the market id last, so equal keys keep a stable order. Close
+    dates: markets without one last either way. Newest: first synced, most recent first."""
+    if order == "volume":
+        return (MARKETS.c.volume.desc(), MARKETS.c.id)
+    if order == "closing":
+        return (MARKETS.c.end_date.is_(None), MARKETS.c.end_date, MARKETS.c.id)
+    if order == "closing-last":
+        return (MARKETS.c.end_date.is_(None), MARKETS.c.end_date.desc(), MARKETS.c.id)
+    if order == "newest":
+        return (MARKETS.c.first_seen_at.desc(), MARKETS.c.volume.desc(), MARKETS.c.id)
+    return (opened.desc(), MARKETS.c.volume.desc(), MARKETS.c.id)
+
+
+POLYMARKET = "https://polymarket.com"
+
+
+def polymarket_url(source: Any, event_slug: Any, slug: Any) -> str | None:
+    """The market's page on Polymarket: ``/event/<event slug>`` (the page of its event,
+    which lists the market), else ``/market/<market slug>``; None for a simulated market
+    (its slugs name nothing on Polymarket) or when no slug is stored."""
+    if source != "gamma":
+        return None
+    for path, value in (("event", event_slug), ("market", slug)):
+        if isinstance(value, str) and value.strip():
+            return f"{POLYMARKET}/{path}/{quote(value.strip(), safe='-_.~')}"
+    return None
+
+
+def with_polymarket_url(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (with ``source``, ``event_slug``, ``slug``) plus ``polymarket_url``."""
+    urls = [
+        polymarket_url(source, event_slug, slug)
+        for source, event_slug, slug in zip(
+            frame["source"], frame["event_slug"], frame["slug"], strict=True
+        )
+    ]
+    return frame.assign(polymarket_url=pd.Series(urls, index=frame.index, dtype="string"))
 
 
 def _holding_counts() -> tuple[Any, ...]:
@@ -177,6 +248,7 @@ DETAIL_COLUMNS: dict[str, str] = {
     "description": TEXT,
     "event_id": TEXT,
     "slug": TEXT,
+    "event_slug": TEXT,
     "neg_risk": TEXT,
     "uma_resolution_status": TEXT,
     "resolved_at": TIME,
@@ -186,8 +258,9 @@ DETAIL_COLUMNS: dict[str, str] = {
 
 def market_detail(engine: Engine, market_id: str) -> pd.DataFrame:
     """One row for `market_id` (no row when unknown): everything `markets` shows plus
-    ``description``, ``event_id``, ``slug``, ``neg_risk``, ``uma_resolution_status``,
-    ``resolved_at`` and ``source`` (gamma | simulated)."""
+    ``description``, ``event_id``, ``slug``, ``event_slug``, ``neg_risk``,
+    ``uma_resolution_status``, ``resolved_at``, ``source`` (gamma | simulated) and
+    ``polymarket_url``."""
     query = (
         select(
             *_listed_columns(),
@@ -196,6 +269,7 @@ def market_detail(engine: Engine, market_id: str) -> pd.DataFrame:
             MARKETS.c.description,
             MARKETS.c.event_id,
             MARKETS.c.slug,
+            MARKETS.c.event_slug,
             MARKETS.c.neg_risk,
             MARKETS.c.uma_resolution_status,
             MARKETS.c.resolved_at,
@@ -206,7 +280,7 @@ def market_detail(engine: Engine, market_id: str) -> pd.DataFrame:
     )
     frame = priced_frame(engine, query, {**DETAIL_COLUMNS, "neg_risk": OBJECT})
     frame["neg_risk"] = pd.Series(["yes" if v else "no" for v in frame["neg_risk"]], dtype="string")
-    return frame
+    return with_polymarket_url(frame)
 
 
 PRICE_COLUMNS: dict[str, str] = {

@@ -181,7 +181,8 @@ def test_selecting_a_decision_shows_its_raw_responses(streamlit_server: str, pag
     expect(page.get_by_role("heading", name="Decision 1", exact=True)).to_be_visible()
     expect(page).to_have_url(re.compile(r"decision=1(&|$)"))
     main = page.get_by_test_id("stMain")
-    expect(main.get_by_text("Attempt 2 — malformed")).to_be_visible()
+    page.get_by_role("tab", name="Attempts").click()
+    main.get_by_text("Attempt 2 — malformed").click()  # its raw answer, collapsed until asked
     expect(main.get_by_text("I would buy YES on the first market, it looks cheap.")).to_be_visible()
     # The valid answer carries markup in its reasoning: shown as text, never rendered.
     expect(main.get_by_text("<b>second</b>").first).to_be_visible()
