@@ -246,6 +246,10 @@ else:
         column_config=LIST_COLUMNS,
     )
     ui.download_csv(listing, "decisions")
+    # A row picked (or cleared) in this run has just rewritten the link: follow it now.
+    picked = ui.link_int("decision")
+    if picked != decision_id:
+        detail = None if picked is None else ui.read(decision_detail, picked)
 
 
 def show_decision(detail: DecisionDetail) -> None:

@@ -216,6 +216,12 @@ else:
         )
     ui.download_csv(found, "markets")
 
+# A row picked (or cleared) in this run has just rewritten the link: follow it now.
+picked = ui.get_link("market")
+if picked != market_id:
+    market_id = picked
+    detail = ui.read(market_detail, market_id) if market_id else pd.DataFrame()
+
 
 def show_market(market_id: str, detail: pd.DataFrame) -> None:
     """One market: its question and prices, price path, positions, trades and Brier rows."""

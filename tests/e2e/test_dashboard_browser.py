@@ -246,3 +246,14 @@ def test_exports_zip_holds_contract_csvs_and_readme(streamlit_server: str, page:
             assert header == ",".join(spec.columns)
         readme = archive.read("README.txt").decode()
     assert "Methodology version: v1" in readme and "Filters: cohort=1" in readme
+
+
+def test_selecting_a_market_row_opens_that_market(streamlit_server: str, page: Page) -> None:
+    """The row picked opens its market in the same run (the detail follows the new link)."""
+    _open(page, streamlit_server, "markets", "Markets")
+    expect(page.get_by_role("heading", name=re.compile(r"^Market \d+$"))).to_have_count(0)
+
+    _select_row(page, 0, 0)
+
+    expect(page.get_by_role("heading", name=re.compile(r"^Market \d+$"))).to_be_visible()
+    expect(page).to_have_url(re.compile(r"market=\d+"))
