@@ -2,15 +2,18 @@
 
 Why a catalog: `bench/run.py` times a page as the sum of the read models it runs (Streamlit
 runs them one after another), without Streamlit and without `ui.read`'s cache. Each entry
-replays the page script's `ui.read(...)` / `ui.curve_section(...)` calls in order, with the
-arguments the page passes when nothing is selected yet (no query-string links): the same
-defaults, derived from the same earlier results (e.g. the newest cohort from `cohorts`).
-Every page also pays dashboard.py's `schema_revision` gate first, and so does its entry here.
+replays the page script's `ui.read(...)` / `ui.curve_section(...)` / `ui.stored_or_offer(...)` /
+`ui.simulated_notice(...)` reads in order, with the arguments the page passes when nothing is
+selected yet (no query-string links): the same defaults, derived from the same earlier results
+(e.g. the newest cohort from `cohorts`). Every page also pays dashboard.py's `schema_revision`
+gate first, and so does its entry here.
 
 Clicks worth timing (open one decision, one market, one frozen snapshot) are separate
 entries marked "(click)"; they time only the reads that the click adds. The Leaderboard,
-Calibration and Overview pages show the hourly `analyses` job's stored frame while it is current and
-compute live otherwise: the live computations are timed as entries of their own. Curves are
+Calibration and Overview pages (and the Family page's headline numbers, and Home's leader) show
+the hourly `analyses` job's stored frame while it is current (`current_stored`); otherwise they
+offer to compute it live and compute nothing until the person clicks, so a first load reads
+`current_stored` only: the live computations are timed as entries of their own. Curves are
 also timed per range key at "all cohorts" scope, since users click through the ranges.
 
 Keep this in step with pages/*.py: when a page changes its reads, change its entry here.
@@ -18,6 +21,7 @@ Keep this in step with pages/*.py: when a page changes its reads, change its ent
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from time import perf_counter
 from typing import Any
 
@@ -30,9 +34,11 @@ from arena.analytics import calibration as calibration_rm
 from arena.analytics import cohorts as cohorts_rm
 from arena.analytics import curves as curves_rm
 from arena.analytics import decisions as decisions_rm
-from arena.analytics import leaderboard as leaderboard_rm
 from arena.analytics import markets as markets_rm
 from arena.analytics import operations as operations_rm
+from arena.analytics import paired as paired_rm
+from arena.analytics import simulated as simulated_rm
+from arena.analytics import status as status_rm
 from arena.analytics import stored as stored_rm
 
 RANGE_KEYS: tuple[str, ...] = tuple(curves_rm.RANGES)
@@ -76,9 +82,10 @@ class Reader:
         return sum(call.ms for call in self.calls)
 
     def used_stored(self) -> bool | None:
-        """Whether `current_or_live` served a stored frame (None: the page did not ask)."""
-        found = [v for k, v in self.results.items() if k.startswith("current_or_live")]
-        return any(v[1] is not None for v in found) if found else None
+        """Whether `current_stored` served a stored frame (False: none was current, so the
+        page offered the live computation; None: the page did not ask)."""
+        found = [v for k, v in self.results.items() if k.split("#")[0] == "current_stored"]
+        return any(v is not None for v in found) if found else None
 
 
 def _label(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
@@ -86,13 +93,21 @@ def _label(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     return f"{name}({', '.join(shown)})"
 
 
+def this_minute() -> datetime:
+    """Now, to the minute: the instant the Home page judges the arena at."""
+    return datetime.now(UTC).replace(second=0, microsecond=0)
+
+
 @dataclass(frozen=True)
 class Selection:
-    """What a user clicks on: resolved once per database, outside any timing."""
+    """What a user clicks on: resolved once per database, outside any timing. `now` is the
+    minute the pages load at (Home's `arena_status` argument), fixed so that repeated runs
+    read the same; it does not take part in comparisons."""
 
     decision_id: int | None
     market_id: str | None
     snapshot_id: int | None
+    now: datetime = field(default_factory=this_minute, compare=False)
 
 
 def resolve_selection(engine: Engine) -> Selection:
@@ -114,38 +129,117 @@ def _entry(read: Reader) -> None:
     read(analytics.schema_revision)
 
 
+def _stored(read: Reader, name: str, cohort: int | None = None) -> Any:
+    """`ui.stored_or_offer` on first load: the current stored result, or None (the page then
+    offers the live computation and computes nothing unasked)."""
+    return read(stored_rm.current_stored, name, cohort)
+
+
+def _simulated(read: Reader) -> None:
+    """`ui.simulated_notice`: which families the simulated model server answered."""
+    read(simulated_rm.simulated_families)
+
+
+def _curve(read: Reader, range_key: str, *, cohort: int | None, family: str | None) -> None:
+    """One range of `ui.curve_section`: the curve; then, when it has points, its window and the
+    decision runs marked on it (from one bucket before the window's start)."""
+    frame = read(curves_rm.portfolio_curves, range_key, cohort=cohort, family=family)
+    if frame.empty:
+        return
+    window = read(curves_rm.curve_window, range_key, cohort=cohort, family=family)
+    since = window.start - pd.Timedelta(seconds=window.bucket_seconds) if window.start else None
+    read(
+        curves_rm.decision_runs,
+        cohort=cohort,
+        family=family,
+        start=since,
+        end=window.end,
+    )
+
+
 def curve_section(read: Reader, *, cohort: int | None = None, family: str | None = None) -> None:
-    """`ui.curve_section` with its default range (ALL): the curve, then its window caption."""
-    frame = read(curves_rm.portfolio_curves, "ALL", cohort=cohort, family=family)
-    if not frame.empty:
-        read(curves_rm.curve_window, "ALL", cohort=cohort, family=family)
+    """`ui.curve_section` with its default range (ALL, never flat): which short ranges are
+    flat, then the curve, its window and its decision runs."""
+    read(curves_rm.flat_ranges, cohort=cohort, family=family)
+    _curve(read, "ALL", cohort=cohort, family=family)
+
+
+def home_page(read: Reader, sel: Selection) -> None:
+    """The status strip at this minute, the simulated badge, and the leader from the stored
+    leaderboard (never computed here) once a cohort exists."""
+    _entry(read)
+    status = read(status_rm.arena_status, sel.now)
+    _simulated(read)
+    if status.cohorts:
+        _stored(read, "leaderboard")
 
 
 def overview_page(read: Reader, _sel: Selection) -> None:
-    """The stored row counts when current (the hourly `analyses` job), else counted live."""
+    """The stored row counts when current (the hourly `analyses` job), else the offer."""
     _entry(read)
-    read(stored_rm.current_or_live, "overview")
+    read(cohorts_rm.cohort_numbers)
+    _stored(read, "overview")
 
 
 def overview_live(read: Reader, _sel: Selection) -> None:
-    """The row counts counted live: the page's fallback and the hourly job's cost."""
-    read(analytics.overview)
+    """The row counts counted live: the page's "compute now" click and the hourly job's cost."""
+    read(stored_rm.live, "overview")
 
 
 def leaderboard_page(read: Reader, _sel: Selection) -> None:
-    """The stored leaderboard when current (the hourly `analyses` job), else computed live."""
+    """The stored leaderboard when current (the hourly `analyses` job), else the offer; the
+    curve either way."""
     _entry(read)
     if not read(cohorts_rm.cohort_numbers):
         return
-    board, _stored = read(stored_rm.current_or_live, "leaderboard", cohort=None)
-    if not board.empty:
-        curve_section(read, cohort=None)
+    stored = _stored(read, "leaderboard")
+    if stored is not None:
+        if stored.frame.empty:
+            return
+        _simulated(read)
+    curve_section(read, cohort=None)
 
 
 def leaderboard_live(read: Reader, _sel: Selection) -> None:
-    """The leaderboard computed live: the page's fallback when no stored result is current,
-    and the hourly job's cost per scope."""
-    read(leaderboard_rm.leaderboard, cohort=None)
+    """The leaderboard computed live: the page's "compute now" click when no stored result is
+    current, and the hourly job's cost per scope."""
+    read(stored_rm.live, "leaderboard", cohort=None)
+
+
+def compare_page(read: Reader, _sel: Selection) -> None:
+    """All cohorts; the first two families in the page's order (models first, then baselines,
+    each by display name): the page compares them at once, without waiting for a pick."""
+    _entry(read)
+    index: pd.DataFrame = read(agents_rm.agent_index)
+    if index.empty:
+        return
+    ordered = index.drop_duplicates("family_id").sort_values(
+        ["kind", "display_name"], key=lambda c: c.ne("llm") if c.name == "kind" else c.str.lower()
+    )
+    families = [str(f) for f in ordered["family_id"]]
+    if len(families) < 2:
+        return
+    family = families[0]
+    versus = next(f for f in families if f != family)
+    _simulated(read)
+    read(paired_rm.family_comparison, family, versus, cohort=None)
+
+
+def family_page(read: Reader, _sel: Selection) -> None:
+    """The best-ranked LLM family by return; its headline row from the stored leaderboard
+    (the point numbers alone when none is current: no offer stops the page)."""
+    _entry(read)
+    returns: pd.DataFrame = read(agents_rm.family_returns)
+    if returns.empty:
+        return
+    ordered = pd.concat(
+        [returns[returns["kind"] != "baseline"], returns[returns["kind"] == "baseline"]]
+    )
+    family = agents_rm.best_llm_family(returns) or str(ordered["family_id"].iloc[0])
+    _simulated(read)
+    read(agents_rm.family_cohorts, family)
+    _stored(read, "leaderboard")
+    curve_section(read, family=family)
 
 
 def cohorts_page(read: Reader, _sel: Selection) -> None:
@@ -160,15 +254,16 @@ def cohorts_page(read: Reader, _sel: Selection) -> None:
 
 
 def agent_page(read: Reader, _sel: Selection) -> None:
+    """The newest cohort's best-ranked LLM agent by return (the first standing without one)."""
     _entry(read)
     index: pd.DataFrame = read(agents_rm.agent_index)
     if index.empty:
         return
     cohort = max(int(n) for n in index["cohort_number"])
-    family = str(index.loc[index["cohort_number"] == cohort, "family_id"].iloc[0])
-    summary = read(agents_rm.agent_summary, cohort, family)
-    if summary.empty:
-        return
+    standings: pd.DataFrame = read(cohorts_rm.cohort_standings, cohort)
+    family = cohorts_rm.best_llm(standings) or str(standings["family_id"].iloc[0])
+    _simulated(read)
+    read(agents_rm.agent_summary, cohort, family)
     curve_section(read, cohort=cohort, family=family)
     read(agents_rm.positions, cohort=cohort, family=family)
     read(agents_rm.trades, cohort=cohort, family=family)
@@ -176,28 +271,44 @@ def agent_page(read: Reader, _sel: Selection) -> None:
 
 
 def calibration_page(read: Reader, _sel: Selection) -> None:
+    """All cohorts; the stored summary, then (the default families: up to three models) the
+    stored reliability frames and Brier over time. Each one not current stops the page at its
+    offer."""
     _entry(read)
     if not read(cohorts_rm.cohort_numbers):
         return
-    summary, _stored = read(stored_rm.current_or_live, "calibration_summary", cohort=None)
-    if summary.empty:
+    summary = _stored(read, "calibration_summary")
+    if summary is None or summary.frame.empty:
         return
-    read(stored_rm.current_or_live, "reliability", cohort=None)
-    read(stored_rm.current_or_live, "reliability_market", cohort=None)
-    read(stored_rm.current_or_live, "brier_over_time", cohort=None)
+    read(calibration_rm.family_names)
+    _simulated(read)
+    for name in ("reliability", "reliability_market", "brier_over_time"):
+        if _stored(read, name) is None:
+            return
 
 
 def calibration_live(read: Reader, _sel: Selection) -> None:
-    """The calibration summary computed live (fallback and hourly job, as above)."""
-    read(calibration_rm.calibration_summary, cohort=None)
+    """The calibration summary computed live (the "compute now" click and hourly job, as
+    above)."""
+    read(stored_rm.live, "calibration_summary", cohort=None)
 
 
 def decisions_page(read: Reader, _sel: Selection) -> None:
     _entry(read)
     if not read(agents_rm.filter_options).cohorts:
         return
+    _simulated(read)
+    read(calibration_rm.family_names)
     read(decisions_rm.decision_weeks)
-    read(decisions_rm.decisions, cohort=None, family=None, week=None, action=None, status=None)
+    read(
+        decisions_rm.decisions,
+        cohort=None,
+        family=None,
+        week=None,
+        action=None,
+        status=None,
+        limit=decisions_rm.DEFAULT_LIMIT,
+    )
 
 
 def decision_click(read: Reader, sel: Selection) -> None:
@@ -207,9 +318,18 @@ def decision_click(read: Reader, sel: Selection) -> None:
 
 
 def markets_page(read: Reader, _sel: Selection) -> None:
+    """No filter, the default sort (most held first)."""
     _entry(read)
     read(markets_rm.categories)
-    read(markets_rm.markets, search=None, status=None, category=None, market_type=None, held=None)
+    read(
+        markets_rm.markets,
+        search=None,
+        status=None,
+        category=None,
+        market_type=None,
+        held=None,
+        order="held",
+    )
 
 
 def market_click(read: Reader, sel: Selection) -> None:
@@ -219,6 +339,7 @@ def market_click(read: Reader, sel: Selection) -> None:
     detail = read(markets_rm.market_detail, sel.market_id)
     if detail.empty:
         return
+    read(calibration_rm.family_names)
     read(markets_rm.price_path, sel.market_id)
     read(markets_rm.market_positions, sel.market_id)
     read(markets_rm.market_trades, sel.market_id)
@@ -250,14 +371,15 @@ def exports_page(read: Reader, _sel: Selection) -> None:
     """The zip is built only when the button is clicked; first load reads the filters' choices."""
     _entry(read)
     read(agents_rm.filter_options)
+    read(calibration_rm.family_names)
 
 
 def curves_at(range_key: str) -> PageRun:
-    """A range-key click on the Leaderboard's curve at "All cohorts" scope."""
+    """A range-key click on the Leaderboard's curve at "All cohorts" scope (the flat ranges
+    were read on first load)."""
 
     def run(read: Reader, _sel: Selection) -> None:
-        read(curves_rm.portfolio_curves, range_key, cohort=None, family=None)
-        read(curves_rm.curve_window, range_key, cohort=None, family=None)
+        _curve(read, range_key, cohort=None, family=None)
 
     return run
 
@@ -268,12 +390,15 @@ class Page:
 
     name: str
     run: PageRun
-    kind: str = "page"  # page | click | live (a page's fallback read) | curve
+    kind: str = "page"  # page | click | live (a page's "compute now" read) | curve
 
 
 PAGES: tuple[Page, ...] = (
+    Page("home", home_page),
     Page("leaderboard", leaderboard_page),
     Page("leaderboard() computed live", leaderboard_live, "live"),
+    Page("compare", compare_page),
+    Page("family", family_page),
     Page("cohorts", cohorts_page),
     Page("agent", agent_page),
     Page("calibration", calibration_page),

@@ -135,7 +135,7 @@ class PageResult:
     cold_calls: list[float] = field(default_factory=list)
     warm_ms: float = float("nan")
     warm_calls: list[float] = field(default_factory=list)
-    stored: bool | None = None  # whether the page was served a stored analysis
+    stored: bool | None = None  # whether the page was served a stored analysis (False: offered)
     error: str | None = None
 
 
@@ -208,7 +208,7 @@ def print_pages(label: str, results: list[PageResult], note: str) -> None:
     width = max(len(r.page.name) + 9 for r in results)
     print(f"{'page':<{width}}  calls   cold ms   warm ms")
     for r in results:
-        mark = {True: " [stored]", False: " [live]", None: ""}[r.stored]
+        mark = {True: " [stored]", False: " [offer]", None: ""}[r.stored]
         if r.error:
             print(f"{r.page.name + mark:<{width}}  ERROR {r.error}")
             continue
@@ -218,8 +218,9 @@ def print_pages(label: str, results: list[PageResult], note: str) -> None:
         )
     print(
         "warm = median of the page's total over repeated runs, dashboard.py's schema gate "
-        "included; [stored]/[live]: the page showed the hourly job's stored analysis / "
-        "computed it live\n\nper read-model call (cold ms / warm ms):"
+        "included; [stored]/[offer]: the page showed the hourly job's stored analysis / had "
+        "none current and offered to compute it live (the '… computed live' entries time "
+        "that)\n\nper read-model call (cold ms / warm ms):"
     )
     for r in results:
         print(f"  {r.page.name}")
