@@ -14,8 +14,8 @@ def test_the_bench_opens_every_page_in_pages_dir() -> None:
     files = {path.stem for path in (ROOT / "pages").glob("*.py")}
     assert sorted(page.name for page in pages) == sorted(files)
     assert [page.path for page in pages].count("") == 1  # the default page, at the root
-    leaderboard = next(page for page in pages if page.name == "leaderboard")
-    assert leaderboard == DashboardPage("leaderboard", "", "Leaderboard")
+    home = next(page for page in pages if page.name == "home")
+    assert home == DashboardPage("home", "", "Home")
     others = [page for page in pages if page.path]
     assert all(page.path == page.name for page in others)  # Streamlit's path: the file name
 
