@@ -23,6 +23,8 @@ round opens every page twice:
   previous one ended): what a visitor sees when nobody looked at the page lately. Reads a page
   shares with one opened earlier in the same round may be cached, as when one browses.
 - cached: the same page again at once: Streamlit, the browser and cache hits only.
+- in session: in that same browser session, to another page and back by the sidebar: the
+  click → idle a person browsing the dashboard waits (no page reload, reads cached).
 A warm-up round before the timed ones (the server's first run of each page imports its
 modules) is printed apart. Operations is timed locked, as opened, and as "operations
 (unlocked)": the admin password's Enter → the unlocked page's idle.
@@ -80,6 +82,15 @@ IDLE = """() => {
             '[data-testid=stMain] h1, [data-testid=stMain] [data-testid=stException]');
     return idle ? performance.now() : false;
 }"""
+# In-session navigation (a sidebar click): the new page's run is over and its title is drawn.
+HEADING_IDLE = """(heading) => {
+    const app = document.querySelector('[data-testid=stApp]');
+    const title = document.querySelector('[data-testid=stMain] h1');
+    const idle = app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector('[data-testid=stSkeleton]')
+        && title && title.innerText.trim() === heading;
+    return idle ? performance.now() : false;
+}"""
 # Operations unlocked: the run after Enter is over and the password box is gone.
 UNLOCKED_IDLE = """() => {
     const app = document.querySelector('[data-testid=stApp]');
@@ -90,6 +101,7 @@ UNLOCKED_IDLE = """() => {
 }"""
 
 
+IN_SESSION = " (in session)"
 NO_PAGE_TITLE = "Forecaster Arena"  # dashboard.py's own screen: no database, a bad URL…
 # st.Page("pages/leaderboard.py", title="Leaderboard", icon=…, default=True) in dashboard.py
 REGISTERED = re.compile(r'st\.Page\(\s*"pages/(\w+)\.py",\s*title="([^"]+)"([^)]*)\)')
@@ -198,10 +210,39 @@ def _check(page: Page, name: str) -> None:
         raise VisitError(f"{name}: exception on the page: {' '.join(text.split())[:300]}")
 
 
+def _nav_click(page: Page, title: str) -> None:
+    """Click the sidebar's link to the page titled `title` (unfolding "View more" if needed)."""
+    nav = page.get_by_test_id("stSidebarNav")
+    link = nav.get_by_role("link", name=title, exact=True)
+    if not link.is_visible():
+        nav.get_by_text(re.compile(r"^View \d+ more$")).click()
+    link.click()
+
+
+def in_session(page: Page, target: DashboardPage, heading: str) -> float:
+    """ms from a sidebar click to `target`'s idle, in a session that already ran the dashboard
+    (another page first, so this is a page change as a person browsing makes one)."""
+    other = "Operations" if target.name != "operations" else "Home"
+    _nav_click(page, other)
+    page.wait_for_function(
+        HEADING_IDLE, arg=other if other != "Home" else NO_PAGE_TITLE, polling="raf",
+        timeout=VISIT_TIMEOUT_MS,
+    )  # fmt: skip
+    began = float(page.evaluate("performance.now()"))
+    _nav_click(page, target.title)
+    handle = page.wait_for_function(
+        HEADING_IDLE, arg=heading, polling="raf", timeout=VISIT_TIMEOUT_MS
+    )
+    return float(handle.json_value()) - began
+
+
 def visit(
-    browser: Browser, base_url: str, target: DashboardPage, password: str
+    browser: Browser, base_url: str, target: DashboardPage, password: str, *, again: bool = False
 ) -> dict[str, float]:
-    """Open one page in a fresh context; ms to idle by name (Operations: locked and unlocked)."""
+    """Open one page in a fresh context; ms to idle by name (Operations: locked and unlocked).
+
+    `again`: then leave it for another page and come back by the sidebar, timed as
+    ``<name> (in session)``."""
     name = target.name
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
@@ -215,9 +256,13 @@ def visit(
             raise VisitError(f"{name}: never idle ({reason}): {shown[:300]}") from exc
         _check(page, name)
         heading = page.locator("[data-testid=stMain] h1").first.inner_text().strip()
-        if heading == NO_PAGE_TITLE:
+        # Home carries the entry's title too: there, the status strip tells the two apart.
+        home_ran = target.name == "home" and page.get_by_text("Latest snapshot").count() > 0
+        if heading == NO_PAGE_TITLE and not home_ran:
             shown = " ".join(page.locator("[data-testid=stMain]").inner_text().split())
             raise VisitError(f"{name}: the dashboard did not run the page: {shown[:300]}")
+        if again:
+            times[f"{name}{IN_SESSION}"] = in_session(page, target, heading)
         if name == "operations":
             box = page.get_by_label("Admin password (press Enter)")
             box.fill(password)
@@ -262,9 +307,11 @@ class Run:
         return {**self.cached.errors, **self.first.errors, **self.warmup.errors}
 
 
-def _timed(figures: Figures, browser: Browser, url: str, page: DashboardPage, pwd: str) -> None:
+def _timed(
+    figures: Figures, browser: Browser, url: str, page: DashboardPage, pwd: str, again: bool = False
+) -> None:
     try:
-        figures.add(visit(browser, url, page, pwd))
+        figures.add(visit(browser, url, page, pwd, again=again))
     except VisitError as exc:
         figures.errors.setdefault(page.name, str(exc))
 
@@ -280,7 +327,7 @@ def measure(
         time.sleep(CACHE_TTL_S + 1)  # every read cached by the previous round has expired
         for page in pages:
             _timed(run.first, browser, base_url, page, password)
-            _timed(run.cached, browser, base_url, page, password)
+            _timed(run.cached, browser, base_url, page, password, again=True)
         print(f"  round {round_number + 1}/{repeats} done", file=sys.stderr, flush=True)
     return run
 
@@ -290,17 +337,26 @@ def measure(
 
 
 def print_figures(names: list[str], run: Run, repeats: int) -> None:
-    header = ["page", "first visit ms min / median / max", "cached ms min / median / max"]
-    rows = [[name, run.first.cell(name), run.cached.cell(name)] for name in names]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+    header = [
+        "page",
+        "first visit ms min / median / max",
+        "cached ms min / median / max",
+        "in session ms min / median / max",
+    ]
+    rows = [
+        [name, run.first.cell(name), run.cached.cell(name), run.cached.cell(name + IN_SESSION)]
+        for name in names
+    ]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
     for row in [header, ["-" * w for w in widths], *rows]:
         cells = [row[0].ljust(widths[0])]
         cells += [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
         print("  ".join(cells))
     print(
         f"{repeats} round(s); first = no read cached from the previous round (a round starts "
-        f"{CACHE_TTL_S + 1} s after the last); cached = the same page again at once. "
-        "Fresh browser context per visit."
+        f"{CACHE_TTL_S + 1} s after the last); cached = the same page again at once, in a "
+        "fresh browser context (a new session); in session = then to another page and back by "
+        "the sidebar, click to idle (no reload: what browsing the dashboard waits)."
     )
     shown = ", ".join(f"{name} {run.warmup.cell(name).split(' / ')[0]}" for name in names)
     print(f"warm-up round (server's first run of each page, not counted), ms: {shown}")
