@@ -207,9 +207,14 @@ def leaderboard_live(read: Reader, _sel: Selection) -> None:
 
 
 def compare_page(read: Reader, _sel: Selection) -> None:
-    """All cohorts; the first two families in the page's order (models first, then baselines,
-    each by display name): the page compares them at once, without waiting for a pick."""
+    """All cohorts, no pair picked: the page lists the families and waits for two."""
     _entry(read)
+    read(agents_rm.agent_index)
+
+
+def compare_click(read: Reader, _sel: Selection) -> None:
+    """Two families picked: the first two in the page's order (models first, then baselines,
+    each by display name), compared over all cohorts."""
     index: pd.DataFrame = read(agents_rm.agent_index)
     if index.empty:
         return
@@ -219,10 +224,8 @@ def compare_page(read: Reader, _sel: Selection) -> None:
     families = [str(f) for f in ordered["family_id"]]
     if len(families) < 2:
         return
-    family = families[0]
-    versus = next(f for f in families if f != family)
     _simulated(read)
-    read(paired_rm.family_comparison, family, versus, cohort=None)
+    read(paired_rm.family_comparison, families[0], families[1], cohort=None)
 
 
 def family_page(read: Reader, _sel: Selection) -> None:
@@ -398,6 +401,7 @@ PAGES: tuple[Page, ...] = (
     Page("leaderboard", leaderboard_page),
     Page("leaderboard() computed live", leaderboard_live, "live"),
     Page("compare", compare_page),
+    Page("compare: two families (click)", compare_click, "click"),
     Page("family", family_page),
     Page("cohorts", cohorts_page),
     Page("agent", agent_page),

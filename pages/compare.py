@@ -81,22 +81,29 @@ names = {str(f): str(n) for f, n in zip(ordered["family_id"], ordered["display_n
 if len(families) < 2:
     ui.empty("This scope has fewer than two families: pick all cohorts, or another cohort.")
     st.stop()
+# No pair until the person picks one: at a year a comparison reads every shared bet of both
+# families (~1 s), which no visitor should wait on before saying which two.
 family = ui.select_link(
     "Family",
     "family",
     families,
-    default=families[0],
-    format_func=lambda f: names.get(f, f),
+    format_func=lambda f: "Pick a family" if f == ui.ALL else names.get(f, f),
     container=first,
 )
 versus = ui.select_link(
     "Versus",
     "versus",
     families,
-    default=next(f for f in families if f != family),
-    format_func=lambda f: names.get(f, f),
+    format_func=lambda f: "Pick a family" if f == ui.ALL else names.get(f, f),
     container=second,
 )
+if family is None or versus is None:
+    ui.empty(
+        "Pick two families above: the difference in P/L and in Brier on the markets both "
+        "traded, with its interval and p-value. From the Leaderboard, or a link like "
+        "`/compare?family=…&versus=…`."
+    )
+    st.stop()
 if family == versus:
     ui.empty("Pick two different families.")
     st.stop()

@@ -151,3 +151,12 @@ def test_the_same_family_twice_asks_for_two(streamlit_server: str, page: Page) -
     expect(page.get_by_text("Pick two different families.")).to_be_visible()
     expect(page.get_by_test_id("stDataFrame")).to_have_count(0)
     settle(page)
+
+
+def test_without_a_pair_it_waits_for_two_families(streamlit_server: str, page: Page) -> None:
+    """No comparison is computed before the person picks two families (a second at a year)."""
+    _open(page, f"{streamlit_server}/compare")
+
+    expect(page.get_by_text(re.compile(r"^Pick two families above"))).to_be_visible()
+    expect(page.get_by_test_id("stDataFrame")).to_have_count(0)
+    assert "family=" not in page.url and "versus=" not in page.url
