@@ -18,14 +18,9 @@ from arena.core.accounting import (
     named_outcome,
     outcome_key,
 )
+from arena.core.execution import HeldPosition, LegResult, SnapshotMarket, plan_execution
 from arena.engine.cohorts import decision_week
-from arena.engine.execution import (
-    HeldPosition,
-    LegResult,
-    SnapshotMarket,
-    apply_plan,
-    plan_execution,
-)
+from arena.engine.execution import apply_plan
 from arena.engine.rollups import rebuild_rollups
 from arena.storage.db import session_scope
 from arena.storage.models import (

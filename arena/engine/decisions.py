@@ -51,9 +51,10 @@ from arena.core.accounting import (
     side_price,
 )
 from arena.core.errors import ArenaError
+from arena.core.execution import HeldPosition, SnapshotMarket, plan_execution
 from arena.core.money import money
 from arena.engine.cohorts import cohorts_deciding, decision_week
-from arena.engine.execution import HeldPosition, SnapshotMarket, apply_plan, plan_execution
+from arena.engine.execution import apply_plan
 from arena.engine.logs import log_event
 from arena.engine.universe import freeze_universe, snapshot_items
 from arena.lineup import FamilySpec, Lineup

@@ -51,9 +51,9 @@ from arena.agents.parsing import (
 from arena.agents.responders import default_responders
 from arena.config import Methodology, Settings, load_settings
 from arena.core.accounting import BetLimits, Holding
+from arena.core.execution import ExecutionPlan, HeldPosition, SnapshotMarket, plan_execution
 from arena.engine.cohorts import start_cohort
 from arena.engine.decisions import DecideResult, run_decisions
-from arena.engine.execution import ExecutionPlan, HeldPosition, SnapshotMarket, plan_execution
 from arena.engine.market_sync import upsert_markets
 from arena.lineup import Lineup, parse_lineup
 from arena.markets.types import ParsedMarket

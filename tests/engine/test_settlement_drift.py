@@ -22,7 +22,7 @@ from arena.core.accounting import (
     side_price,
     side_won,
 )
-from arena.engine.execution import HeldPosition, SnapshotMarket, plan_execution
+from arena.core.execution import HeldPosition, SnapshotMarket, plan_execution
 from arena.engine.market_sync import upsert_markets
 from arena.engine.settlement import resolve_markets
 from arena.engine.snapshots import value_position

@@ -1,0 +1,256 @@
+"""Planning a decision's legs (methodology §10, contract §5): pure, no I/O.
+
+`plan_execution` walks the legs in order against the cash at that moment and the frozen
+snapshot prices, and says for each leg what executes or why it is rejected; a bad leg never
+stops the others. It lives in the core because two callers must agree on it to the cent: the
+engine executes a plan (`arena.engine.execution.apply_plan` writes it), and a replay bundle's
+verifier recomputes every published trade with it, with no database.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Protocol
+
+from arena.core.accounting import (
+    BetLimits,
+    Holding,
+    TradeRejected,
+    buy,
+    named_outcome,
+    sell,
+    side_price,
+)
+from arena.core.money import to_decimal
+from arena.core.scoring import implied_confidence
+
+
+class BetRequest(Protocol):
+    """A BET leg as the parser validated it."""
+
+    @property
+    def market_id(self) -> str: ...
+    @property
+    def side(self) -> str: ...
+    @property
+    def amount(self) -> Decimal: ...
+
+
+class SellRequest(Protocol):
+    """A SELL leg as the parser validated it."""
+
+    @property
+    def position_id(self) -> int: ...
+    @property
+    def percentage(self) -> Decimal: ...
+
+
+class LegRequests(Protocol):
+    """What the planner reads of a validated decision (`arena.agents.parsing.Decision`)."""
+
+    @property
+    def action(self) -> str: ...
+    @property
+    def bets(self) -> Sequence[BetRequest]: ...
+    @property
+    def sells(self) -> Sequence[SellRequest]: ...
+
+
+@dataclass(frozen=True)
+class SnapshotMarket:
+    """A market as the frozen snapshot showed it; `tradable` is False once it closed."""
+
+    market_id: str
+    market_type: str
+    outcomes: list[str]
+    prices: list[str]
+    tradable: bool = True
+
+
+@dataclass(frozen=True)
+class HeldPosition:
+    """One of the agent's open positions (position_id None: opened by this decision)."""
+
+    position_id: int | None
+    market_id: str
+    side: str
+    holding: Holding
+
+
+@dataclass
+class LegResult:
+    """What happened to one leg: executed with its numbers, or rejected with a reason."""
+
+    index: int
+    kind: str
+    request: dict[str, Any]
+    executed: bool
+    reason: str | None = None
+    message: str | None = None
+    market_id: str | None = None
+    side: str | None = None
+    position_id: int | None = None
+    amount: Decimal | None = None
+    price: Decimal | None = None
+    shares: Decimal | None = None
+    cash_before: Decimal | None = None
+    implied_confidence: float | None = None
+    realized_pnl: Decimal = Decimal(0)
+    holding_after: Holding | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The JSON-safe summary stored on the decision row (executed and rejected legs)."""
+        out: dict[str, Any] = {
+            "index": self.index,
+            "kind": self.kind,
+            "request": self.request,
+            "executed": self.executed,
+        }
+        if not self.executed:
+            out.update(reason=self.reason, message=self.message)
+            return out
+        out.update(
+            market_id=self.market_id,
+            side=self.side,
+            position_id=self.position_id,
+            amount=str(self.amount),
+            price=str(self.price),
+            shares=str(self.shares),
+            implied_confidence=self.implied_confidence,
+            realized_pnl=str(self.realized_pnl),
+        )
+        return out
+
+
+@dataclass
+class ExecutionPlan:
+    cash_before: Decimal
+    cash_after: Decimal
+    legs: list[LegResult] = field(default_factory=list)
+
+    @property
+    def executed(self) -> int:
+        return sum(1 for leg in self.legs if leg.executed)
+
+    def tallies(self) -> dict[str, Any]:
+        """The decision row's leg tallies: executed BETs and SELLs, rejected legs, $ bet."""
+        bets = [leg for leg in self.legs if leg.executed and leg.kind == "BET"]
+        return {
+            "bets_executed": len(bets),
+            "sells_executed": sum(1 for leg in self.legs if leg.executed and leg.kind == "SELL"),
+            "legs_rejected": sum(1 for leg in self.legs if not leg.executed),
+            "amount_bet": sum((leg.amount or Decimal(0) for leg in bets), Decimal(0)),
+        }
+
+
+def plan_execution(
+    decision: LegRequests,
+    cash: Decimal,
+    held: Sequence[HeldPosition],
+    snapshot: Mapping[str, SnapshotMarket],
+    limits: BetLimits,
+) -> ExecutionPlan:
+    """Every leg of `decision` in order, each checked against the cash at that moment."""
+    plan = ExecutionPlan(cash_before=cash, cash_after=cash)
+    request: dict[str, Any]
+    by_key = {(p.market_id, p.side): p for p in held}
+    by_id = {p.position_id: p for p in held if p.position_id is not None}
+    if decision.action == "BET":
+        for index, bet in enumerate(decision.bets):
+            request = {"market_id": bet.market_id, "side": bet.side, "amount": str(bet.amount)}
+            plan.legs.append(_bet(plan, index, request, bet.amount, snapshot, by_key, limits))
+    elif decision.action == "SELL":
+        for index, sale in enumerate(decision.sells):
+            request = {"position_id": sale.position_id, "percentage": str(sale.percentage)}
+            plan.legs.append(_sell(plan, index, request, sale.percentage, snapshot, by_id, by_key))
+    return plan
+
+
+def _bet(
+    plan: ExecutionPlan,
+    index: int,
+    request: dict[str, Any],
+    amount: Decimal,
+    snapshot: Mapping[str, SnapshotMarket],
+    by_key: dict[tuple[str, str], HeldPosition],
+    limits: BetLimits,
+) -> LegResult:
+    market = snapshot.get(str(request["market_id"]))
+    try:
+        if market is None:
+            raise TradeRejected("unknown_market", f"market {request['market_id']} was not offered")
+        if not market.tradable:
+            raise TradeRejected("market_closed", f"market {market.market_id} is closed")
+        side = named_outcome(str(request["side"]), market.market_type, market.outcomes)
+        price = side_price(market.market_type, market.outcomes, market.prices, side)
+        current = by_key.get((market.market_id, side))
+        cash_before = plan.cash_after
+        fill = buy(cash_before, current.holding if current else Holding(), amount, price, limits)
+    except TradeRejected as rejected:
+        return LegResult(index, "BET", request, False, rejected.reason, rejected.message)
+    plan.cash_after = fill.cash_after
+    position_id = current.position_id if current else None
+    by_key[(market.market_id, side)] = HeldPosition(
+        position_id, market.market_id, side, fill.holding
+    )
+    return LegResult(
+        index,
+        "BET",
+        request,
+        True,
+        market_id=market.market_id,
+        side=side,
+        position_id=position_id,
+        amount=fill.amount,
+        price=fill.price,
+        shares=fill.shares,
+        cash_before=cash_before,
+        implied_confidence=implied_confidence(fill.amount, cash_before, limits.max_bet_fraction),
+        holding_after=fill.holding,
+    )
+
+
+def _sell(
+    plan: ExecutionPlan,
+    index: int,
+    request: dict[str, Any],
+    percentage: Decimal,
+    snapshot: Mapping[str, SnapshotMarket],
+    by_id: dict[int, HeldPosition],
+    by_key: dict[tuple[str, str], HeldPosition],
+) -> LegResult:
+    held = by_id.get(int(request["position_id"]))
+    try:
+        if held is None:
+            raise TradeRejected(
+                "unknown_position",
+                f"position {request['position_id']} is not an open position of yours",
+            )
+        current = by_key.get((held.market_id, held.side), held)
+        market = snapshot.get(held.market_id)
+        if market is None or not market.tradable:
+            raise TradeRejected("market_closed", f"market {held.market_id} is not trading")
+        price = side_price(market.market_type, market.outcomes, market.prices, held.side)
+        cash_before = plan.cash_after
+        fill = sell(cash_before, current.holding, to_decimal(percentage), price)
+    except TradeRejected as rejected:
+        return LegResult(index, "SELL", request, False, rejected.reason, rejected.message)
+    plan.cash_after = fill.cash_after
+    updated = HeldPosition(held.position_id, held.market_id, held.side, fill.holding)
+    by_key[(held.market_id, held.side)] = updated
+    by_id[int(request["position_id"])] = updated
+    return LegResult(
+        index,
+        "SELL",
+        request,
+        True,
+        market_id=held.market_id,
+        side=held.side,
+        position_id=held.position_id,
+        amount=fill.amount,
+        price=fill.price,
+        shares=fill.shares,
+        cash_before=cash_before,
+        realized_pnl=fill.realized_pnl,
+        holding_after=fill.holding,
+    )
