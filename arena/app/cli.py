@@ -531,6 +531,55 @@ def export(
         )
 
 
+@app.command("bundle")
+def bundle(
+    cohort: Annotated[int, typer.Argument(min=1, help="The cohort number.")],
+    out: Annotated[Path, typer.Option(help="A folder to write the files into, or a FILE.zip.")],
+    provisional: Annotated[
+        bool,
+        typer.Option(help="Bundle a cohort still running (its state so far, stamped not final)."),
+    ] = False,
+) -> None:
+    """Write a cohort's replay bundle: every input and output, hashed, for `arena verify`."""
+    from arena.analytics.replay_bundle import build_bundle
+
+    built = build_bundle(_engine("reader"), cohort, provisional=provisional)
+    try:
+        written = built.bundle.write(out)
+    except OSError as exc:
+        raise InputError(
+            f"cannot write {out}: {exc.strerror}", "choose a writable --out path"
+        ) from None
+    size = sum(len(data) for data in built.bundle.files.values())
+    typer.echo(
+        f"cohort {cohort}: bundle {built.hash} -> {written} "
+        f"({len(built.bundle.files)} files, {size:,} bytes)"
+    )
+
+
+@app.command("verify")
+def verify(
+    path: Annotated[Path, typer.Argument(help="A bundle folder or .zip from `arena bundle`.")],
+    hash: Annotated[
+        str | None,
+        typer.Option("--hash", help="The published bundle hash it must have (SHA-256, hex)."),
+    ] = None,
+) -> None:
+    """Recompute a replay bundle's every number from its files alone (no database)."""
+    from rich.console import Console
+
+    from arena.analytics.replay_format import read_bundle
+    from arena.analytics.replay_verify import mismatch_lines, report_table, verify_bundle
+
+    report = verify_bundle(read_bundle(path), published_hash=hash)
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    console.print(report_table(report))
+    mismatch_lines(report, typer.echo)
+    if not report.ok:
+        raise typer.Exit(1)
+    typer.echo(f"all matched: bundle {report.bundle_hash}")
+
+
 @app.command("backup")
 def backup(
     directory: Annotated[Path, typer.Option("--dir", help="Where backups go.")] = Path("backups"),

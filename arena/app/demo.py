@@ -21,7 +21,8 @@ all), in `arena.engine.jobs.JOB_ORDER`:
   until no position is open, or at most `tail_weeks` (default 1) weeks. Long-dated positions
   may outlive it; their cohorts stay tracking, as they would in a live season;
 - finally one `analyses` run (the scheduler's hourly job) stores the leaderboard and
-  calibration frames the dashboard shows.
+  calibration frames the dashboard shows, and one `bundle` run keeps the replay bundle of
+  every finished cohort (`arena verify` recomputes it).
 
 Agents: every enabled family of the lineup plus the `oracle`. The LLM families are served by
 the simulated model server (`arena.agents.model_server`), which the demo starts on a free
@@ -65,6 +66,7 @@ from arena.core.errors import ArenaError, InputError
 from arena.core.timeutil import week_start
 from arena.engine.jobs import (
     ANALYSES,
+    BUNDLE,
     DECIDE,
     RESOLVE,
     SNAPSHOT,
@@ -372,8 +374,9 @@ def run_demo(
                 _run_final_snapshot(ctx, tick)
                 break
         # The dashboard's leaderboard and calibration, stored as the scheduler's hourly job
-        # would have stored them, so the demo opens instantly.
-        _run_tick(ctx, Tick(summary.end, (ANALYSES,), True))
+        # would have stored them, so the demo opens instantly; then the finished cohorts'
+        # replay bundles, as the hourly bundle job keeps them.
+        _run_tick(ctx, Tick(summary.end, (ANALYSES, BUNDLE), True))
     finally:
         close()
         server.stop()

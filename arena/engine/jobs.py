@@ -14,9 +14,9 @@ one slot in a `job_runs` claim, so two scheduler processes, a restart, a catch-u
 
 Slots are the instants the trigger table fires at: start-cohort the week start (Sunday 00:00),
 decide the Sunday hour at :05 (00:05 … 23:05; see `decide_slot`), snapshot the 10-minute slot,
-sync-markets the 5-minute slot, resolve the hour, analyses the hour's :30. `slot_for(job, at)`
-is the latest fire time at or before `at`; a job run late (or by `--catch-up`) is recorded under
-that slot.
+sync-markets the 5-minute slot, resolve the hour, analyses the hour's :30, bundle its :45.
+`slot_for(job, at)` is the latest fire time at or before `at`; a job run late (or by
+`--catch-up`) is recorded under that slot.
 
 Decision retries: decide fires every hour on Sunday. Its first run (00:05) makes the week's
 decisions; later runs find finished decisions and skip them, but re-claim `error` and
@@ -62,10 +62,11 @@ SNAPSHOT = "snapshot"
 SYNC_MARKETS = "sync-markets"
 RESOLVE = "resolve"
 ANALYSES = "analyses"
+BUNDLE = "bundle"
 # The order jobs run in when several are due at one instant (catch-up, the demo): the week's
-# cohort first, fresh prices next, settlements, then decisions on them, the valuation, and
-# the statistics over all of it last.
-JOB_ORDER = (START_COHORT, SYNC_MARKETS, RESOLVE, DECIDE, SNAPSHOT, ANALYSES)
+# cohort first, fresh prices next, settlements, then decisions on them, the valuation, the
+# statistics over all of it, and the replay bundles of cohorts that just finished last.
+JOB_ORDER = (START_COHORT, SYNC_MARKETS, RESOLVE, DECIDE, SNAPSHOT, ANALYSES, BUNDLE)
 
 RunStatus = Literal["ok", "failed", "skipped"]
 LOG_SOURCE = "jobs"
@@ -208,6 +209,13 @@ def analyses_job(ctx: JobContext, at: datetime) -> JobOutcome:
     return store_analyses(ctx.engine, at, reader=ctx.reader)
 
 
+def bundle_job(ctx: JobContext, at: datetime) -> JobOutcome:
+    """Build and keep the replay bundle of every cohort that finished since the last run."""
+    from arena.engine.bundles import build_bundles  # the leaderboard's pandas: only when it runs
+
+    return build_bundles(ctx.engine, at)
+
+
 JOBS: dict[str, JobFunction] = {
     START_COHORT: start_cohort_job,
     DECIDE: decide_job,
@@ -215,6 +223,7 @@ JOBS: dict[str, JobFunction] = {
     SYNC_MARKETS: sync_markets_job,
     RESOLVE: resolve_job,
     ANALYSES: analyses_job,
+    BUNDLE: bundle_job,
 }
 
 
@@ -239,6 +248,7 @@ SLOTS: dict[str, Callable[[datetime], datetime]] = {
     SYNC_MARKETS: lambda at: slot_start(at, 5),
     RESOLVE: lambda at: slot_start(at, 60),
     ANALYSES: lambda at: slot_start(at - timedelta(minutes=30), 60) + timedelta(minutes=30),
+    BUNDLE: lambda at: slot_start(at - timedelta(minutes=45), 60) + timedelta(minutes=45),
 }
 
 
@@ -281,6 +291,7 @@ SCHEDULES: tuple[Schedule, ...] = (
     Schedule(SYNC_MARKETS, {"minute": "*/5"}, 4 * 60, "every 5 minutes"),
     Schedule(RESOLVE, {"minute": "0"}, 59 * 60, "hourly at :00"),
     Schedule(ANALYSES, {"minute": "30"}, 59 * 60, "hourly at :30 (stored leaderboard)"),
+    Schedule(BUNDLE, {"minute": "45"}, 59 * 60, "hourly at :45 (finished cohorts' replay bundles)"),
 )
 
 

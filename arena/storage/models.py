@@ -474,6 +474,27 @@ class AnalysisResult(SQLModel, table=True):
     frame: bytes = Field(sa_type=LargeBinary)
 
 
+class ReplayBundle(SQLModel, table=True):
+    """A finished cohort's replay bundle (`arena.analytics.replay_bundle`), built once.
+
+    The cohort is the key, so a second builder's INSERT fails and the first bundle is kept:
+    a published hash never changes. `zip` is the bundle's deterministic zip (what the
+    dashboard offers); `bundle_hash` the SHA-256 of its manifest.
+    """
+
+    __tablename__ = "replay_bundles"
+
+    cohort_id: int = Field(
+        sa_column=Column(Integer, ForeignKey("cohorts.id"), primary_key=True, nullable=False)
+    )
+    bundle_hash: str = Field(max_length=64)
+    project_version: str = Field(max_length=32)
+    file_count: int
+    size_bytes: int = Field(sa_type=BigInteger)
+    zip: bytes = Field(sa_type=LargeBinary)
+    built_at: datetime = _ts()
+
+
 class BrierScore(SQLModel, table=True):
     """The Brier score of one resolved BUY trade (§11.1); one per trade."""
 

@@ -24,6 +24,7 @@ from arena.storage.models import (
     PortfolioRollup,
     PortfolioSnapshot,
     Position,
+    ReplayBundle,
     SystemLog,
     Trade,
 )
@@ -52,5 +53,6 @@ METHODOLOGY_VERSIONS = _table(MethodologyVersion)
 PORTFOLIO_ROLLUPS = _table(PortfolioRollup)
 PORTFOLIO_SNAPSHOTS = _table(PortfolioSnapshot)
 POSITIONS = _table(Position)
+REPLAY_BUNDLES = _table(ReplayBundle)
 SYSTEM_LOGS = _table(SystemLog)
 TRADES = _table(Trade)

@@ -1,0 +1,370 @@
+"""`arena bundle COHORT`: everything a finished cohort published, in files anyone can recompute.
+
+What a bundle holds (`FILES`; the format is `replay_format`): the cohort and the methodology
+constants stamped on it, the lineup (agent → family → model id served), every frozen market
+snapshot a decision run used, every decision with its prompts, every HTTP attempt with its raw
+answer, tokens, cost and latency, the parsed action and each leg's outcome (rejected legs with
+their reasons), every trade, position and Brier row, the resolution fields of every traded
+market (the Gamma fields the verdict rests on), the cohort's portfolio snapshots, and the
+cohort leaderboard's point estimates as the project computes them. `arena verify` recomputes
+the numbers from the other files alone (`replay_verify`).
+
+A bundle is *final* when its cohort is finished: completed (every position settled) and every
+market it bought into resolved, so a BUY sold before its market resolved has its Brier row;
+from then on nothing of the cohort can change, and that is when the scheduler keeps one. A
+cohort still running is bundled only on request (`provisional=True`, stamped `"final": false`):
+its open positions are valued at their latest marks and its numbers may still move.
+Everything is read in one snapshot (`consistent_read`) and ordered by id, so a bundle of the
+same cohort is byte-identical whichever backend or process built it, and whenever.
+"""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Table, func, select
+from sqlalchemy.engine import Connection, Engine
+
+import arena
+from arena.analytics.leaderboard import leaderboard
+from arena.analytics.replay_format import (
+    BundleFiles,
+    build_files,
+    csv_bytes,
+    json_bytes,
+    jsonl_bytes,
+)
+from arena.core.errors import InputError
+from arena.storage.db import consistent_read
+from arena.storage.models import FINAL_STATUSES
+from arena.storage.tables import (
+    AGENTS,
+    BRIER_SCORES,
+    COHORTS,
+    DECISION_ATTEMPTS,
+    DECISIONS,
+    FAMILIES,
+    MARKET_SNAPSHOT_ITEMS,
+    MARKET_SNAPSHOTS,
+    MARKETS,
+    PORTFOLIO_SNAPSHOTS,
+    POSITIONS,
+    TRADES,
+)
+
+README = "README.txt"
+FILES = (
+    README,
+    "cohort.json",
+    "lineup.jsonl",
+    "market_snapshots.jsonl",
+    "decisions.jsonl",
+    "attempts.jsonl",
+    "trades.jsonl",
+    "positions.jsonl",
+    "markets.jsonl",
+    "brier_scores.jsonl",
+    "portfolio_snapshots.csv",
+    "leaderboard.jsonl",
+)
+# The decision columns a replay needs; the claim bookkeeping (tokens of ownership, wall-clock
+# claim times) says nothing about the benchmark and is left out.
+DECISION_COLUMNS = (
+    "id",
+    "agent_id",
+    "decision_week",
+    "market_snapshot_id",
+    "status",
+    "action",
+    "attempts",
+    "prompt_system",
+    "prompt_user",
+    "raw_response",
+    "parsed_response",
+    "validation_errors",
+    "legs",
+    "bets_executed",
+    "sells_executed",
+    "legs_rejected",
+    "amount_bet",
+    "error",
+    "tokens_in",
+    "tokens_out",
+    "cost_usd",
+    "latency_ms",
+    "served_model",
+    "provider",
+    "decided_at",
+)
+MARKET_COLUMNS = (
+    "id",
+    "question",
+    "event_id",
+    "market_type",
+    "outcomes",
+    "prices",
+    "closed",
+    "uma_resolution_status",
+    "status",
+    "resolution_outcome",
+    "resolved_at",
+)
+SNAPSHOT_ITEM_COLUMNS = (
+    "market_id",
+    "rank",
+    "question",
+    "market_type",
+    "outcomes",
+    "prices",
+    "volume",
+    "end_date",
+)
+PORTFOLIO_COLUMNS = (
+    "agent_id",
+    "slot",
+    "snapshot_timestamp",
+    "cash_balance",
+    "positions_value",
+    "total_value",
+    "total_pnl",
+    "brier_score",
+    "num_resolved_bets",
+)
+# The cohort leaderboard's point estimates that `arena verify` recomputes.
+LEADERBOARD_POINTS = (
+    "family_id",
+    "display_name",
+    "kind",
+    "rank",
+    "total_pnl",
+    "return_pct",
+    "brier",
+    "resolved_bets",
+    "win_rate",
+    "market_brier",
+    "skill_vs_market",
+    "skill_bets",
+    "bets",
+    "decisions",
+    "fallback_holds",
+    "api_cost_usd",
+)
+
+
+@dataclass(frozen=True)
+class BuiltBundle:
+    """A cohort's bundle: its files and what to say about it."""
+
+    cohort: int
+    bundle: BundleFiles
+
+    @property
+    def hash(self) -> str:
+        return self.bundle.hash
+
+
+def project_version() -> str:
+    """The package version that built the bundle (recorded in the manifest)."""
+    return str(arena.__version__)
+
+
+def build_bundle(engine: Engine, cohort_number: int, *, provisional: bool = False) -> BuiltBundle:
+    """The bundle of cohort `cohort_number`: InputError for an unknown cohort, and (unless
+    `provisional`) for one not finished yet."""
+    with consistent_read(engine) as conn:
+        cohort = _cohort(conn, cohort_number)
+        unfinished = _unfinished(conn, cohort)
+        if unfinished and not provisional:
+            raise InputError(
+                f"cohort {cohort_number} is not finished: {unfinished}",
+                "wait until it is (the scheduler then keeps its bundle), or pass --provisional "
+                "for a bundle of its state so far, stamped not final",
+            )
+        payload = _payload(conn, cohort, final=not unfinished)
+    board = leaderboard(engine, cohort=cohort_number, replicates=200, null_seeds=0)
+    payload["leaderboard.jsonl"] = jsonl_bytes(
+        {column: _number(row[column]) for column in LEADERBOARD_POINTS}
+        for row in board.to_dict("records")
+    )
+    meta = {"cohort": cohort_number, "project_version": project_version()}
+    return BuiltBundle(cohort_number, build_files(payload, meta))
+
+
+def _cohort(conn: Connection, number: int) -> dict[str, Any]:
+    row = conn.execute(select(COHORTS).where(COHORTS.c.number == number)).mappings().first()
+    if row is None:
+        known = conn.execute(select(COHORTS.c.number).order_by(COHORTS.c.number)).scalars().all()
+        shown = ", ".join(map(str, known)) or "none yet"
+        raise InputError(f"no cohort {number}", f"cohorts in this database: {shown}")
+    return dict(row)
+
+
+def _unfinished(conn: Connection, cohort: dict[str, Any]) -> str | None:
+    """Why the cohort's numbers may still move, or None once it is finished."""
+    if cohort["status"] != "completed":
+        return f"its status is {cohort['status']} (positions open or decisions to come)"
+    waiting = unsettled_buys(conn, cohort["id"])
+    if waiting:
+        return f"{waiting} BUY(s) sold before their markets resolved await their Brier rows"
+    return None
+
+
+def unsettled_buys(conn: Connection, cohort_id: int) -> int:
+    """BUYs of the cohort's agents in markets not final yet: what keeps its Brier open."""
+    query = (
+        select(func.count())
+        .select_from(TRADES)
+        .join(AGENTS, AGENTS.c.id == TRADES.c.agent_id)
+        .join(MARKETS, MARKETS.c.id == TRADES.c.market_id)
+        .where(
+            AGENTS.c.cohort_id == cohort_id,
+            TRADES.c.trade_type == "BUY",
+            MARKETS.c.status.not_in(FINAL_STATUSES),
+        )
+    )
+    return int(conn.execute(query).scalar_one())
+
+
+def _rows(conn: Connection, table: Table, columns: Sequence[str], where: Any) -> list[dict]:
+    query = select(*(table.c[c] for c in columns)).where(where).order_by(*table.primary_key)
+    return [dict(row) for row in conn.execute(query).mappings()]
+
+
+def _payload(conn: Connection, cohort: dict[str, Any], *, final: bool) -> dict[str, bytes]:
+    agents = conn.execute(
+        select(
+            AGENTS.c.id.label("agent_id"),
+            AGENTS.c.family_id,
+            AGENTS.c.display_name,
+            AGENTS.c.model_id,
+            FAMILIES.c.kind,
+            FAMILIES.c.provider,
+            AGENTS.c.starting_balance,
+            AGENTS.c.cash_balance,
+        )
+        .join(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
+        .where(AGENTS.c.cohort_id == cohort["id"])
+        .order_by(AGENTS.c.id)
+    ).mappings()
+    lineup = [dict(row) for row in agents]
+    agent_ids = [row["agent_id"] for row in lineup]
+    of_agents = DECISIONS.c.agent_id.in_(agent_ids)
+    decisions = _rows(conn, DECISIONS, DECISION_COLUMNS, of_agents)
+    decision_ids = [d["id"] for d in decisions]
+    attempt_columns = [c.name for c in DECISION_ATTEMPTS.c if c.name != "id"]
+    attempts = conn.execute(
+        select(*(DECISION_ATTEMPTS.c[c] for c in attempt_columns))
+        .where(DECISION_ATTEMPTS.c.decision_id.in_(decision_ids))
+        .order_by(DECISION_ATTEMPTS.c.decision_id, DECISION_ATTEMPTS.c.attempt_no)
+    ).mappings()
+    trades = _rows(conn, TRADES, [c.name for c in TRADES.c], TRADES.c.agent_id.in_(agent_ids))
+    positions = _rows(
+        conn, POSITIONS, [c.name for c in POSITIONS.c], POSITIONS.c.agent_id.in_(agent_ids)
+    )
+    briers = _rows(
+        conn, BRIER_SCORES, [c.name for c in BRIER_SCORES.c], BRIER_SCORES.c.agent_id.in_(agent_ids)
+    )
+    market_ids = sorted({p["market_id"] for p in positions} | {t["market_id"] for t in trades})
+    markets = _rows(conn, MARKETS, MARKET_COLUMNS, MARKETS.c.id.in_(market_ids))
+    snapshot_ids = sorted({d["market_snapshot_id"] for d in decisions} - {None})
+    curve = conn.execute(
+        select(*(PORTFOLIO_SNAPSHOTS.c[c] for c in PORTFOLIO_COLUMNS))
+        .where(PORTFOLIO_SNAPSHOTS.c.agent_id.in_(agent_ids))
+        .order_by(PORTFOLIO_SNAPSHOTS.c.agent_id, PORTFOLIO_SNAPSHOTS.c.slot)
+    )
+    return {
+        README: _readme(cohort["number"]).encode("utf-8"),
+        "cohort.json": json_bytes(
+            {
+                "cohort": cohort["number"],
+                "week_start": cohort["week_start"],
+                "methodology_version": cohort["methodology_version"],
+                "constants": cohort["constants"] or {},
+                "status": cohort["status"],
+                "completed_at": cohort["completed_at"],
+                "final": final,
+            }
+        ),
+        "lineup.jsonl": jsonl_bytes(lineup),
+        "market_snapshots.jsonl": jsonl_bytes(_snapshots(conn, snapshot_ids)),
+        "decisions.jsonl": jsonl_bytes(decisions),
+        "attempts.jsonl": jsonl_bytes(dict(row) for row in attempts),
+        "trades.jsonl": jsonl_bytes(trades),
+        "positions.jsonl": jsonl_bytes(positions),
+        "markets.jsonl": jsonl_bytes(markets),
+        "brier_scores.jsonl": jsonl_bytes(briers),
+        "portfolio_snapshots.csv": csv_bytes(PORTFOLIO_COLUMNS, curve),
+    }
+
+
+def _snapshots(conn: Connection, snapshot_ids: list[int]) -> list[dict[str, Any]]:
+    """Each frozen snapshot with its items in rank order (universe first, then held markets)."""
+    heads = conn.execute(
+        select(MARKET_SNAPSHOTS)
+        .where(MARKET_SNAPSHOTS.c.id.in_(snapshot_ids))
+        .order_by(MARKET_SNAPSHOTS.c.id)
+    ).mappings()
+    out = [
+        {
+            "id": h["id"],
+            "taken_at": h["taken_at"],
+            "purpose": h["purpose"],
+            "market_count": h["market_count"],
+            "items": [],
+        }
+        for h in heads
+    ]
+    by_id = {s["id"]: s for s in out}
+    items = conn.execute(
+        select(
+            MARKET_SNAPSHOT_ITEMS.c.snapshot_id,
+            *(MARKET_SNAPSHOT_ITEMS.c[c] for c in SNAPSHOT_ITEM_COLUMNS),
+        )
+        .where(MARKET_SNAPSHOT_ITEMS.c.snapshot_id.in_(snapshot_ids))
+        .order_by(MARKET_SNAPSHOT_ITEMS.c.snapshot_id, MARKET_SNAPSHOT_ITEMS.c.rank)
+    ).mappings()
+    for item in items:
+        by_id[item["snapshot_id"]]["items"].append({c: item[c] for c in SNAPSHOT_ITEM_COLUMNS})
+    return out
+
+
+def _number(value: Any) -> Any:
+    """A leaderboard cell as JSON: numpy scalars as Python numbers, NaN as null, floats to 12
+    significant digits (sums in SQL may differ in the last bits between backends, and the
+    same season must give the same bytes; `verify` compares within 1e-9)."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float):
+        return None if math.isnan(value) else float(f"{value:.12g}")
+    return value
+
+
+def _readme(cohort: int) -> str:
+    return f"""Forecaster Arena replay bundle: cohort {cohort}
+
+Every number this cohort published can be recomputed from these files alone:
+
+    arena verify THIS_FOLDER_OR_ZIP
+
+MANIFEST.json lists every file with its SHA-256; the bundle's hash is the SHA-256 of
+MANIFEST.json itself. Files (JSON Lines unless noted; money as exact decimal text, instants
+in UTC):
+
+  cohort.json               the cohort, its methodology version and stamped constants
+  lineup.jsonl              agents: family, display name, model id, kind, start and end cash
+  market_snapshots.jsonl    every frozen market snapshot a decision run used (prices shown)
+  decisions.jsonl           prompts (system + user), final answer, parsed action, each leg's
+                            outcome (executed, or rejected with its reason), tokens, cost
+  attempts.jsonl            every HTTP attempt: raw answer, error, tokens, cost, latency
+  trades.jsonl              BUY, SELL, SETTLE and REFUND trades in the order they happened
+  positions.jsonl           every position's final state
+  markets.jsonl             the traded markets' resolution fields (closed, UMA status,
+                            outcome prices) and the settlement recorded
+  brier_scores.jsonl        one Brier row per resolved BUY
+  portfolio_snapshots.csv   the cohort's portfolio value every snapshot slot
+  leaderboard.jsonl         the cohort leaderboard's point estimates
+
+The methodology and the bundle format: docs/methodology.md and docs/contract.md of the
+Forecaster Arena repository.
+"""

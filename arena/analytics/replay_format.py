@@ -1,0 +1,194 @@
+"""The replay bundle's files on disk: canonical encoding, the manifest, its hash, zip or folder.
+
+Why a format of its own: a bundle is only checkable if the same cohort always gives the same
+bytes, whichever backend it was read from and whenever it was built. So every value has one
+spelling (Decimals as their stored fixed-point text, instants as UTC ISO 8601 with `Z`, JSON
+with sorted keys and no spaces), rows are ordered by their ids, the zip carries no build time,
+and the manifest lists every file's SHA-256: the bundle's own hash is the hash of the manifest.
+Editing any byte of any file changes its SHA-256, which no longer matches the manifest; editing
+the manifest changes the bundle's hash, which no longer matches the one published.
+"""
+
+import csv
+import hashlib
+import io
+import json
+import zipfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from arena.core.errors import InputError
+
+FORMAT = "forecaster-arena-replay/1"
+MANIFEST = "MANIFEST.json"
+# A zip entry's time: fixed, so a rebuild is byte-identical (the zip format starts at 1980).
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def plain(value: Any) -> Any:
+    """A value in the bundle's one spelling: Decimal → fixed-point text (`0.000000`, never
+    `0E-6`), datetime → UTC ISO 8601 with `Z`."""
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, datetime):
+        instant = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return instant.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def json_bytes(value: Any) -> bytes:
+    """One JSON document, canonical: sorted keys, no spaces, UTF-8, a final newline."""
+    text = json.dumps(
+        plain(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
+    return (text + "\n").encode("utf-8")
+
+
+def jsonl_bytes(rows: Iterable[Mapping[str, Any]]) -> bytes:
+    """JSON Lines: one canonical object per line."""
+    return b"".join(json_bytes(row) for row in rows)
+
+
+def csv_bytes(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> bytes:
+    """A CSV with a header; empty cell for None, values in the bundle's spelling."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if v is None else plain(v) for v in row])
+    return out.getvalue().encode("utf-8")
+
+
+def read_jsonl(data: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+
+
+def read_csv(data: bytes) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(data.decode("utf-8"))))
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def manifest_bytes(files: Mapping[str, bytes], meta: Mapping[str, Any]) -> bytes:
+    """The manifest: `meta` (format, cohort, project version) and every file's hash and size."""
+    listed = [
+        {"path": path, "sha256": sha256(data), "bytes": len(data)}
+        for path, data in sorted(files.items())
+    ]
+    return json_bytes({**meta, "format": FORMAT, "files": listed})
+
+
+@dataclass(frozen=True)
+class BundleFiles:
+    """A bundle in memory: its files (the manifest among them) by relative path."""
+
+    files: dict[str, bytes]
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        if MANIFEST not in self.files:
+            raise InputError(
+                f"no {MANIFEST} in the bundle", "a replay bundle is what `arena bundle` writes"
+            )
+        data: dict[str, Any] = json.loads(self.files[MANIFEST])
+        return data
+
+    @property
+    def hash(self) -> str:
+        """The bundle's hash: SHA-256 of its manifest's bytes."""
+        return sha256(self.files[MANIFEST])
+
+    def zip_bytes(self) -> bytes:
+        """A deterministic zip: sorted entries, fixed times and modes, deflate level 9."""
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as archive:
+            for path in sorted(self.files):
+                info = zipfile.ZipInfo(path, date_time=ZIP_TIME)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                info.create_system = 3  # Unix, whatever the building machine
+                archive.writestr(info, self.files[path], compresslevel=9)
+        return out.getvalue()
+
+    def write(self, out: Path) -> Path:
+        """Write to `out`: a `.zip` file, or else a folder (created; existing files replaced)."""
+        if out.suffix == ".zip":
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(self.zip_bytes())
+            return out
+        out.mkdir(parents=True, exist_ok=True)
+        for path, data in sorted(self.files.items()):
+            target = out / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        return out
+
+
+def build_files(payload: Mapping[str, bytes], meta: Mapping[str, Any]) -> BundleFiles:
+    """The payload files plus the manifest that lists them."""
+    if MANIFEST in payload:
+        raise ValueError(f"{MANIFEST} is written by build_files")
+    return BundleFiles({**payload, MANIFEST: manifest_bytes(payload, meta)})
+
+
+def read_bundle(path: Path) -> BundleFiles:
+    """A bundle from a `.zip` or a folder; InputError when it is neither."""
+    if path.is_dir():
+        files = {
+            p.relative_to(path).as_posix(): p.read_bytes()
+            for p in sorted(path.rglob("*"))
+            if p.is_file()
+        }
+        return BundleFiles(files)
+    if path.is_file():
+        try:
+            with zipfile.ZipFile(path) as archive:
+                return BundleFiles(
+                    {
+                        info.filename: archive.read(info)
+                        for info in archive.infolist()
+                        if not info.is_dir()
+                    }
+                )
+        except zipfile.BadZipFile as exc:
+            raise InputError(
+                f"{path} is not a zip file ({exc})", "pass a bundle folder or its .zip"
+            ) from None
+    raise InputError(f"no bundle at {path}", "pass the folder or .zip `arena bundle` wrote")
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    """One file against the manifest: ok, changed (hash differs), missing or unlisted."""
+
+    path: str
+    status: str
+    expected: str | None
+    actual: str | None
+
+
+def check_files(bundle: BundleFiles) -> list[FileCheck]:
+    """Every listed file's SHA-256 and size against the manifest, and any file it omits."""
+    listed = {entry["path"]: entry for entry in bundle.manifest.get("files", [])}
+    checks: list[FileCheck] = []
+    for path, entry in sorted(listed.items()):
+        data = bundle.files.get(path)
+        if data is None:
+            checks.append(FileCheck(path, "missing", entry["sha256"], None))
+            continue
+        actual = sha256(data)
+        ok = actual == entry["sha256"] and len(data) == entry["bytes"]
+        checks.append(FileCheck(path, "ok" if ok else "changed", entry["sha256"], actual))
+    for path in sorted(set(bundle.files) - set(listed) - {MANIFEST}):
+        checks.append(FileCheck(path, "unlisted", None, sha256(bundle.files[path])))
+    return checks
