@@ -1,10 +1,11 @@
-"""Cohorts: every weekly competition with its status, and one cohort's standings, curves and
-decisions week by week."""
+"""Cohorts: every weekly competition with its status, and one cohort's replay bundle hash (or why
+it has none yet: `replay_status`), standings, curves and decisions week by week."""
 
 import pandas as pd
 import streamlit as st
 
 from arena.analytics.cohorts import cohort_standings, cohorts, decision_grid, decisions_by_week
+from arena.analytics.replay_status import BundleStatus, bundle_status
 from arena.dashboard import fmt, ui
 
 ui.entry_guard()
@@ -118,6 +119,20 @@ if not bool(row["is_default"]):
         "This cohort ran with overridden methodology constants (a research run): its results "
         "are not v1 results ([methodology: constants]"
         f"({ui.doc_link('methodology', '17-constants-and-where-they-live')}))."
+    )
+bundle: BundleStatus | None = ui.read(bundle_status, cohort)
+if bundle is not None:
+    if bundle.kept_hash is not None:
+        st.markdown(f"**Replay bundle** — final, hash `{bundle.kept_hash}`")
+        bundle_link = f"Download and check cohort {cohort}'s bundle on Exports"
+    else:
+        st.markdown(f"**Replay bundle** — no final bundle yet: cohort {cohort} is {bundle.why}.")
+        bundle_link = f"Build a provisional bundle of cohort {cohort} on Exports"
+    st.page_link(
+        "pages/exports.py",
+        label=bundle_link,
+        icon=":material/deployed_code:",
+        query_params={"cohort": str(cohort)},
     )
 
 st.subheader("Standings")

@@ -1,8 +1,14 @@
 """Exports: pick tables, cohort, family and a time range; download a zip of CSVs with a README.
 
 The zip is written by `arena.analytics.export_bundle.build_bundle`, which calls the code behind
-`arena export TABLE` for every table, so the files match the CLI's output byte for byte."""
+`arena export TABLE` for every table, so the files match the CLI's output byte for byte.
 
+Below it, one cohort's replay bundle (`arena bundle COHORT`): the one the hourly `bundle` job
+kept (`replay_kept`), with its hash and how to check it, or, when none is kept, why not
+(`replay_status`) and a button that builds a provisional bundle of the cohort so far
+(`replay_bundle.build_bundle`, on the read-only engine, only when asked)."""
+
+import json
 from datetime import UTC, date, datetime, time
 
 import pandas as pd
@@ -12,7 +18,11 @@ from arena.analytics.agents import FilterOptions, filter_options
 from arena.analytics.export import EXPORT_DESCRIPTIONS, EXPORTS, ExportFilters
 from arena.analytics.export_bundle import build_bundle, bundle_name
 from arena.analytics.overview import family_names
+from arena.analytics.replay_bundle import build_bundle as build_replay_bundle
+from arena.analytics.replay_kept import bundle_file_name, kept_bundle_zip, kept_bundles
+from arena.analytics.replay_status import BUNDLE_SCHEDULE, BundleStatus, bundle_status
 from arena.config import get_settings
+from arena.core.errors import InputError
 from arena.dashboard import fmt, ui
 from arena.storage.db import get_engine
 
@@ -73,58 +83,206 @@ def _instant(day: date | None) -> datetime | None:
 filters = ExportFilters(
     cohort=cohort, family=family, since=_instant(since_day), until=_instant(until_day)
 )
-if filters.since and filters.until and filters.since >= filters.until:
-    st.error("'From' must be before 'Until': swap or widen the range.")
-    st.stop()
-if not tables:
-    ui.empty("Pick at least one table to export.")
-    st.stop()
-
-plan = pd.DataFrame(
-    {
-        "file": [f"{table}.csv" for table in tables],
-        "rows_are": [EXPORT_DESCRIPTIONS.get(table, "") for table in tables],
-        "columns": [", ".join(EXPORTS[table].columns) for table in tables],
-    }
-)
-ui.table(plan, key="export-plan", column_config=PLAN_LABELS)
-scope = [
-    f"Cohort {cohort}" if cohort is not None else "Every cohort",
-    f"family {names.get(family, family)}" if family is not None else "every family",
-]
-if filters.since is not None:
-    scope.append(f"from {fmt.instant(filters.since)}")
-if filters.until is not None:
-    scope.append(f"until {fmt.instant(filters.until)}")
-recorded = ", ".join(f"{k}={v}" for k, v in filters.describe().items()) or "none"
-st.caption(
-    f"{fmt.escaped('; '.join(scope))}; at most {cap:,} rows per table (the README "
-    f"says when a table was cut). The README records the filters as `{recorded}`."
-)
 url = ui.database_url()
-chosen = tuple(tables)
 
 
-def make_zip() -> bytes:
-    """Runs only when the button is clicked (deferred), on the read-only engine."""
-    engine = get_engine(url, role="reader")
-    return build_bundle(
-        engine,
-        chosen,
-        filters,
-        cap=cap,
-        exported_at=datetime.now(UTC),
-        methodology=settings.methodology,
-    ).data
+def csv_zip() -> None:
+    """The plan of the CSV zip and its download button (nothing when the filters are wrong)."""
+    if filters.since and filters.until and filters.since >= filters.until:
+        st.error("'From' must be before 'Until': swap or widen the range.")
+        return
+    if not tables:
+        ui.empty("Pick at least one table to export.")
+        return
+    plan = pd.DataFrame(
+        {
+            "file": [f"{table}.csv" for table in tables],
+            "rows_are": [EXPORT_DESCRIPTIONS.get(table, "") for table in tables],
+            "columns": [", ".join(EXPORTS[table].columns) for table in tables],
+        }
+    )
+    ui.table(plan, key="export-plan", column_config=PLAN_LABELS)
+    scope = [
+        f"Cohort {cohort}" if cohort is not None else "Every cohort",
+        f"family {names.get(family, family)}" if family is not None else "every family",
+    ]
+    if filters.since is not None:
+        scope.append(f"from {fmt.instant(filters.since)}")
+    if filters.until is not None:
+        scope.append(f"until {fmt.instant(filters.until)}")
+    recorded = ", ".join(f"{k}={v}" for k, v in filters.describe().items()) or "none"
+    st.caption(
+        f"{fmt.escaped('; '.join(scope))}; at most {cap:,} rows per table (the README "
+        f"says when a table was cut). The README records the filters as `{recorded}`."
+    )
+    chosen = tuple(tables)
+
+    def make_zip() -> bytes:
+        """Runs only when the button is clicked (deferred), on the read-only engine."""
+        engine = get_engine(url, role="reader")
+        return build_bundle(
+            engine,
+            chosen,
+            filters,
+            cap=cap,
+            exported_at=datetime.now(UTC),
+            methodology=settings.methodology,
+        ).data
+
+    st.download_button(
+        "Download zip",
+        data=make_zip,
+        file_name=bundle_name(filters),
+        mime="application/zip",
+        on_click="ignore",
+        type="primary",
+        key="export-zip",
+    )
+    ui.download_csv(plan, "export-plan", label="Download this list as CSV")
 
 
-st.download_button(
-    "Download zip",
-    data=make_zip,
-    file_name=bundle_name(filters),
-    mime="application/zip",
-    on_click="ignore",
-    type="primary",
-    key="export-zip",
+csv_zip()
+
+# --------------------------------------------------------------------------------------------
+# Replay bundle
+
+
+def verify_line(file_name: str, bundle_hash: str) -> None:
+    """The command that checks a downloaded bundle, ready to copy."""
+    st.caption("To check it, recompute every number from the files alone:")
+    st.code(f"arena verify {file_name} --hash {bundle_hash}", language="bash", wrap_lines=True)
+
+
+def kept_section(number: int, kept: pd.Series) -> None:
+    """The bundle the hourly job kept: its hash, what it holds, the zip and how to check it."""
+    bundle_hash = str(kept["bundle_hash"])
+    st.markdown(
+        f"**Cohort {number}'s replay bundle**, final. Its hash (SHA-256 of its manifest), the "
+        "one to cite:"
+    )
+    st.code(bundle_hash, language=None)
+    st.caption(
+        f"{fmt.count(kept['file_count'])} files, {fmt.data_size(kept['size_bytes'])} "
+        f"({fmt.data_size(kept['zip_bytes'])} zipped); kept {fmt.instant(kept['built_at'])} "
+        f"by the hourly `bundle` job; project version {fmt.text(kept['project_version'])}."
+    )
+    file_name = bundle_file_name(number, bundle_hash)
+
+    def kept_zip() -> bytes:
+        """Read only when the button is clicked (deferred), on the read-only engine."""
+        return kept_bundle_zip(get_engine(url, role="reader"), number) or b""
+
+    st.download_button(
+        f"Download {file_name}",
+        data=kept_zip,
+        file_name=file_name,
+        mime="application/zip",
+        on_click="ignore",
+        type="primary",
+        key="replay-kept-zip",
+    )
+    verify_line(file_name, bundle_hash)
+
+
+def provisional_section(number: int, state: BundleStatus) -> None:
+    """Why no bundle is kept, and a provisional one of the cohort so far, built on request."""
+    st.info(
+        f"No kept bundle for cohort {number} yet: it is {state.why}. The scheduler's hourly "
+        f"`bundle` job ({BUNDLE_SCHEDULE}) keeps a cohort's bundle once the cohort is "
+        "finished (completed, and every market it bought into resolved), and never changes "
+        "it after.",
+        icon=":material/schedule:",
+    )
+    memo = f"_replay-provisional:{url}:{number}"
+    if st.button(
+        f"Build a provisional bundle of cohort {number}",
+        key=f"replay-build:{number}",
+        help="The cohort's state so far, in the same files; takes a few seconds.",
+    ):
+        with st.spinner(f"Building cohort {number}'s bundle…"):
+            try:
+                built = build_replay_bundle(
+                    get_engine(url, role="reader"), number, provisional=True
+                )
+            except InputError as error:
+                st.error(str(error))
+                return
+        files = built.bundle.files
+        st.session_state[memo] = {
+            "hash": built.hash,
+            "zip": built.bundle.zip_bytes(),
+            "files": len(files),
+            "size": sum(len(data) for data in files.values()),
+            "final": bool(json.loads(files["cohort.json"]).get("final")),
+            "built_at": datetime.now(UTC),
+        }
+    made = st.session_state.get(memo)
+    if made is None:
+        return
+    bundle_hash = str(made["hash"])
+    if made["final"]:
+        st.success(
+            f"Built here at {fmt.instant(made['built_at'])}: cohort {number} is finished, so "
+            "this is the bundle the hourly job will keep (the same bytes and hash).",
+            icon=":material/check_circle:",
+        )
+        file_name = bundle_file_name(number, bundle_hash)
+    else:
+        st.warning(
+            f"**Provisional, not final**: cohort {number} as it stood at "
+            f'{fmt.instant(made["built_at"])} (stamped `"final": false`). Its open positions '
+            "are valued at their latest prices, so its numbers may still move, and this hash "
+            "is not the one that will be published.",
+            icon=":material/hourglass_top:",
+        )
+        file_name = bundle_file_name(number, bundle_hash).removesuffix(".zip") + "-provisional.zip"
+    st.markdown("Hash (SHA-256 of its manifest):")
+    st.code(bundle_hash, language=None)
+    st.caption(
+        f"{fmt.count(made['files'])} files, {fmt.data_size(made['size'])} "
+        f"({fmt.data_size(len(made['zip']))} zipped)."
+    )
+    st.download_button(
+        f"Download {file_name}",
+        data=made["zip"],
+        file_name=file_name,
+        mime="application/zip",
+        on_click="ignore",
+        key="replay-provisional-zip",
+    )
+    verify_line(file_name, bundle_hash)
+
+
+st.subheader("Replay bundle")
+st.caption(
+    "Everything one cohort published, in files anyone can recompute: the lineup, every frozen "
+    "market snapshot, decision, raw answer and trade, the resolutions, the portfolio "
+    "snapshots and the cohort's leaderboard, with a manifest of SHA-256s. `arena verify` "
+    "recomputes every number from the files alone. A bundle is always a whole cohort: the "
+    "tables, family and dates above do not apply."
 )
-ui.download_csv(plan, "export-plan", label="Download this list as CSV")
+kept_all: pd.DataFrame = ui.read(kept_bundles)
+if cohort is not None:
+    bundle_cohort: int | None = int(cohort)
+elif not options.cohorts:
+    bundle_cohort = None
+    ui.empty("No cohort yet: a bundle is one cohort's. Run `arena start-cohort` or `make demo`.")
+else:
+    kept_numbers = set(kept_all["cohort_number"].tolist())
+    newest_kept = next((n for n in options.cohorts if n in kept_numbers), options.cohorts[0])
+    bundle_cohort = st.selectbox(
+        "Cohort of the bundle",
+        options.cohorts,
+        index=options.cohorts.index(newest_kept),
+        format_func=lambda n: f"Cohort {n}" + (" (bundle kept)" if n in kept_numbers else ""),
+        key="replay-cohort",
+        help="Pick a cohort in the Cohort filter above to link to its bundle.",
+    )
+if bundle_cohort is not None:
+    mine = kept_all.loc[kept_all["cohort_number"] == bundle_cohort]
+    if not mine.empty:
+        kept_section(bundle_cohort, mine.iloc[0])
+    else:
+        state: BundleStatus | None = ui.read(bundle_status, bundle_cohort)
+        if state is not None:
+            provisional_section(bundle_cohort, state)

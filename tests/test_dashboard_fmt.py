@@ -11,7 +11,7 @@ from arena.dashboard import fmt
 @pytest.mark.parametrize("missing", [None, math.nan, pd.NA, pd.NaT, float("nan")])
 def test_a_missing_value_is_a_dash_everywhere(missing: object) -> None:
     writers = [fmt.money, fmt.signed_money, fmt.cost, fmt.signed_pct, fmt.prob, fmt.share]
-    writers += [fmt.signed_prob, fmt.count, fmt.percentile, fmt.text]
+    writers += [fmt.signed_prob, fmt.count, fmt.percentile, fmt.text, fmt.data_size]
     assert {write(missing) for write in writers} == {"—"}
     assert fmt.pct_interval(missing, 1, 2) == "—"
     assert fmt.rank_interval(missing, 1, 2) == "—"
@@ -40,6 +40,9 @@ def test_a_missing_value_is_a_dash_everywhere(missing: object) -> None:
         (fmt.percentile(93.2), "93rd"),
         (fmt.percentile(11), "11th"),
         (fmt.percentile(1), "1st"),
+        (fmt.data_size(31609), "31.6 kB"),
+        (fmt.data_size(2_400_000), "2.4 MB"),
+        (fmt.data_size(512), "512 bytes"),
     ],
 )
 def test_figures_read_the_same_way(written: str, expected: str) -> None:

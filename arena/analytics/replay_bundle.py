@@ -21,12 +21,12 @@ same cohort is byte-identical whichever backend or process built it, and wheneve
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from sqlalchemy import Table, func, select
 from sqlalchemy.engine import Connection, Engine
 
-import arena
 from arena.analytics.leaderboard import leaderboard
 from arena.analytics.replay_format import (
     BundleFiles,
@@ -166,7 +166,10 @@ class BuiltBundle:
 
 def project_version() -> str:
     """The package version that built the bundle (recorded in the manifest)."""
-    return str(arena.__version__)
+    try:
+        return version("forecaster-arena")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
 
 
 def build_bundle(engine: Engine, cohort_number: int, *, provisional: bool = False) -> BuiltBundle:

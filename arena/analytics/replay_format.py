@@ -100,7 +100,15 @@ class BundleFiles:
             raise InputError(
                 f"no {MANIFEST} in the bundle", "a replay bundle is what `arena bundle` writes"
             )
-        data: dict[str, Any] = json.loads(self.files[MANIFEST])
+        try:
+            data = json.loads(self.files[MANIFEST])
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or not isinstance(data.get("files"), list):
+            raise InputError(
+                f"{MANIFEST} is not a manifest (not a JSON object listing files)",
+                "the bundle was damaged: fetch it again from where it was published",
+            )
         return data
 
     @property
@@ -142,7 +150,17 @@ def build_files(payload: Mapping[str, bytes], meta: Mapping[str, Any]) -> Bundle
 
 
 def read_bundle(path: Path) -> BundleFiles:
-    """A bundle from a `.zip` or a folder; InputError when it is neither."""
+    """A bundle from a `.zip` or a folder; InputError when it is neither, or has no manifest."""
+    bundle = _read_files(path)
+    if MANIFEST not in bundle.files:
+        raise InputError(
+            f"no {MANIFEST} in the bundle at {path}",
+            "a replay bundle is the folder or .zip `arena bundle` wrote, manifest included",
+        )
+    return bundle
+
+
+def _read_files(path: Path) -> BundleFiles:
     if path.is_dir():
         files = {
             p.relative_to(path).as_posix(): p.read_bytes()
@@ -177,10 +195,23 @@ class FileCheck:
     actual: str | None
 
 
+ENTRY_KEYS = ("path", "sha256", "bytes")
+
+
 def check_files(bundle: BundleFiles) -> list[FileCheck]:
-    """Every listed file's SHA-256 and size against the manifest, and any file it omits."""
-    listed = {entry["path"]: entry for entry in bundle.manifest.get("files", [])}
+    """Every listed file's SHA-256 and size against the manifest, and any file it omits; a
+    manifest that cannot be read, or with an entry that is not one, is itself reported."""
+    try:
+        entries = bundle.manifest["files"]
+    except InputError:
+        return [FileCheck(MANIFEST, "unreadable", None, sha256(bundle.files[MANIFEST]))]
     checks: list[FileCheck] = []
+    listed: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        if isinstance(entry, dict) and all(key in entry for key in ENTRY_KEYS):
+            listed[str(entry["path"])] = entry
+        elif not checks:
+            checks.append(FileCheck(MANIFEST, "malformed", None, bundle.hash))
     for path, entry in sorted(listed.items()):
         data = bundle.files.get(path)
         if data is None:

@@ -45,6 +45,7 @@ from arena.core.accounting import (
     settle,
     side_won,
 )
+from arena.core.errors import InputError
 from arena.core.execution import ExecutionPlan, HeldPosition, SnapshotMarket, plan_execution
 from arena.core.scoring import brier, cumulative_brier, return_pct
 from arena.core.stats import competition_ranks
@@ -140,7 +141,10 @@ def verify_bundle(bundle: BundleFiles, published_hash: str | None = None) -> Rep
     wanted = (published_hash or "").strip().lower()
     if wanted and wanted != bundle.hash:
         files.insert(0, FileCheck(MANIFEST, "changed", wanted, bundle.hash))
-    cohort = bundle.manifest.get("cohort")
+    try:
+        cohort = bundle.manifest.get("cohort")
+    except InputError:
+        cohort = None
     try:
         checks = Replay(bundle).run()
     except (KeyError, ValueError, TypeError) as exc:  # a file too damaged to read
@@ -407,6 +411,10 @@ class Replay:
                 )
             published = decision["legs"][leg.index] if leg.index < len(decision["legs"]) else None
             legs_check.expect(f"{where}", published, leg.record())
+        planned = {leg.index for leg in plan.legs}
+        for (decision_id, index), trade in trades.items():
+            if decision_id == did and index not in planned:
+                trades_check.fail(f"trade {trade['id']}: decision {did} has no leg {index}")
         book.cash = plan.cash_after
         for column, value in plan.tallies().items():
             legs_check.expect(f"decision {did} {column}", decision[column], value)

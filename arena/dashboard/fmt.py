@@ -137,6 +137,17 @@ def count(value: Any) -> str:
     return f"{int(number):,}" if math.isfinite(number) else DASH
 
 
+def data_size(value: Any) -> str:
+    """31.6 kB / 2.4 MB / 512 bytes: a size in bytes, in decimal units (1 kB = 1,000 bytes)."""
+    if missing(value):
+        return DASH
+    number = float(value)
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if number >= scale:
+            return f"{number / scale:,.1f} {unit}"
+    return f"{int(number):,} bytes" if int(number) != 1 else "1 byte"
+
+
 def percentile(value: Any) -> str:
     """93rd: a percentile (0–100) as an ordinal."""
     if missing(value):
