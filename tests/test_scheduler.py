@@ -18,6 +18,7 @@ from arena.app import scheduler
 from arena.config import load_settings
 from arena.engine.jobs import (
     ANALYSES,
+    BUNDLE,
     DECIDE,
     RESOLVE,
     SNAPSHOT,
@@ -74,6 +75,7 @@ def test_a_fortnight_fires_exactly_the_methodology_slots(dst_sunday: datetime) -
     assert fired[SYNC_MARKETS] == every(start, end, timedelta(minutes=5))
     assert fired[RESOLVE] == every(start, end, timedelta(hours=1))
     assert fired[ANALYSES] == every(start + timedelta(minutes=30), end, timedelta(hours=1))
+    assert fired[BUNDLE] == every(start + timedelta(minutes=45), end, timedelta(hours=1))
 
     # Decide opens each week at Sunday 00:05 UTC exactly, DST Sunday included.
     firsts = [t for t in fired[DECIDE] if t.hour == 0]
@@ -91,7 +93,7 @@ def test_a_fortnight_fires_exactly_the_methodology_slots(dst_sunday: datetime) -
 
 def test_triggers_are_utc_and_sunday_is_sun_not_zero() -> None:
     table = dict(scheduler.trigger_table())
-    assert set(table) == {START_COHORT, DECIDE, SNAPSHOT, SYNC_MARKETS, RESOLVE, ANALYSES}
+    assert set(table) == {START_COHORT, DECIDE, SNAPSHOT, SYNC_MARKETS, RESOLVE, ANALYSES, BUNDLE}
     for trigger in table.values():
         assert trigger.timezone == UTC
     # APScheduler's day_of_week=0 would be Monday: the first fire after a Saturday is a Sunday.
@@ -111,6 +113,7 @@ def test_slots_of_late_runs_and_what_a_catch_up_runs() -> None:
     assert slot_for(SYNC_MARKETS, tuesday) == tuesday.replace(minute=20)
     assert slot_for(RESOLVE, tuesday) == tuesday.replace(minute=0)
     assert slot_for(ANALYSES, tuesday) == tuesday.replace(minute=30) - timedelta(hours=1)
+    assert slot_for(BUNDLE, tuesday) == tuesday.replace(minute=45) - timedelta(hours=1)
     # Between Sunday 00:00 and 00:05 the new week's decisions are not due yet.
     assert DECIDE not in scheduler.due_now(sunday + timedelta(minutes=2))
     assert scheduler.due_now(sunday + timedelta(minutes=5))[0] == START_COHORT
@@ -123,7 +126,7 @@ def test_the_apscheduler_wiring_coalesces_and_never_overlaps_a_job() -> None:
     settings = load_settings()
     ctx = JobContext(None, settings, parse_lineup(BASELINE), None, lambda f: None)  # type: ignore[arg-type]
     jobs = {job.id: job for job in scheduler.build_scheduler(ctx).get_jobs()}
-    assert set(jobs) == {START_COHORT, DECIDE, SNAPSHOT, SYNC_MARKETS, RESOLVE, ANALYSES}
+    assert set(jobs) == {START_COHORT, DECIDE, SNAPSHOT, SYNC_MARKETS, RESOLVE, ANALYSES, BUNDLE}
     for job in jobs.values():
         assert job.coalesce is True and job.max_instances == 1
     assert jobs[DECIDE].misfire_grace_time == 7 * 24 * 3600
