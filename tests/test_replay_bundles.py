@@ -313,3 +313,18 @@ def test_the_bundle_job_keeps_once_waits_and_loses_a_race(
         assert (result.built, result.already_kept) == ({}, [1])
     finally:
         engine.dispose()
+
+
+def test_keep_bundles_is_the_hourly_job_by_hand(finished: Season, tmp_path: Path, cli: Cli) -> None:
+    url = writable_copy(finished, tmp_path / "copy.db")
+    engine = create_db_engine(url)
+    with engine.begin() as conn:
+        conn.execute(REPLAY_BUNDLES.delete())
+    engine.dispose()
+
+    code, out = cli("keep-bundles", "--at", "2026-08-01T00:50:00Z", url=url)
+    assert code == 0 and "kept 2 bundle(s): cohort 1 " in out and "slot 2026-08-01 00:45" in out
+    code, out = cli("keep-bundles", "--at", "2026-08-01T00:59:00Z", url=url)
+    assert code == 0 and "kept" not in out  # the slot is done: said so, nothing written
+    code, out = cli("keep-bundles", "--at", "2026-08-01T01:45:00Z", url=url)
+    assert code == 0 and "kept 0 bundle(s): none new" in out

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from arena.agents.responders import ResponderFactory
     from arena.engine.analyses import AnalysesOutcome
+    from arena.engine.bundles import BundleResult
     from arena.engine.cohorts import CohortResult
     from arena.engine.decisions import DecideResult
     from arena.engine.jobs import CohortOutcome, DecideOutcome, JobContext, JobRunResult
@@ -358,6 +359,22 @@ def analyses(at: AtOption = None) -> None:
         return
     result = cast("AnalysesOutcome", run.outcome)
     _done(run, f"stored {result.stored} frame(s) for {', '.join(result.scopes)}")
+
+
+@app.command("keep-bundles")
+def keep_bundles(at: AtOption = None) -> None:
+    """Keep the replay bundle of every finished cohort that has none (the hourly bundle job)."""
+    from arena.engine.jobs import BUNDLE
+
+    run = _run_claimed(_job_context(), BUNDLE, _at(at))
+    if run is None:
+        return
+    result = cast("BundleResult", run.outcome)
+    kept = ", ".join(f"cohort {n} {h}" for n, h in result.built.items()) or "none new"
+    waiting = (
+        f"; waiting: cohort(s) {', '.join(map(str, result.waiting))}" if result.waiting else ""
+    )
+    _done(run, f"kept {len(result.built)} bundle(s): {kept}{waiting}")
 
 
 @app.command("resolve")
