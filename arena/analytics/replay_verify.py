@@ -249,7 +249,10 @@ class Replay:
             last = results[final_run[-1]["attempt_no"]] if final_run else None
             if last is None or last.ok is None:
                 check.fail(f"decision {did}: status {decision['status']} but no valid answer")
-                self.parsed[did] = ParsedDecision.model_validate(decision["parsed_response"])
+                published = decision["parsed_response"]
+                self.parsed[did] = (
+                    ParsedDecision.model_validate(published) if published else FALLBACK
+                )
                 continue
             check.expect(
                 f"decision {did} parsed",
