@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PORT   ?= 8501
 
-.PHONY: install system-deps demo test lint serve clean
+.PHONY: install system-deps demo demo-extensions test lint serve clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,19 @@ demo: $(STAMP)
 	  && ARENA_DATABASE_URL=sqlite:///data/demo.build.db $(BIN)/arena demo --weeks 8 \
 	  && mv data/demo.build.db data/demo.db; fi
 	ARENA_DATABASE_URL=sqlite:///data/demo.db $(BIN)/arena serve --port $(PORT)
+
+## make demo-extensions: the same, under the protocol extension stated_probability (every cohort
+## stamped with it; the Stated probability page shows its figures), in data/demo-extensions.db.
+demo-extensions: $(STAMP)
+	@if [ -f data/demo-extensions.db ]; then \
+	  echo "reusing data/demo-extensions.db (delete it to rebuild the demo)"; \
+	else rm -f data/demo-extensions.build.db data/demo-extensions.build.db-wal \
+	    data/demo-extensions.build.db-shm \
+	  && ARENA_DATABASE_URL=sqlite:///data/demo-extensions.build.db $(BIN)/arena init-db \
+	  && ARENA_DATABASE_URL=sqlite:///data/demo-extensions.build.db $(BIN)/arena demo --weeks 8 \
+	    --extensions stated_probability \
+	  && mv data/demo-extensions.build.db data/demo-extensions.db; fi
+	ARENA_DATABASE_URL=sqlite:///data/demo-extensions.db $(BIN)/arena serve --port $(PORT)
 
 ## make system-deps: chromium and a PostgreSQL server for the suite (apt-get when missing)
 system-deps:

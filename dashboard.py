@@ -13,6 +13,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from streamlit.runtime.scriptrunner import StopException
 
 from arena import analytics
+from arena.analytics.protocol import number_ranges
+from arena.analytics.stated import extended_cohorts
 from arena.config import METHODOLOGY_VERSION, get_settings
 from arena.core.errors import ArenaError
 from arena.dashboard import ui
@@ -30,6 +32,7 @@ PAGES = {
         st.Page("pages/agent.py", title="Agent", icon=":material/smart_toy:"),
         st.Page("pages/cohorts.py", title="Cohorts", icon=":material/date_range:"),
         st.Page("pages/calibration.py", title="Calibration", icon=":material/target:"),
+        st.Page("pages/stated.py", title="Stated probability", icon=":material/percent:"),
     ],
     "Evidence": [
         st.Page("pages/decisions.py", title="Decisions", icon=":material/receipt_long:"),
@@ -101,6 +104,12 @@ def main() -> None:
         _stop_with(NO_DATABASE)
         return
     st.sidebar.caption(f"Schema revision {revision}")
+    extended = ui.read(extended_cohorts)
+    if extended:  # never mixed into the v1 views silently (methodology §18)
+        st.sidebar.caption(
+            f"Cohort{'s' if len(extended) > 1 else ''} {number_ranges(extended)} ran "
+            "the protocol extension stated_probability: not stock v1 (see Stated probability)."
+        )
     st.sidebar.caption(
         f"Read-only view, refreshed every {ui.CACHE_TTL_S} s. The address bar holds the "
         "current selection: copy it to share this view."

@@ -3,18 +3,31 @@
 The methodology constants live here and nowhere else. Each can be overridden for a research
 run (e.g. `ARENA_METHODOLOGY__MIN_BET=100`); every cohort is stamped with the constants it
 actually ran under, together with the methodology version, so results stay comparable.
+
+Protocol extensions (`ARENA_EXTENSIONS=stated_probability`) are opt-in additions to v1 that
+ask the models for more without changing how v1 trades or scores. They are stamped on the
+cohort like an overridden constant (`cohort_stamp`: an `extensions` list, `is_default`
+false), so an extended cohort is never taken for a stock v1 one; a v1 cohort's stamp has no
+`extensions` key at all, byte for byte what it was before extensions existed.
 """
 
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 METHODOLOGY_VERSION = "v1"
 DEFAULT_DATABASE_URL = "sqlite:///data/arena.db"
+
+# Protocol extensions (methodology §18, "Protocol extensions"): name → what it adds.
+STATED_PROBABILITY = "stated_probability"
+EXTENSIONS: dict[str, str] = {
+    STATED_PROBABILITY: "each BET leg also states the model's probability that its side wins",
+}
 
 
 class Methodology(BaseModel):
@@ -39,6 +52,46 @@ class Methodology(BaseModel):
         return values
 
 
+def cohort_stamp(methodology: Methodology, extensions: Iterable[str] = ()) -> dict[str, Any]:
+    """The constants stamp of a new cohort: the methodology's, plus its protocol extensions.
+
+    Without extensions it is exactly `methodology.stamp()` (no `extensions` key), so a v1
+    cohort's stamp, its replay bundle and the versions table read as before. With any, the
+    sorted names go under `extensions` and `is_default` is false, as for an overridden constant.
+    """
+    stamp = methodology.stamp()
+    names = sorted(set(extensions))
+    if not names:
+        return stamp
+    del stamp["is_default"]  # kept last, as in every stamp
+    return {**stamp, "extensions": names, "is_default": False}
+
+
+def stamped_extensions(constants: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The protocol extensions a cohort's stamp names (none for a v1 cohort)."""
+    value = (constants or {}).get("extensions") or ()
+    return tuple(str(name) for name in value) if isinstance(value, list | tuple) else ()
+
+
+def parse_extensions(value: Any) -> tuple[str, ...]:
+    """`ARENA_EXTENSIONS` (comma-separated names, or a list) as known extension names.
+
+    An unknown name is a configuration error (one line naming the known ones), never ignored:
+    a typo must not start a cohort without the extension someone asked for.
+    """
+    if value is None or value == "":
+        return ()
+    items = value.split(",") if isinstance(value, str) else list(value)
+    names = tuple(dict.fromkeys(str(item).strip() for item in items if str(item).strip()))
+    unknown = [name for name in names if name not in EXTENSIONS]
+    if unknown:
+        raise ValueError(
+            f"unknown protocol extension {', '.join(map(repr, unknown))}; "
+            f"known: {', '.join(EXTENSIONS)}"
+        )
+    return names
+
+
 class Settings(BaseSettings):
     """Everything read from the environment (and `.env`). Secrets are `SecretStr`: never printed."""
 
@@ -61,6 +114,8 @@ class Settings(BaseSettings):
     lineup: Path | None = None
     admin_password: SecretStr | None = None
     methodology: Methodology = Methodology()
+    # Opt-in protocol extensions stamped on every cohort this process starts (methodology §18).
+    extensions: Annotated[tuple[str, ...], NoDecode] = ()
     export_row_cap: int = Field(default=1_000_000, ge=1)
     sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0)
     claim_stale_minutes: int = Field(default=60, ge=1)
@@ -74,6 +129,11 @@ class Settings(BaseSettings):
                 "or postgresql+psycopg://user:pass@host/db"
             )
         return value
+
+    @field_validator("extensions", mode="before")
+    @classmethod
+    def _known_extensions(cls, value: Any) -> tuple[str, ...]:
+        return parse_extensions(value)
 
     @field_validator("gamma_url", "llm_base_url")
     @classmethod

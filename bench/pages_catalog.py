@@ -38,6 +38,7 @@ from arena.analytics import markets as markets_rm
 from arena.analytics import operations as operations_rm
 from arena.analytics import paired as paired_rm
 from arena.analytics import simulated as simulated_rm
+from arena.analytics import stated as stated_rm
 from arena.analytics import status as status_rm
 from arena.analytics import stored as stored_rm
 
@@ -125,8 +126,10 @@ PageRun = Callable[[Reader, Selection], None]
 
 
 def _entry(read: Reader) -> None:
-    """dashboard.py, before every page: the schema gate on the reader engine."""
+    """dashboard.py, before every page: the schema gate on the reader engine, then the
+    sidebar's note on cohorts run under a protocol extension."""
     read(analytics.schema_revision)
+    read(stated_rm.extended_cohorts)
 
 
 def _stored(read: Reader, name: str, cohort: int | None = None) -> Any:
@@ -296,6 +299,23 @@ def calibration_live(read: Reader, _sel: Selection) -> None:
     read(stored_rm.live, "calibration_summary", cohort=None)
 
 
+def stated_page(read: Reader, _sel: Selection) -> None:
+    """All extended cohorts; the stored stated-probability figures (a database without an
+    extended cohort stops after the list of them, as the page does)."""
+    _entry(read)
+    if not read(stated_rm.extended_cohorts):
+        return
+    figures = _stored(read, "stated_probability")
+    if figures is None or figures.frame.empty:
+        return
+    _simulated(read)
+
+
+def stated_live(read: Reader, _sel: Selection) -> None:
+    """The stated-probability figures computed live (the "compute now" click)."""
+    read(stored_rm.live, "stated_probability", cohort=None)
+
+
 def decisions_page(read: Reader, _sel: Selection) -> None:
     _entry(read)
     if not read(agents_rm.filter_options).cohorts:
@@ -407,6 +427,8 @@ PAGES: tuple[Page, ...] = (
     Page("agent", agent_page),
     Page("calibration", calibration_page),
     Page("calibration_summary() computed live", calibration_live, "live"),
+    Page("stated", stated_page),
+    Page("stated_probability() computed live", stated_live, "live"),
     Page("decisions", decisions_page),
     Page("decisions: one decision (click)", decision_click, "click"),
     Page("markets", markets_page),

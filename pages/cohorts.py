@@ -33,7 +33,12 @@ LIST_COLUMNS = {
     "completed_at": st.column_config.Column("Completed (UTC)"),
     "methodology_version": st.column_config.TextColumn("Methodology"),
     "is_default": st.column_config.CheckboxColumn(
-        "v1 constants", help="Unticked: a research run with overridden methodology constants."
+        "v1 constants",
+        help="Unticked: a research run with overridden methodology constants, or a protocol "
+        "extension.",
+    ),
+    "extensions": st.column_config.TextColumn(
+        "Extensions", help="Protocol extensions stamped on the cohort (none: methodology v1)."
     ),
 }
 LIST_FORMATS = {
@@ -114,7 +119,14 @@ cols[1].metric("Week start", f"{row['week_start']:%Y-%m-%d}")
 cols[2].metric("Agents", int(row["agents"]))
 cols[3].metric("Decision weeks done", int(row["decision_weeks"]))
 cols[4].metric("Return (all agents)", fmt.signed_pct(row["return_pct"]))
-if not bool(row["is_default"]):
+if str(row["extensions"]):
+    st.warning(
+        f"This cohort ran the protocol extension {row['extensions']}: its prompt asked for "
+        "more than v1, so its results are not stock v1 results. The extension's own figures "
+        "are on the Stated probability page ([methodology: protocol extensions]"
+        f"({ui.doc_link('methodology', '18-methodology-notes-every-interpretation-we-made')}))."
+    )
+elif not bool(row["is_default"]):
     st.warning(
         "This cohort ran with overridden methodology constants (a research run): its results "
         "are not v1 results ([methodology: constants]"

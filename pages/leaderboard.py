@@ -1,5 +1,6 @@
 """Leaderboard: every family's v1 scores with 95% intervals, baselines as reference rows,
-and the portfolio curve per family."""
+what each family's API calls cost against its skill (derived from the same stored frame), and
+the portfolio curve per family."""
 
 from collections.abc import Callable
 from typing import Any
@@ -8,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from arena.analytics.cohorts import cohort_numbers
+from arena.analytics.cost import COST_COLUMNS, cost_frame
 from arena.analytics.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.random_null import DEFAULT_NULL_SEEDS
 from arena.dashboard import fmt, ui
@@ -103,6 +105,49 @@ FORMATS = {
     "cohorts": fmt.count,
 }
 
+# The Cost table: (column, label, width in px, help); its CSV is every `COST_COLUMNS` column.
+COST_TABLE = [
+    ("family", "Family", 150, None),
+    (
+        "api_cost_usd",
+        "API spend",
+        88,
+        "The stored cost of every model call of its finished decisions, retries included.",
+    ),
+    ("cost_per_decision", "Cost / decision", 108, None),
+    ("cost_per_resolved_bet", "Cost / resolved bet", 132, None),
+    (
+        "return_per_dollar",
+        "Return per $ [95% CI]",
+        176,
+        "Return in percentage points per dollar of API spend; the interval is the return's "
+        "divided by the spend.",
+    ),
+    (
+        "skill_per_dollar",
+        "Skill per $ [95% CI]",
+        176,
+        "Skill vs market per dollar of API spend (negative is better); the interval is the "
+        "skill's divided by the spend.",
+    ),
+    (
+        "front",
+        "Pareto front",
+        128,
+        "On the front when no other paying family is at least as cheap per decision and at "
+        "least as skilled, and better on one. Baselines spend nothing: reference only.",
+    ),
+]
+COST_FORMATS = {
+    "api_cost_usd": fmt.cost,
+    "cost_per_decision": fmt.cost,
+    "cost_per_resolved_bet": fmt.cost,
+}
+SIMULATED_COST = (
+    "Their costs are the lineup's list prices times simulated token counts, not a real "
+    "model's bill."
+)
+
 
 def display(board: pd.DataFrame) -> pd.DataFrame:
     """The table a person reads: display names, each interval one "value [low, high]" text."""
@@ -120,6 +165,93 @@ def display(board: pd.DataFrame) -> pd.DataFrame:
         "status": ["too early to rank" if early else "" for early in board["too_early"]],
     }
     return board.assign(**texts)[[key for key, *_ in COLUMNS]].reset_index(drop=True)
+
+
+def front_text(cost: pd.DataFrame) -> list[str]:
+    """Where each family stands against the Pareto front, in words (baselines say why not)."""
+    texts = []
+    for kind, paid, pareto, skill in zip(
+        cost["kind"], cost["paid"], cost["pareto"], cost["skill_vs_market"], strict=True
+    ):
+        if pareto:
+            texts.append("on the front")
+        elif kind == "baseline":
+            texts.append("reference ($0)")
+        elif not paid:
+            texts.append("no spend yet")
+        elif fmt.missing(skill):
+            texts.append("no skill yet")
+        else:
+            texts.append("dominated")
+    return texts
+
+
+def display_cost(cost: pd.DataFrame) -> pd.DataFrame:
+    """The Cost table a person reads: display names, each per-dollar figure with its interval
+    as one text ("—" where nothing was spent)."""
+
+    def interval(prefix: str) -> list[str]:
+        rows = zip(cost[prefix], cost[f"{prefix}_ci_low"], cost[f"{prefix}_ci_high"], strict=True)
+        return [fmt.rate_interval(v, low, high) for v, low, high in rows]
+
+    texts = {
+        "family": cost["display_name"].tolist(),
+        "return_per_dollar": interval("return_per_dollar"),
+        "skill_per_dollar": interval("skill_per_dollar"),
+        "front": front_text(cost),
+    }
+    return cost.assign(**texts)[[key for key, *_ in COST_TABLE]].reset_index(drop=True)
+
+
+def cost_section(board: pd.DataFrame, scope: str) -> None:
+    """Cost against skill: the Pareto chart, the per-decision and per-dollar table, its CSV
+    (all derived from the leaderboard frame already read: no other query, no bootstrap)."""
+    # Altair loads here, as for the curves (`ui.curve_section`): on a cold server its import
+    # takes seconds, and the title and the table are on screen before it.
+    from arena.dashboard import charts
+
+    cost = cost_frame(board)
+    with st.container(key="cost"):
+        st.subheader("Cost")
+        st.caption(
+            "Skill against the market (up is better; the dashed line is the market price's "
+            "own, 0) by API cost per decision, with 95% intervals. A family is on the **Pareto "
+            "front** (ringed, joined by the step line) when no other paying family is at least "
+            "as cheap and at least as skilled, and better on one; the front runs through the "
+            "point estimates, so where intervals overlap the order may not be real. Baselines "
+            "call no model: grey points at \\$0, never on the front."
+        )
+        ui.simulated_notice([str(f) for f in cost.loc[cost["paid"], "family_id"]], SIMULATED_COST)
+        ui.chart(charts.cost_pareto(cost))
+        shown, formats = fmt.readable(display_cost(cost), COST_FORMATS)
+        ui.table(
+            shown,
+            key="leaderboard-cost",
+            reference=cost["kind"] == "baseline",
+            grey=cost["too_early"],
+            formats=formats,
+            column_config={
+                key: st.column_config.Column(
+                    label,
+                    width=width,
+                    help=help,
+                    pinned=key == "family",
+                    # dollars line up even where a gap made the column text ("—")
+                    alignment="right" if key in COST_FORMATS else None,
+                )
+                for key, label, width, help in COST_TABLE
+            },
+        )
+        st.caption(
+            "**API spend**: the stored cost of every call of its finished decisions, retries "
+            "included. **Per \\$**: the return (in percentage points) or the skill vs market "
+            "divided by that spend; its interval is the statistic's 95% interval divided by the "
+            "same spend, a fixed number, not an estimate. Undefined (—) for the baselines, "
+            f"which spend nothing ([statistics]({STATS}))."
+        )
+        ui.download_csv(
+            cost[list(COST_COLUMNS)], f"leaderboard-cost-{scope}", label="Download cost CSV"
+        )
 
 
 st.title("Leaderboard")
@@ -173,9 +305,9 @@ if result is not None:
             for key, label, width, help in COLUMNS
         },
     )
-    ui.download_csv(
-        board[CSV_COLUMNS], f"leaderboard-{'all' if cohort is None else f'cohort-{cohort}'}"
-    )
+    scope = "all" if cohort is None else f"cohort-{cohort}"
+    ui.download_csv(board[CSV_COLUMNS], f"leaderboard-{scope}")
+    cost_section(board, scope)
 
 st.subheader("Portfolio over time")
 ui.curve_section("leaderboard", cohort=cohort)

@@ -20,6 +20,7 @@ from streamlit.testing.v1 import AppTest
 
 from arena.analytics import agents, cohorts, decisions, markets, operations
 from arena.analytics.calibration import calibration_summary, family_names
+from arena.analytics.cost import cost_frame
 from arena.analytics.leaderboard import leaderboard
 from arena.config import get_settings
 from arena.dashboard import fmt, ui
@@ -358,7 +359,15 @@ def test_leaderboard_shows_the_read_model_and_switches_range(season_engine: Engi
     cells = _shown_text(at.dataframe[0]).to_numpy().ravel().tolist()
     assert not {"None", "nan", "NaN", "NaT", "<NA>"} & {str(c) for c in cells}
     assert "—" in shown["brier_text"].tolist()  # a family without resolved bets
-    assert len(at.get("vega_lite_chart")) == 1
+    # The Cost section: derived from the same frame (no other read), paying families first.
+    spend = cost_frame(expected)
+    costs = at.dataframe[1].value
+    assert costs["family"].tolist() == spend["display_name"].tolist()
+    assert costs["api_cost_usd"].tolist() == spend["api_cost_usd"].tolist()
+    assert "on the front" in costs["front"].tolist() and "reference ($0)" in costs["front"].tolist()
+    cells = _shown_text(at.dataframe[1]).to_numpy().ravel().tolist()
+    assert not {"None", "nan", "NaN", "NaT", "<NA>"} & {str(c) for c in cells}
+    assert len(at.get("vega_lite_chart")) == 2  # the cost chart, then the curves
     assert "ALL:" in _all_text(at)
 
     _widget(at, "button_group", "Range").set_value("1D").run()

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from sqlalchemy.engine import Engine
 
-from arena.analytics import calibration, curves, markets, operations
+from arena.analytics import calibration, cost, curves, markets, operations
 from arena.dashboard import charts
 from arena.storage.db import create_db_engine
 from tests.analytics.season import sqlite_season
@@ -141,6 +141,29 @@ def spend_frame(rows: int = 2) -> pd.DataFrame:
             "tokens_in": [900, 800][:rows],
             "tokens_out": [90, 80][:rows],
             "cost_usd": [0.0123, 0.0045][:rows],
+        }
+    )
+
+
+def cost_board(rows: int = 4) -> pd.DataFrame:
+    """A leaderboard frame's cost inputs: two paying families on the front, a baseline at
+    $0, a family without a skill (it never bet)."""
+    nan = float("nan")
+    return pd.DataFrame(
+        {
+            "family_id": ["llm-a", "llm-b", "baseline-random", "llm-c"][:rows],
+            "display_name": ["LLM A", "LLM B", "Baseline: random", "LLM C"][:rows],
+            "kind": ["llm", "llm", "baseline", "llm"][:rows],
+            "decisions": [10, 10, 10, 10][:rows],
+            "resolved_bets": [40, 20, 30, 0][:rows],
+            "api_cost_usd": [2.0, 1.0, 0.0, 0.5][:rows],
+            "return_pct": [4.0, -2.0, 1.0, 0.0][:rows],
+            "return_ci_low": [1.0, -5.0, 0.0, 0.0][:rows],
+            "return_ci_high": [8.0, 1.0, 2.0, 0.0][:rows],
+            "skill_vs_market": [-0.05, -0.02, 0.01, nan][:rows],
+            "skill_vs_market_ci_low": [-0.08, -0.06, -0.01, nan][:rows],
+            "skill_vs_market_ci_high": [-0.01, 0.02, 0.03, nan][:rows],
+            "too_early": [False, True, False, True][:rows],
         }
     )
 
@@ -410,6 +433,57 @@ def test_api_spend_by_week(rows: int) -> None:
     assert _rows(spec) == rows
 
 
+@pytest.mark.parametrize("rows", [4, 0])
+def test_cost_pareto(rows: int) -> None:
+    spec = _spec(charts.cost_pareto(cost.cost_frame(cost_board(rows))))
+
+    assert _marks(spec) == ["rule", "line", "rule", "point", "point", "text", "text"]
+    market, front, bars, rings, points, *labels = _layers(spec)
+    assert _fields(bars) == {
+        "x": "cost_per_decision",
+        "y": "skill_vs_market_ci_low",
+        "y2": "skill_vs_market_ci_high",
+        "color": "display_name",
+    }
+    assert _fields(points)["y"] == "skill_vs_market" and _fields(market) == {"y": "skill_vs_market"}
+    # better skill (more negative) upward; one title on every layer, so none is appended
+    assert points["encoding"]["y"]["scale"]["reverse"] is True
+    titles = {layer["encoding"]["y"]["title"] for layer in (market, front, bars, points)}
+    assert titles == {"Skill vs market, 95% CI (up is better)"}
+    assert bars["encoding"]["x"]["title"] == "API cost per decision, $"
+    assert front["mark"]["interpolate"] == "step-after"
+    assert _fields(labels[0])["text"] == "display_name" and _fields(labels[0])["y"] == "label_y"
+    assert spec["height"] == charts.COST_HEIGHT
+    data = spec["datasets"]
+    drawn = data[bars["data"]["name"]]
+    # LLM C has no skill (never bet): not drawn; the baseline is, at $0, off the front
+    assert sorted(r["display_name"] for r in drawn) == (
+        ["Baseline: random", "LLM A", "LLM B"] if rows else []
+    )
+    assert [r["display_name"] for r in data[front["data"]["name"]]] == (
+        ["LLM B", "LLM A"] if rows else []  # cheapest first along the step line
+    )
+    assert len(data[rings["data"]["name"]]) == (2 if rows else 0)
+    assert sum(len(data[label["data"]["name"]]) for label in labels) == len(drawn)
+
+
+def test_cost_labels_move_apart_names_that_would_overlap() -> None:
+    board = cost_board(3)
+    board.loc[1, ["api_cost_usd", "skill_vs_market"]] = [0.01, 0.01]  # LLM B: $0.001, skill +0.01
+    drawn = cost.cost_frame(board)
+    placed = charts.cost_labels(drawn).set_index("display_name")
+
+    # The baseline ($0) and LLM B (near $0) share a skill: the second name goes a line lower.
+    line = (0.03 - -0.08) / charts.COST_HEIGHT * charts.LABEL_GAP_PX
+    assert placed.loc["Baseline: random", "label_y"] == pytest.approx(0.01)
+    assert placed.loc["LLM B", "label_y"] == pytest.approx(0.01 + line)
+    # LLM A sits far right: its name is written left of its point, where nothing else is
+    assert placed.loc["LLM A", "label_y"] == pytest.approx(-0.05)
+    assert placed.loc["LLM A", "label_align"] == "right"
+    assert placed.loc["LLM B", "label_align"] == "left"
+    assert charts.cost_labels(drawn.iloc[:0]).empty
+
+
 # --------------------------------------------------------------------------------------------
 # The real read models' frames: empty database and a season
 
@@ -465,14 +539,17 @@ READ_MODEL_CHARTS: dict[str, Callable[[Engine], Any]] = {
     ),
     "price_path": lambda e: charts.price_path(markets.price_path(e, _first_market(e))),
     "api_spend_by_week": lambda e: charts.api_spend_by_week(operations.api_spend(e).by_week),
+    "cost_pareto": lambda e: charts.cost_pareto(cost.cost_ranking(e)),
 }
+# The layer holding a chart's data when it is not the first (a diagonal or a reference first).
+DATA_LAYER = {"reliability_diagram": 1, "reliability_intervals": 1, "cost_pareto": 2}
 
 
 @pytest.mark.parametrize("name", sorted(READ_MODEL_CHARTS))
 def test_charts_take_the_read_models_frames(
     name: str, empty_engine: Engine, season_engine: Engine
 ) -> None:
-    layer = 1 if name in ("reliability_diagram", "reliability_intervals") else 0  # no diagonal
+    layer = DATA_LAYER.get(name, 0)
     assert _rows(_spec(READ_MODEL_CHARTS[name](empty_engine)), layer) == 0
     assert _rows(_spec(READ_MODEL_CHARTS[name](season_engine)), layer) > 0
 
@@ -488,4 +565,33 @@ def test_every_chart_function_is_tested() -> None:
         "reliability_points",
         "family_order",
         "family_color_scale",
+        "stated_brier_intervals",  # tested below: the test season runs no protocol extension
+        "cost_labels",
     }
+
+
+def test_stated_brier_intervals_on_the_read_models_frames() -> None:
+    """The stated-probability chart (issue 26) on the read model's frame of a few bets: one
+    row per family and forecaster scored; a family with no resolved stated bet draws nothing;
+    the empty frame draws nothing."""
+    from arena.analytics.stated import STATED_COLUMNS, stated_figures
+    from tests.analytics.test_stated import NAMES, bets
+
+    figures = stated_figures(bets(), NAMES, replicates=50)
+    spec = _spec(charts.stated_brier_intervals(figures))
+    assert _marks(spec) == ["rule", "point"]
+    rule, point = _layers(spec)
+    assert _fields(rule) == {
+        "x": "brier_ci_low",
+        "x2": "brier_ci_high",
+        "y": "family_id",
+        "yOffset": "forecaster",
+        "color": "forecaster",
+    }
+    assert _fields(point)["x"] == "brier"
+    assert _rows(spec) == 2 * 3  # two families × stated, implied (v1), market
+    silent = figures.assign(stated_brier=float("nan"), implied_brier=float("nan"))
+    silent["market_brier"] = float("nan")
+    assert _rows(_spec(charts.stated_brier_intervals(silent))) == 0
+    empty = pd.DataFrame(columns=list(STATED_COLUMNS))
+    assert _rows(_spec(charts.stated_brier_intervals(empty))) == 0

@@ -59,6 +59,14 @@ def test_figures_read_the_same_way(written: str, expected: str) -> None:
         (fmt.p_value(0.25), "0.250"),
         (fmt.p_value(0.0004), "< 0.001"),
         (fmt.p_value(None), "—"),
+        # A rate per dollar: one number of decimals, 3 significant digits of the largest.
+        (fmt.rate_interval(2.154, 0.512, 4.021), "+2.15 [+0.51, +4.02]"),
+        (fmt.rate_interval(-0.00154, -0.0031, 0.00002), "−0.00154 [−0.00310, +0.00002]"),
+        (fmt.rate_interval(1408.2, -789.4, 4248.0), "+1408 [−789, +4248]"),
+        (fmt.rate_interval(-0.0001, -0.5, 0.5), "+0.000 [−0.500, +0.500]"),  # no "−0.000"
+        (fmt.rate_interval(3.0, None, None), "+3.00"),
+        (fmt.rate_interval(0.0, 0.0, 0.0), "+0.00 [+0.00, +0.00]"),
+        (fmt.rate_interval(float("nan"), 1.0, 2.0), "—"),
     ],
 )
 def test_differences_and_p_values_read_the_same_way(written: str, expected: str) -> None:

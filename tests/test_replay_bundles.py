@@ -18,8 +18,14 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 
 import arena.core.execution
-from arena.analytics.replay_bundle import FILES, build_bundle
-from arena.analytics.replay_format import MANIFEST, BundleFiles, build_files, read_bundle
+from arena.analytics.replay_bundle import FILES, PORTFOLIO_COLUMNS, build_bundle, curve_csv
+from arena.analytics.replay_format import (
+    MANIFEST,
+    BundleFiles,
+    build_files,
+    csv_bytes,
+    read_bundle,
+)
 from arena.analytics.replay_kept import kept_bundle_zip, kept_bundles
 from arena.analytics.replay_verify import verify_bundle
 from arena.app.cli import main
@@ -27,7 +33,14 @@ from arena.core.errors import InputError
 from arena.engine import bundles
 from arena.engine.bundles import build_bundles
 from arena.storage.db import create_db_engine
-from arena.storage.tables import AGENTS, COHORTS, MARKETS, REPLAY_BUNDLES, TRADES
+from arena.storage.tables import (
+    AGENTS,
+    COHORTS,
+    MARKETS,
+    PORTFOLIO_SNAPSHOTS,
+    REPLAY_BUNDLES,
+    TRADES,
+)
 from tests.analytics.finished_season import FINISHED_AT, copy_database, finished_season
 from tests.analytics.season import Season, sqlite_season, writable_copy
 from tests.pg import PostgresCluster
@@ -328,3 +341,22 @@ def test_keep_bundles_is_the_hourly_job_by_hand(finished: Season, tmp_path: Path
     assert code == 0 and "kept" not in out  # the slot is done: said so, nothing written
     code, out = cli("keep-bundles", "--at", "2026-08-01T01:45:00Z", url=url)
     assert code == 0 and "kept 0 bundle(s): none new" in out
+
+
+def test_the_curve_file_is_the_typed_rows_spelled_on_both_backends(finished_copy: str) -> None:
+    """`curve_csv` reads the driver's raw values for speed: its bytes are those of `csv_bytes`
+    over the typed rows, on SQLite (instants stored as text) and PostgreSQL (as timestamptz)."""
+    engine = create_db_engine(finished_copy)
+    try:
+        with engine.connect() as conn:
+            agents = list(conn.execute(select(AGENTS.c.id).order_by(AGENTS.c.id)).scalars())
+            typed = conn.execute(
+                select(*(PORTFOLIO_SNAPSHOTS.c[c] for c in PORTFOLIO_COLUMNS))
+                .where(PORTFOLIO_SNAPSHOTS.c.agent_id.in_(agents))
+                .order_by(PORTFOLIO_SNAPSHOTS.c.agent_id, PORTFOLIO_SNAPSHOTS.c.slot)
+            ).all()
+            fast = curve_csv(conn, agents)
+        assert len(typed) > 1000
+        assert fast == csv_bytes(PORTFOLIO_COLUMNS, typed)
+    finally:
+        engine.dispose()

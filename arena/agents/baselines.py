@@ -41,6 +41,9 @@ class BaselineInput:
     decision_week: int
     portfolio: PortfolioView
     markets: list[PromptMarket]
+    # The cohort runs the protocol extension `stated_probability`: the oracle states its
+    # probability with each bet; the other baselines have none to state (recorded missing).
+    stated_probability: bool = False
 
 
 Side = tuple[str, Decimal]  # a tradable side and its price
@@ -76,8 +79,13 @@ def _answer(action: str, reasoning: str, bets: list[dict[str, object]] | None = 
     return json.dumps(body)
 
 
-def _bet(market_id: str, side: str, amount: Decimal) -> dict[str, object]:
-    return {"market_id": market_id, "side": side, "amount": float(amount)}
+def _bet(
+    market_id: str, side: str, amount: Decimal, probability: float | None = None
+) -> dict[str, object]:
+    bet: dict[str, object] = {"market_id": market_id, "side": side, "amount": float(amount)}
+    if probability is not None:
+        bet["probability"] = round(probability, 4)
+    return bet
 
 
 def cash_strategy(inp: BaselineInput) -> str:
@@ -169,8 +177,12 @@ def random_strategy(inp: BaselineInput, seed: int = 0) -> str:
 
 
 def oracle_strategy(inp: BaselineInput, probability: HiddenProbability) -> str:
-    """Bets where the hidden probability beats the price, sized by the edge (simulation only)."""
-    edges: list[tuple[float, str, str]] = []
+    """Bets where the hidden probability beats the price, sized by the edge (simulation only).
+
+    In a `stated_probability` cohort each bet states that hidden probability (4 decimals): the
+    best stated forecast there is, the reference the extension's analyses are read against.
+    """
+    edges: list[tuple[float, float, str, str]] = []
     held = _held(inp.portfolio)
     for market in inp.markets:
         for side, price in _sides(market):
@@ -181,16 +193,18 @@ def oracle_strategy(inp: BaselineInput, probability: HiddenProbability) -> str:
                 if market.market_type == "binary"
                 else side
             )
-            edge = probability(market.market_id, outcome, inp.at) - float(price)
+            hidden = probability(market.market_id, outcome, inp.at)
+            edge = hidden - float(price)
             if edge > ORACLE_MIN_EDGE:
-                edges.append((edge, market.market_id, side))
+                edges.append((edge, hidden, market.market_id, side))
     cash, bets = inp.portfolio.cash, []
-    for edge, market_id, side in sorted(edges, reverse=True)[:ORACLE_MAX_LEGS]:
+    ranked = sorted(edges, key=lambda e: (e[0], e[2], e[3]), reverse=True)
+    for edge, hidden, market_id, side in ranked[:ORACLE_MAX_LEGS]:
         ceiling = (cash * Decimal("0.25")).quantize(CENT, ROUND_DOWN)
         amount = (ceiling * Decimal(str(min(1.0, edge / 0.5)))).quantize(CENT, ROUND_DOWN)
         if amount < inp.portfolio.min_bet:
             continue
-        bets.append(_bet(market_id, side, amount))
+        bets.append(_bet(market_id, side, amount, hidden if inp.stated_probability else None))
         cash -= amount
     if not bets:
         return _answer("HOLD", "Oracle: no edge over the market this week.")

@@ -26,6 +26,18 @@ prompt always states it, to the minute; the world's paths are hourly). A request
 may send an `X-Arena-At` header (ISO-8601); with neither, or without a world, or for a market
 the world does not know, the belief starts from the market price instead (no information).
 
+**Stated probability** (protocol extension `stated_probability`, methodology §18). When the
+system prompt asks for it (its `STATED PROBABILITY` section), every BET leg also carries
+`"probability"`: the persona's belief that the side wins as it reports it, to 2 decimals —
+the belief it traded on plus reporting noise (logit sd `noise`, drawn per market, side and
+instant: a second, independent look), so a noisy persona sometimes states a probability its
+own bet contradicts (at or below the price) while a careful one rarely does. Personas fail at it
+as they fail at formats: among the malformed answers (chance `malformed`, `stubborn` on a
+retry) a third write a bad probability (`"62%"`, `62` or `"likely"`, which the parser rejects
+with an error fed back), and with chance `malformed` + `messy` (a sloppy answer) a valid one
+leaves the last leg's probability out (recorded as missing). A v1 prompt gets exactly the
+answers it always got: no draw is spent on probabilities unless the prompt asks.
+
 **Format and transport behaviour.** With chance `messy` a valid answer is wrapped (a ```json
 fence, or prose around the JSON; the parser accepts both); with chance `malformed` it is one the
 parser rejects (a wrong field name, or invalid JSON: cut short or Python-quoted). On a format
@@ -98,7 +110,7 @@ from decimal import ROUND_DOWN, Decimal, InvalidOperation
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-from arena.agents.prompts import estimate_tokens
+from arena.agents.prompts import STATED_PROBABILITY_HEADING, estimate_tokens
 
 __all__ = [
     "DEFAULT_PERSONA",
@@ -109,6 +121,7 @@ __all__ = [
     "PromptView",
     "Served",
     "SimulatedModels",
+    "asks_probability",
     "chat_completion",
     "messages_sha256",
     "parse_prompt",
@@ -343,6 +356,15 @@ def parse_prompt(text: str) -> PromptView:
     return PromptView(at, cash, min_bet, max_bet, positions, tuple(markets))
 
 
+def asks_probability(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the system prompt is the `stated_probability` extension's (it asks each BET leg
+    for its probability)."""
+    return any(
+        m.get("role") == "system" and STATED_PROBABILITY_HEADING in str(m.get("content", ""))
+        for m in messages
+    )
+
+
 def _user_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
     """The decision prompt: the first user message listing markets, else the first user one."""
     users = [str(m.get("content", "")) for m in messages if m.get("role") == "user"]
@@ -379,7 +401,7 @@ class Served:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     fault: Fault | None = None
-    form: str = "clean"  # clean, fenced, prose, wrong_field, invalid_json
+    form: str = "clean"  # clean, fenced, prose, wrong_field, invalid_json, bad_probability
 
 
 @dataclass(frozen=True)
@@ -482,14 +504,20 @@ class SimulatedModels:
             view = PromptView(
                 at, view.cash, view.min_bet, view.max_bet, view.positions, view.markets
             )
-        decision = self._decide(persona, model, view, rng)
+        stated = asks_probability(messages)
+        decision = self._decide(persona, model, view, rng, stated)
         retrying = any(m.get("role") == "assistant" for m in messages)
         chance = persona.stubborn if retrying else persona.malformed
         form = "clean"
+        betting = stated and "bets" in decision
         if rng.random() < chance:
-            form = rng.choice(("wrong_field", "invalid_json"))
+            broken = ("wrong_field", "invalid_json")
+            form = rng.choice((*broken, "bad_probability") if betting else broken)
         elif rng.random() < persona.messy:
             form = rng.choice(("fenced", "prose"))
+        sloppy = persona.malformed + persona.messy
+        if betting and form != "bad_probability" and rng.random() < sloppy:
+            decision["bets"][-1].pop("probability", None)  # stated by none: recorded missing
         content = _render(decision, form, rng)
         prompt_tokens = estimate_tokens("".join(str(m.get("content", "")) for m in messages))
         completion_tokens = estimate_tokens(content)
@@ -514,7 +542,12 @@ class SimulatedModels:
         return Served(200, body, {}, delay, fault, form)
 
     def _decide(
-        self, persona: Persona, model: str, view: PromptView, rng: random.Random
+        self,
+        persona: Persona,
+        model: str,
+        view: PromptView,
+        rng: random.Random,
+        stated: bool = False,
     ) -> dict[str, Any]:
         considered = view.markets[: persona.attention]
         beliefs = self.beliefs(model, view, considered)
@@ -566,11 +599,22 @@ class SimulatedModels:
         return {
             "action": "BET",
             "bets": [
-                {"market_id": leg.market.market_id, "side": leg.side, "amount": float(leg.amount)}
+                {
+                    "market_id": leg.market.market_id,
+                    "side": leg.side,
+                    "amount": float(leg.amount),
+                    **({"probability": self._stated(persona, model, view, leg)} if stated else {}),
+                }
                 for leg in legs
             ],
             "reasoning": _bet_text(persona, legs, view),
         }
+
+    def _stated(self, persona: Persona, model: str, view: PromptView, leg: _Leg) -> float:
+        """The probability the persona states for a leg: its belief, reported with noise."""
+        rng = _rng("stated", self.seed, model, leg.market.market_id, leg.side, view.at)
+        reported = _logit(leg.belief) + rng.gauss(0, persona.noise)
+        return round(_sigmoid(reported), 2)
 
 
 # ---------------------------------------------------------------- writing the answer
@@ -657,6 +701,13 @@ def _render(decision: dict[str, Any], form: str, rng: random.Random) -> str:
             ]
         else:
             wrong["decision"] = wrong.pop("action")
+        return json.dumps(wrong, ensure_ascii=False)
+    if form == "bad_probability":
+        wrong = dict(decision)
+        first = dict(wrong["bets"][0])
+        percent = round(float(first.get("probability", 0.5)) * 100)
+        first["probability"] = rng.choice((f"{percent}%", max(2, percent), "likely"))
+        wrong["bets"] = [first, *wrong["bets"][1:]]
         return json.dumps(wrong, ensure_ascii=False)
     if form == "invalid_json":
         if rng.random() < 0.5:

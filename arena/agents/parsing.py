@@ -49,6 +49,15 @@ intent is unambiguous is used rather than retried:
 - **Duplicate legs** are kept; each executes (or is rejected) on its own.
 - `reasoning` is free text cut to 4,000 characters; a non-string is stored as its JSON text.
   Unknown keys anywhere are ignored.
+- **Stated probability** (protocol extension `stated_probability`, methodology §18): only when
+  the cohort runs it (`parse_decision(raw, stated_probability=True)`) is a BET leg's
+  `probability` read (`StatedBetLeg`): the model's probability that the side it buys wins, a
+  JSON number or plain numeric string in [0, 1] (`0.62`, `"0.62"`, `0`, `1`). A percentage
+  (`"62%"`, or `62` meaning 62%), anything outside [0, 1], NaN, true/false, a list or an
+  object is malformed, with an error that says how to write it, so the engine's retry feeds it
+  back. A leg without `probability` (absent or `null`) is valid: its probability is recorded
+  as missing (`None`), never invented, and the leg trades as in v1. Without the extension the
+  key is ignored like any unknown key, so v1 reads every answer exactly as before.
 """
 
 import json
@@ -70,6 +79,9 @@ __all__ = [
     "MalformedResponse",
     "ParseResult",
     "SellLeg",
+    "StatedBetLeg",
+    "StatedDecision",
+    "decision_model",
     "extract_json",
     "parse_decision",
     "retry_feedback",
@@ -458,6 +470,27 @@ class BetLeg(BaseModel):
         return amount
 
 
+class StatedBetLeg(BetLeg):
+    """A BET leg of a `stated_probability` cohort: `probability` that `side` wins, or None
+    when the model gave none (recorded as missing, never invented)."""
+
+    probability: Decimal | None = None
+
+    @field_validator("probability", mode="before")
+    @classmethod
+    def _probability(cls, value: Any) -> Decimal | None:
+        if value is None:
+            return None
+        what = "your probability that this side wins, a plain number from 0 to 1 such as 0.62"
+        if isinstance(value, str) and "%" in value:
+            raise _error("probability", f"must be {what}, not a percentage, got {_show(value)}")
+        number = _decimal(value, what)
+        if not 0 <= number <= 1:
+            hint = f" ({number}% is written {number / 100})" if 2 <= number <= 100 else ""
+            raise _error("probability", f"must be {what}, got {number}{hint}")
+        return number
+
+
 class SellLeg(BaseModel):
     """One sale: `percentage` percent of the shares of position `position_id`."""
 
@@ -557,6 +590,17 @@ class Decision(BaseModel):
         return self
 
 
+class StatedDecision(Decision):
+    """A decision of a `stated_probability` cohort: its BET legs may state a probability."""
+
+    bets: list[StatedBetLeg] = Field(default_factory=list)  # type: ignore[assignment]
+
+
+def decision_model(stated_probability: bool = False) -> type[Decision]:
+    """The decision model a cohort's answers are read with: v1's, or the extension's."""
+    return StatedDecision if stated_probability else Decision
+
+
 # ---------------------------------------------------------------- the entry points
 
 
@@ -610,15 +654,19 @@ def _describe(exc: ValidationError) -> str:
     return text
 
 
-def parse_decision(raw: str) -> ParseResult:
-    """Find, decode and validate a decision; every failure becomes a short error, never raises."""
+def parse_decision(raw: str, *, stated_probability: bool = False) -> ParseResult:
+    """Find, decode and validate a decision; every failure becomes a short error, never raises.
+
+    `stated_probability`: the cohort runs that protocol extension, so BET legs' `probability`
+    is read and validated (`StatedBetLeg`); otherwise it is ignored, as in v1.
+    """
     try:
         data, note = _extract(raw)
         data = dict(data)
         data.pop("notes", None)  # notes are the parser's, never the model's
         if note is not None:
             data["notes"] = [note]
-        return ParseResult(ok=Decision.model_validate(data))
+        return ParseResult(ok=decision_model(stated_probability).model_validate(data))
     except MalformedResponse as exc:
         return ParseResult(error=_cap(str(exc)))
     except ValidationError as exc:

@@ -290,13 +290,14 @@ def format_position_line(position: PromptPosition) -> str:
 # ---------------------------------------------------------------- the prompts
 
 
-def _example_formats(amount: Decimal) -> str:
+def _example_formats(amount: Decimal, stated_probability: bool = False) -> str:
     amount_text = format_number(amount).replace(",", "")
+    probability = f', "probability": {EXAMPLE_PROBABILITY}' if stated_probability else ""
     return f"""To buy (one or more bets):
 {{
   "action": "BET",
   "bets": [
-    {{ "market_id": "842093", "side": "YES", "amount": {amount_text} }}
+    {{ "market_id": "842093", "side": "YES", "amount": {amount_text}{probability} }}
   ],
   "reasoning": "Why this trade should be made."
 }}
@@ -317,8 +318,35 @@ To change nothing:
 }}"""
 
 
-def system_prompt(min_bet: Decimal, max_bet_fraction: Decimal, starting_balance: Decimal) -> str:
-    """The rules and the answer formats (§5, §8), identical for every agent of a cohort."""
+EXAMPLE_PROBABILITY = "0.62"
+# The protocol extension `stated_probability` (methodology §18): what the system prompt adds.
+# The simulated model server recognises an extended prompt by `STATED_PROBABILITY_HEADING`.
+STATED_PROBABILITY_HEADING = "STATED PROBABILITY"
+_STATED_PROBABILITY_RULES = f"""
+
+{STATED_PROBABILITY_HEADING}
+With every bet, also state "probability": your probability, from 0 to 1, that the side you \
+buy wins (e.g. {EXAMPLE_PROBABILITY}), written as a plain number, not a percentage. It is recorded \
+beside the bet and scored against the outcome with the Brier score. It does not change how the \
+bet executes, and the bet's size is still read as your implied confidence as above."""
+_STATED_PROBABILITY_FORMAT = (
+    " probability (with each bet) is a plain number from 0 to 1: your probability that the "
+    "side you buy wins."
+)
+
+
+def system_prompt(
+    min_bet: Decimal,
+    max_bet_fraction: Decimal,
+    starting_balance: Decimal,
+    *,
+    stated_probability: bool = False,
+) -> str:
+    """The rules and the answer formats (§5, §8), identical for every agent of a cohort.
+
+    `stated_probability`: the cohort runs that protocol extension, so each BET leg is asked for
+    its probability too. Without it the text is v1's, byte for byte.
+    """
     fraction = format_percent(max_bet_fraction)
     start_max = starting_balance * max_bet_fraction
     half = start_max / 2
@@ -364,17 +392,18 @@ Each bet's size is read as your probability that its side wins: implied confiden
 {format_whole_money(half)} means 50% and {min_text} means {min_conf}. When the market \
 resolves, that confidence is scored with the Brier score (confidence − outcome)², where \
 outcome is 1 if your side won and 0 if it lost; lower is better. Size every bet by your \
-conviction.
+conviction.{_STATED_PROBABILITY_RULES if stated_probability else ""}
 
 ANSWER FORMAT
 Answer with ONE JSON object only, in one of these three formats.
 
-{_example_formats(example_amount)}
+{_example_formats(example_amount, stated_probability)}
 
 market_id is the id at the start of a market line (a string); side is YES or NO for a binary \
 market, or the exact outcome name for a named-outcome market; amount is in dollars, written as \
-a plain number. position_id is the id of one of your open positions; percentage is a number \
-greater than 0 and at most 100. An answer has exactly one action."""
+a plain number.{_STATED_PROBABILITY_FORMAT if stated_probability else ""} position_id is the \
+id of one of your open positions; percentage is a number greater than 0 and at most 100. An \
+answer has exactly one action."""
 
 
 def user_prompt(

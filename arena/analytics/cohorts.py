@@ -33,6 +33,7 @@ from arena.analytics.frames import (  # noqa: F401
     raw_rows,
     result_frame,
 )
+from arena.config import stamped_extensions
 from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS
 from arena.storage.tables import BRIER_SCORES as BRIERS
 from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
@@ -168,6 +169,7 @@ COHORT_COLUMNS: dict[str, str] = {
     "status": TEXT,
     "methodology_version": TEXT,
     "is_default": BOOL,
+    "extensions": TEXT,
     "agents": INT,
     "decision_weeks": INT,
     "decisions": INT,
@@ -185,8 +187,10 @@ def cohorts(engine: Engine) -> pd.DataFrame:
 
     Columns: ``cohort_number``; ``week_start`` (Sunday 00:00 UTC); ``status`` (deciding |
     tracking | completed); ``methodology_version`` and ``is_default`` (false when a constant
-    was overridden for a research run); ``agents``; ``decision_weeks`` (the highest decision
-    week any agent has decided); ``decisions`` (finished); ``open_positions``;
+    was overridden for a research run, or a protocol extension was on); ``extensions`` (the
+    protocol extensions stamped on it, comma-separated; empty for v1); ``agents``;
+    ``decision_weeks`` (the highest decision week any agent has decided); ``decisions``
+    (finished); ``open_positions``;
     ``total_value`` / ``total_pnl`` (sum of the agents' latest snapshots, $) and
     ``return_pct`` (total_pnl over the agents' starting balances); ``last_snapshot``;
     ``completed_at``.
@@ -251,6 +255,7 @@ def cohorts(engine: Engine) -> pd.DataFrame:
     for row in rows:
         constants = row.pop("constants") or {}
         row["is_default"] = bool(constants.get("is_default", True))
+        row["extensions"] = ", ".join(stamped_extensions(constants))
         row["return_pct"] = _pct(row["total_pnl"], row["capital"])
     return typed_frame(rows, COHORT_COLUMNS)
 

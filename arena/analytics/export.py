@@ -157,6 +157,7 @@ def _trades(f: ExportFilters) -> Select[Any]:
             T.created_at,
             T.cash_before,
             T.leg_index,
+            T.probability,
         )
         .join(AGENTS, A.id == T.agent_id)
         .join(COHORTS, C.id == A.cohort_id)
@@ -358,6 +359,7 @@ EXPORTS: dict[str, ExportSpec] = {
                 "created_at",
                 "cash_before",
                 "leg_index",
+                "probability",
             ),
             _trades,
         ),

@@ -187,7 +187,8 @@ def stamped_methodology(stamp: dict[str, Any] | None) -> Methodology | None:
     if not stamp:
         return None
     try:
-        return Methodology.model_validate({k: v for k, v in stamp.items() if k != "is_default"})
+        constants = {k: v for k, v in stamp.items() if k not in ("is_default", "extensions")}
+        return Methodology.model_validate(constants)
     except ValidationError:
         return None
 
@@ -222,7 +223,8 @@ def methodology_versions(engine: Engine) -> pd.DataFrame:
     cohort; a version no cohort ran under yet has one row with ``cohorts`` 0. Columns:
     ``methodology_version``, ``title`` (the versions table's), ``is_default`` (the stamp
     equals that version's stock constants), ``overrides`` (``name=value`` of every constant
-    that differs from stock, comma-separated; empty when stock), ``cohorts`` (how many),
+    that differs from stock, comma-separated, and ``extensions=a+b`` for a cohort stamped
+    with protocol extensions; empty when stock), ``cohorts`` (how many),
     ``cohort_numbers`` (e.g. ``1–8`` or ``1–3, 5``), ``first_week_start`` /
     ``last_week_start`` (Sunday 00:00 UTC; NaT without cohorts).
     """
@@ -257,7 +259,7 @@ def methodology_versions(engine: Engine) -> pd.DataFrame:
     for group in groups.values():
         reference = {k: v for k, v in stock.get(group["version"], {}).items() if k != "is_default"}
         overrides = [
-            f"{name}={value}"
+            _override(name, value)
             for name, value in group["stamp"].items()
             if reference and reference.get(name) != value
         ]
@@ -303,6 +305,14 @@ def methodology_versions(engine: Engine) -> pd.DataFrame:
             "cohort_numbers": "string",
         }
     )
+
+
+def _override(name: str, value: Any) -> str:
+    """One difference from the stock stamp: `min_bet=100`, or `extensions=stated_probability`
+    (a protocol extension's names joined by `+`)."""
+    if name == "extensions" and isinstance(value, list):
+        return f"extensions={'+'.join(map(str, value))}"
+    return f"{name}={value}"
 
 
 def _first(row: dict[str, Any]) -> int:

@@ -13,6 +13,10 @@ so ids follow the books' history); a decision that executed nothing is placed by
 What is taken as recorded, not recomputed: which markets were closed at the instant a decision
 executed (the legs refused `market_closed`: a fact of the live market table at that moment),
 the marks of positions between decisions (live prices), and latency (a wall-clock reading).
+
+A cohort stamped with the protocol extension `stated_probability` is replayed with that
+extension's parser, so each leg's stated probability (in its record and on its BUY trade) is
+recomputed from the raw answer like every other field.
 """
 
 import math
@@ -26,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from arena.agents.parsing import Decision as ParsedDecision
-from arena.agents.parsing import parse_decision
+from arena.agents.parsing import decision_model, parse_decision
 from arena.analytics.replay_format import (
     MANIFEST,
     BundleFiles,
@@ -36,6 +40,7 @@ from arena.analytics.replay_format import (
     read_csv,
     read_jsonl,
 )
+from arena.config import STATED_PROBABILITY, stamped_extensions
 from arena.core.accounting import (
     BetLimits,
     Holding,
@@ -52,7 +57,18 @@ from arena.core.stats import competition_ranks
 from arena.markets.resolution import Verdict, resolution_verdict
 from arena.markets.types import ParsedMarket
 
-EXECUTED = ("ok", "zero_trade", "fallback_hold")  # decisions whose plan was applied
+EXECUTED = ("ok", "zero_trade", "fallback_hold")
+CURVE_COLUMNS = (
+    "agent_id",
+    "slot",
+    "snapshot_timestamp",
+    "cash_balance",
+    "positions_value",
+    "total_value",
+    "total_pnl",
+    "brier_score",
+    "num_resolved_bets",
+)  # decisions whose plan was applied
 FALLBACK = ParsedDecision(action="HOLD", reasoning="fallback HOLD after malformed answers")
 FLOAT_TOLERANCE = 1e-9
 MAX_SHOWN = 5  # mismatches listed per check
@@ -180,6 +196,8 @@ class Replay:
             min_bet=Decimal(str(constants["min_bet"])),
             max_bet_fraction=Decimal(str(constants["max_bet_fraction"])),
         )
+        self.stated = STATED_PROBABILITY in stamped_extensions(constants)
+        self.model = decision_model(self.stated)
         self.lineup = read_jsonl(files["lineup.jsonl"])
         self.snapshots = {s["id"]: s for s in read_jsonl(files["market_snapshots.jsonl"])}
         self.decisions = read_jsonl(files["decisions.jsonl"])
@@ -190,10 +208,12 @@ class Replay:
         self.positions = {p["id"]: p for p in read_jsonl(files["positions.jsonl"])}
         self.markets = {m["id"]: m for m in read_jsonl(files["markets.jsonl"])}
         self.briers = read_jsonl(files["brier_scores.jsonl"])
-        self.curve = read_csv(files["portfolio_snapshots.csv"])
+        header, self.curve = read_csv(files["portfolio_snapshots.csv"])
+        self.at = {name: header.index(name) for name in CURVE_COLUMNS}
         self.board = read_jsonl(files["leaderboard.jsonl"])
         self.parsed: dict[int, ParsedDecision] = {}
         self.books: dict[int, _Book] = {}
+        self._final_books: dict[int, dict[str, Any]] | None = None
 
     def run(self) -> list[Check]:
         return [
@@ -216,7 +236,7 @@ class Replay:
             answered = [a for a in attempts if a["raw_response"] is not None]
             results = {}
             for attempt in answered:
-                result = parse_decision(attempt["raw_response"])
+                result = parse_decision(attempt["raw_response"], stated_probability=self.stated)
                 results[attempt["attempt_no"]] = result
                 where = f"decision {did} attempt {attempt['attempt_no']}"
                 check.expect(
@@ -250,9 +270,7 @@ class Replay:
             if last is None or last.ok is None:
                 check.fail(f"decision {did}: status {decision['status']} but no valid answer")
                 published = decision["parsed_response"]
-                self.parsed[did] = (
-                    ParsedDecision.model_validate(published) if published else FALLBACK
-                )
+                self.parsed[did] = self.model.model_validate(published) if published else FALLBACK
                 continue
             check.expect(
                 f"decision {did} parsed",
@@ -346,7 +364,7 @@ class Replay:
         parsed = self.parsed.get(did)
         if parsed is None:
             parsed = (
-                ParsedDecision.model_validate(decision["parsed_response"])
+                self.model.model_validate(decision["parsed_response"])
                 if decision["parsed_response"]
                 else FALLBACK
             )
@@ -390,6 +408,8 @@ class Replay:
                 if leg.position_id is None:
                     leg.position_id = trade["position_id"]
                 kind = "BUY" if leg.kind == "BET" else "SELL"
+                stated = float(leg.probability) if leg.probability is not None else None
+                extended = [("probability", stated)] if self.stated else []
                 for column, value in (
                     ("trade_type", kind),
                     ("position_id", leg.position_id),
@@ -401,6 +421,7 @@ class Replay:
                     ("cash_before", leg.cash_before),
                     ("implied_confidence", leg.implied_confidence),
                     ("realized_pnl", leg.realized_pnl),
+                    *extended,
                 ):
                     trades_check.expect(
                         f"{where} (trade {trade['id']}) {column}", trade[column], value
@@ -557,13 +578,22 @@ class Replay:
 
     def _final(self) -> dict[int, dict[str, Any]]:
         """Each agent's recomputed books at the bundle's instant: cash, value (open positions
-        at their latest published marks), Brier and resolved bets, and its last snapshot."""
+        at their latest published marks), Brier and resolved bets, and its last snapshot.
+        Computed once the books are replayed (three checks read it)."""
+        if self._final_books is None:
+            self._final_books = self._compute_final()
+        return self._final_books
+
+    def _compute_final(self) -> dict[int, dict[str, Any]]:
         scores: dict[int, list[float]] = defaultdict(list)
         for row in self.briers:
             scores[row["agent_id"]].append(float(row["brier_score"]))
-        last: dict[int, dict[str, str]] = {}
-        for row in self.curve:
-            last[int(row["agent_id"])] = row  # ordered by agent, then slot
+        agent_at = self.at["agent_id"]
+        last_rows = {row[agent_at]: row for row in self.curve}  # by agent, then slot: last wins
+        last = {
+            int(agent): {column: row[self.at[column]] for column in CURVE_COLUMNS}
+            for agent, row in last_rows.items()
+        }
         latest_event: dict[int, datetime] = {}
         for event in (*self.trades, *self.briers):
             at = _instant(event["created_at"])
@@ -610,14 +640,28 @@ class Replay:
     def check_curve(self) -> Check:
         """Every snapshot adds up; each agent's last one equals its recomputed books."""
         check = Check("portfolio snapshots")
-        starts = {a["agent_id"]: Decimal(a["starting_balance"]) for a in self.lineup}
-        for row in self.curve:
-            agent_id = int(row["agent_id"])
-            where = f"snapshot agent {agent_id} {row['slot']}"
-            cash, positions = Decimal(row["cash_balance"]), Decimal(row["positions_value"])
-            total = Decimal(row["total_value"])
-            check.expect(f"{where} total", total, cash + positions)
-            check.expect(f"{where} P/L", Decimal(row["total_pnl"]), total - starts[agent_id])
+        starts = {str(a["agent_id"]): Decimal(a["starting_balance"]) for a in self.lineup}
+        at = self.at
+        agent, slot, cash_at, positions_at, total_at, pnl_at = (
+            at["agent_id"],
+            at["slot"],
+            at["cash_balance"],
+            at["positions_value"],
+            at["total_value"],
+            at["total_pnl"],
+        )
+        for row in self.curve:  # one tight loop: ~190,000 rows for a year's cohort
+            total = Decimal(row[total_at])
+            added = Decimal(row[cash_at]) + Decimal(row[positions_at])
+            gained = total - starts[row[agent]]
+            if total != added:
+                check.expect(f"snapshot agent {row[agent]} {row[slot]} total", total, added)
+            else:
+                check.compared += 1
+            if Decimal(row[pnl_at]) != gained:
+                check.expect(f"snapshot agent {row[agent]} {row[slot]} P/L", row[pnl_at], gained)
+            else:
+                check.compared += 1
         for agent_id, mine in self._final().items():
             row = mine["snapshot"]
             if row is None:

@@ -25,6 +25,7 @@ from sqlalchemy.engine import Connection, Engine
 from arena.analytics.calibration import brier_over_time, calibration_summary, reliability
 from arena.analytics.leaderboard import leaderboard
 from arena.analytics.overview import overview
+from arena.analytics.stated import stated_probability
 from arena.storage.tables import ANALYSIS_RESULTS as RESULTS
 from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
@@ -53,6 +54,9 @@ ANALYSES: dict[str, Analysis] = {
     "reliability_market": Analysis(partial(reliability, forecaster="market")),
     "brier_over_time": Analysis(brier_over_time),
     "overview": Analysis(overview, per_cohort=False),
+    # The protocol extension `stated_probability`'s figures (a bootstrap over its cohorts' bets;
+    # an empty frame where no cohort in scope is stamped with it).
+    "stated_probability": Analysis(stated_probability),
 }
 ALL = "all"
 # A stored frame is shown while the newest snapshot is at most this much newer than its data

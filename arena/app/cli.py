@@ -401,15 +401,30 @@ def resolve(at: AtOption = None) -> None:
 def demo(
     weeks: Annotated[int, typer.Option(min=1, max=260, help="Simulated weeks.")] = 8,
     seed: Annotated[int, typer.Option(help="Seed of the simulated world.")] = 7,
+    extensions: Annotated[
+        str | None,
+        typer.Option(
+            help="Protocol extensions stamped on every cohort of the season, comma-separated "
+            "(stated_probability); default: ARENA_EXTENSIONS, else none (methodology v1)."
+        ),
+    ] = None,
 ) -> None:
     """Run an offline simulated season into the configured database."""
     from arena.app.demo import ensure_empty, format_summary, progress_bar, run_demo
-    from arena.config import get_settings
+    from arena.config import get_settings, parse_extensions
     from arena.lineup import load_lineup
     from arena.storage.db import dispose_engines
     from arena.storage.migrate import init_db as run_init
 
     settings = get_settings()
+    if extensions is not None:
+        try:
+            names = parse_extensions(extensions)
+        except ValueError as exc:
+            raise InputError(
+                f"--extensions: {exc}", "e.g. --extensions stated_probability"
+            ) from None
+        settings = settings.model_copy(update={"extensions": names})
     engine = _engine()
     try:
         run_init(engine)

@@ -42,6 +42,10 @@ they are the one LLM column a replay does not reproduce.
 
 A job that fails stops the season with its one-line error (the demo is also a proof that the
 engine runs end to end). The demo needs an empty database: it refuses one holding cohorts.
+
+Protocol extensions (`arena demo --extensions stated_probability`, or `ARENA_EXTENSIONS`) are
+stamped on every cohort of the season as the settings name them; the personas and the oracle
+then state their probabilities, and the extension's figures are stored with the rest.
 """
 
 import random
@@ -232,6 +236,7 @@ class DemoSummary:
     job_runs: int = 0
     open_positions: int = 0
     leaderboard: list[LeaderRow] = field(default_factory=list)
+    extensions: tuple[str, ...] = ()  # protocol extensions stamped on its cohorts
     served_by: str = SERVED_BY  # who answered the LLM families
     server_log: list[LoggedRequest] = field(default_factory=list)  # its requests, in order
 
@@ -362,6 +367,7 @@ def run_demo(
     summary = DemoSummary(seed, weeks, start, start, [f.id for f in players.families])
     summary.served_by = SERVED_BY
     summary.server_log = server.log
+    summary.extensions = settings.extensions
     try:
         for tick in season_ticks(start, weeks, tail_weeks):
             if stop_at is not None and tick.at >= stop_at:
@@ -441,6 +447,14 @@ def format_summary(summary: DemoSummary) -> list[str]:
         f"demo season (seed {summary.seed}): {summary.weeks} week(s) from "
         f"{summary.start:%Y-%m-%d}, settled until {summary.end:%Y-%m-%d %H:%M} UTC",
         f"families: {', '.join(summary.families)}",
+        *(
+            [
+                f"protocol extensions: {', '.join(summary.extensions)} (stamped on every "
+                "cohort: not a stock v1 season)"
+            ]
+            if summary.extensions
+            else []
+        ),
         *(
             [f"LLM families served by the {summary.served_by}: simulated answers, not real models"]
             if summary.server_log

@@ -5,12 +5,18 @@ snapshot prices, and says for each leg what executes or why it is rejected; a ba
 stops the others. It lives in the core because two callers must agree on it to the cent: the
 engine executes a plan (`arena.engine.execution.apply_plan` writes it), and a replay bundle's
 verifier recomputes every published trade with it, with no database.
+
+A BET leg of a `stated_probability` cohort (methodology §18, protocol extensions) carries the
+model's stated probability (`StatedBetRequest`): it rides along in the leg's `request` record
+(`"probability"`: the decimal as text, or null when the model gave none) and on the leg
+(`LegResult.probability`, for the BUY trade), and changes nothing about whether or how the leg
+executes. A v1 leg has no such attribute, and its record no such key.
 """
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from arena.core.accounting import (
     BetLimits,
@@ -34,6 +40,14 @@ class BetRequest(Protocol):
     def side(self) -> str: ...
     @property
     def amount(self) -> Decimal: ...
+
+
+@runtime_checkable
+class StatedBetRequest(BetRequest, Protocol):
+    """A BET leg of a `stated_probability` cohort (`arena.agents.parsing.StatedBetLeg`)."""
+
+    @property
+    def probability(self) -> Decimal | None: ...
 
 
 class SellRequest(Protocol):
@@ -97,6 +111,7 @@ class LegResult:
     implied_confidence: float | None = None
     realized_pnl: Decimal = Decimal(0)
     holding_after: Holding | None = None
+    probability: Decimal | None = None  # stated by the model (extension), None when not
 
     def record(self) -> dict[str, Any]:
         """The JSON-safe summary stored on the decision row (executed and rejected legs)."""
@@ -158,7 +173,12 @@ def plan_execution(
     if decision.action == "BET":
         for index, bet in enumerate(decision.bets):
             request = {"market_id": bet.market_id, "side": bet.side, "amount": str(bet.amount)}
-            plan.legs.append(_bet(plan, index, request, bet.amount, snapshot, by_key, limits))
+            probability = bet.probability if isinstance(bet, StatedBetRequest) else None
+            if isinstance(bet, StatedBetRequest):
+                request["probability"] = None if probability is None else str(probability)
+            leg = _bet(plan, index, request, bet.amount, snapshot, by_key, limits)
+            leg.probability = probability
+            plan.legs.append(leg)
     elif decision.action == "SELL":
         for index, sale in enumerate(decision.sells):
             request = {"position_id": sale.position_id, "percentage": str(sale.percentage)}

@@ -103,6 +103,27 @@ def prob_interval(value: Any, low: Any, high: Any, places: int = 3, *, signed: b
     return f"{one(value, places)} [{one(low, places)}, {one(high, places)}]"
 
 
+def _significant_places(numbers: list[float], digits: int) -> int:
+    """Decimals that give the largest of `numbers` `digits` significant digits (0 to 8)."""
+    largest = max((abs(n) for n in numbers if math.isfinite(n)), default=0.0)
+    if largest == 0:
+        return digits - 1
+    return min(8, max(0, digits - 1 - math.floor(math.log10(largest))))
+
+
+def rate_interval(value: Any, low: Any, high: Any, digits: int = 3) -> str:
+    """+2.15 [+0.51, +4.02] / −0.00154 [−0.00310, +0.00002]: a signed rate of any scale (a
+    statistic per dollar spent, whose size depends on how much was spent) with its interval,
+    all three with the decimals that give the largest `digits` significant digits. The unit
+    goes in the column's name."""
+    if missing(value):
+        return DASH
+    bounds = [] if missing(low) or missing(high) else [float(low), float(high)]
+    places = _significant_places([float(value), *bounds], digits)
+    written = [signed_prob(number, places) for number in (float(value), *bounds)]
+    return written[0] if not bounds else f"{written[0]} [{written[1]}, {written[2]}]"
+
+
 def share(value: Any, places: int = 0) -> str:
     """78%: a 0–1 share as a percentage."""
     return DASH if missing(value) else f"{float(value):.{places}%}"

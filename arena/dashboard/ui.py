@@ -173,18 +173,20 @@ def stored_caption(stored: Any) -> None:
     )
 
 
-def simulated_notice(family_ids: Sequence[str] | None = None) -> None:
+def simulated_notice(family_ids: Sequence[str] | None = None, detail: str | None = None) -> None:
     """A badge when the shown families' results come from the simulated model server (the
-    offline demo), so they are never mistaken for real models'. `None`: any family."""
+    offline demo), so they are never mistaken for real models'. `None`: any family.
+    `detail` replaces the closing sentence (what is simulated) where one thing matters most,
+    such as the costs beside a cost chart."""
     simulated = read(simulated_families)
     if family_ids is not None:
         shown = set(family_ids)
         simulated = [family_id for family_id in simulated if family_id in shown]
     if simulated:
+        closing = detail or "Personas, reasoning, tokens and costs are simulated."
         st.warning(
             f"**Simulated** — {', '.join(simulated)}: answered by the {SERVED_BY} "
-            "(`arena demo`), not by real models. Personas, reasoning, tokens and costs are "
-            "simulated.",
+            f"(`arena demo`), not by real models. {closing}",
             icon="🧪",
         )
 

@@ -4,7 +4,7 @@ Uniqueness lives in the database (unique week start, unique number); a second pr
 loses the race sees the winner's cohort instead of creating another.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -14,7 +14,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from arena.config import Methodology
+from arena.config import Methodology, cohort_stamp
 from arena.core.errors import ConfigError, InputError
 from arena.core.timeutil import week_start
 from arena.engine.logs import log_event
@@ -38,9 +38,18 @@ def decision_week(cohort_week_start: datetime, at: datetime) -> int:
 
 
 def start_cohort(
-    engine: Engine, at: datetime, lineup: Lineup, methodology: Methodology
+    engine: Engine,
+    at: datetime,
+    lineup: Lineup,
+    methodology: Methodology,
+    extensions: Iterable[str] = (),
 ) -> CohortResult:
-    """The cohort of the week containing `at`, created with one agent per enabled family."""
+    """The cohort of the week containing `at`, created with one agent per enabled family.
+
+    `extensions`: the protocol extensions stamped on a cohort created now (`cohort_stamp`); an
+    existing cohort keeps the stamp it was created with.
+    """
+    extensions = tuple(extensions)
     start = week_start(at)
     sync_families(engine, lineup)
     for _ in range(3):
@@ -49,7 +58,7 @@ def start_cohort(
                 existing = _cohort_at(session, start)
                 if existing is not None:
                     return _result(session, existing, created=False)
-                cohort = _create(session, start, at, lineup, methodology)
+                cohort = _create(session, start, at, lineup, methodology, extensions)
                 return _result(session, cohort, created=True)
         except IntegrityError:
             continue  # another process created it (or took the number) first: read again
@@ -65,7 +74,12 @@ def _cohort_at(session: Session, start: datetime) -> Cohort | None:
 
 
 def _create(
-    session: Session, start: datetime, at: datetime, lineup: Lineup, methodology: Methodology
+    session: Session,
+    start: datetime,
+    at: datetime,
+    lineup: Lineup,
+    methodology: Methodology,
+    extensions: tuple[str, ...],
 ) -> Cohort:
     latest = session.exec(select(Cohort).order_by(col(Cohort.week_start).desc())).first()
     if latest is not None and latest.week_start > start:
@@ -86,7 +100,7 @@ def _create(
         number=number,
         week_start=start,
         methodology_version=methodology.version,
-        constants=methodology.stamp(),
+        constants=cohort_stamp(methodology, extensions),
         status="deciding",
         created_at=at,
     )

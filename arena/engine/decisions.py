@@ -8,6 +8,10 @@ shown the run's one frozen market snapshot. Before any network call an agent's d
 - `error` and `zero_trade` rows are re-claimed by the next run and updated in place;
 - an `in_progress` claim older than the stale timeout (a crashed process) is re-claimed.
 
+A cohort stamped with the protocol extension `stated_probability` (methodology §18) gets the
+extended system prompt, its answers are read with the extension's parser and the baselines are
+told; what the cohort's stamp says decides, not the settings of the process that runs it.
+
 Every model attempt is stored as it returns; the trades and the decision's final status are
 written together in one transaction that first checks the claim is still ours, so a crash
 between an answer and its trades leaves a re-claimable row and no half-executed decision.
@@ -41,7 +45,7 @@ from arena.agents.prompts import (
     user_prompt,
 )
 from arena.agents.responders import Responder, ResponderFactory
-from arena.config import Methodology
+from arena.config import STATED_PROBABILITY, Methodology, stamped_extensions
 from arena.core.accounting import (
     BetLimits,
     Holding,
@@ -405,12 +409,18 @@ def decide_one(
     """Prompt, ask (retrying malformed answers), execute; returns (status, trades written)."""
     with session_scope(engine) as session:
         inputs = load_inputs(session, agent.id, universe, methodology)  # type: ignore[arg-type]
+    stated = STATED_PROBABILITY in stamped_extensions(cohort.constants)
     system = system_prompt(
-        methodology.min_bet, methodology.max_bet_fraction, methodology.starting_balance
+        methodology.min_bet,
+        methodology.max_bet_fraction,
+        methodology.starting_balance,
+        stated_probability=stated,
     )
     user = user_prompt(at, week, inputs.portfolio, universe.markets, market_lines=universe.lines)
     _store_prompts(engine, claim, universe.snapshot_id, system, user, at)
-    context = BaselineInput(at, cohort.number, week, inputs.portfolio, universe.markets)
+    context = BaselineInput(
+        at, cohort.number, week, inputs.portfolio, universe.markets, stated_probability=stated
+    )
     messages: list[dict[str, str]] = [
         {"role": "system", "content": system},
         {"role": "user", "content": user},
@@ -427,7 +437,7 @@ def decide_one(
         except Exception as exc:  # a broken responder is this decision's error, not the run's
             return _finish_error(engine, claim, _describe(exc), errors, answers, at), 0
         answers += 1
-        outcome = parse_decision(answer.content)
+        outcome = parse_decision(answer.content, stated_probability=stated)
         _record_attempts(engine, claim, answer.attempts, answer, outcome.error, at)
         if outcome.ok is not None:
             parsed = outcome.ok

@@ -70,6 +70,7 @@ def apply_plan(
                 implied_confidence=leg.implied_confidence,
                 realized_pnl=leg.realized_pnl,
                 created_at=at,
+                probability=None if leg.probability is None else float(leg.probability),
             )
         )
     agent.cash_balance = plan.cash_after

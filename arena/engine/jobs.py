@@ -140,8 +140,10 @@ class DecideOutcome:
 
 def start_cohort_job(ctx: JobContext, at: datetime) -> CohortOutcome:
     """Create the cohort of the week containing `at` (idempotent)."""
-    methodology = ctx.settings.methodology
-    return CohortOutcome(start_cohort(ctx.engine, at, ctx.lineup, methodology))
+    settings = ctx.settings
+    return CohortOutcome(
+        start_cohort(ctx.engine, at, ctx.lineup, settings.methodology, settings.extensions)
+    )
 
 
 def require_fresh_universe(engine: Engine, at: datetime) -> None:

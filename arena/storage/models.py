@@ -406,6 +406,9 @@ class Trade(SQLModel, table=True):
     implied_confidence: float | None = None
     realized_pnl: Decimal = _money(default=Decimal(0))
     created_at: datetime = _ts(index=True)
+    # Protocol extension `stated_probability` (migration 0008): the BUY leg's stated probability
+    # that its side wins; NULL on every other trade and when the model stated none.
+    probability: float | None = None
 
 
 class PortfolioSnapshot(SQLModel, table=True):

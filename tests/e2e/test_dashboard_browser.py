@@ -149,7 +149,7 @@ def test_a_caption_link_opens_its_section_of_the_methodology(
 def test_leaderboard_range_switch_and_csv_of_the_table(streamlit_server: str, page: Page) -> None:
     _open(page, streamlit_server, "leaderboard", "Leaderboard")
     expect(page.get_by_text(re.compile(r"^ALL: .* one point per 4 hours"))).to_be_visible()
-    expect(page.get_by_test_id("stVegaLiteChart")).to_have_count(1)
+    expect(page.get_by_test_id("stVegaLiteChart")).to_have_count(2)  # cost, then the curves
 
     with page.expect_download() as info:
         page.get_by_role("button", name="Download CSV", exact=True).click()
@@ -167,7 +167,7 @@ def test_leaderboard_range_switch_and_csv_of_the_table(streamlit_server: str, pa
     page.get_by_role("radio", name="%", exact=True).click()
     expect(page).to_have_url(re.compile(r"unit=%25"))
     settle(page)
-    expect(page.get_by_test_id("stVegaLiteChart")).to_have_count(1)
+    expect(page.get_by_test_id("stVegaLiteChart")).to_have_count(2)
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
 

@@ -20,7 +20,8 @@ from tests.e2e.test_page_agent import (
 pytestmark = pytest.mark.browser
 
 LISTING_CSV_HEADER = (
-    "cohort_number,week_start,status,methodology_version,is_default,agents,decision_weeks,"
+    "cohort_number,week_start,status,methodology_version,is_default,extensions,agents,"
+    "decision_weeks,"
     "decisions,open_positions,total_value,total_pnl,return_pct,last_snapshot,completed_at"
 )
 

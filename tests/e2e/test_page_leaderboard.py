@@ -1,6 +1,7 @@
 """The Leaderboard in Chromium at 1440×900 with the sidebar open: its key statistics are on
 screen without scrolling, the family stays pinned, no cell shows None/nan/raw JSON, the CSV keeps
-raw numbers and ids, deep links work, and without stored analyses it asks before computing.
+raw numbers and ids, deep links work, and without stored analyses it asks before computing;
+below the table, the Cost section (chart, table, CSV) reads as cleanly.
 
 How "on screen" is checked: Streamlit's grid (glide-data-grid) paints on a canvas, but inside
 the canvas it keeps an accessible table of exactly the columns in its visible region (a column
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from arena.analytics.cost import COST_COLUMNS
 from tests.e2e.conftest import settle
 
 pytestmark = pytest.mark.browser
@@ -42,7 +44,10 @@ BAD_CELL = re.compile(r"^(None|nan|NaN|NaT|<NA>|null)$|^\[\"|^\{\"")
 def _open(page: Page, url: str) -> None:
     page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
     page.goto(url)
-    expect(page.get_by_role("heading", name="Leaderboard", exact=True)).to_be_visible()
+    # A fresh server's first visit imports the page's modules: seconds on a busy machine.
+    expect(page.get_by_role("heading", name="Leaderboard", exact=True)).to_be_visible(
+        timeout=30_000
+    )
     settle(page)
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
@@ -55,6 +60,18 @@ def _shoot(page: Page, folder: Path, name: str) -> None:
     page.set_viewport_size({"width": WIDTH, "height": max(HEIGHT, min(int(height) + 40, 6000))})
     page.wait_for_timeout(300)
     page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+
+
+def _shoot_section(page: Page, section: Locator, path: Path) -> None:
+    """A screenshot of one section at 1440 px wide, the viewport grown to the whole page so
+    that no part of it sits under Streamlit's fixed header."""
+    height = page.evaluate(
+        "() => document.querySelector('[data-testid=stMain]')?.scrollHeight ?? 900"
+    )
+    page.set_viewport_size({"width": WIDTH, "height": max(HEIGHT, min(int(height) + 40, 6000))})
+    page.wait_for_timeout(500)
+    section.screenshot(path=str(path))
     page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
 
 
@@ -71,6 +88,14 @@ def _headers(grid: Locator) -> list[str]:
 
 def _cells(grid: Locator) -> list[str]:
     return [c.strip() for c in grid.locator("td[role=gridcell]").all_text_contents()]
+
+
+def _number(cell: str) -> float | None:
+    """A cell's raw number, or None for text."""
+    try:
+        return float(cell)
+    except ValueError:
+        return None
 
 
 def test_key_columns_are_on_screen_and_family_stays_pinned(
@@ -164,3 +189,60 @@ def test_without_stored_analyses_it_asks_before_computing(
     assert _headers(grid)[: len(KEY_COLUMNS)] == KEY_COLUMNS
     assert not [c for c in _cells(grid) if BAD_CELL.search(c)]
     _shoot(page, screenshots_dir, "page-leaderboard-live")
+
+
+COST_HEADERS = [
+    "Family",
+    "API spend",
+    "Cost / decision",
+    "Cost / resolved bet",
+    "Return per $ [95% CI]",
+    "Skill per $ [95% CI]",
+    "Pareto front",
+]
+
+
+def test_the_cost_section(streamlit_server: str, page: Page, screenshots_dir: Path) -> None:
+    """Below the table: the Pareto chart and the cost table from the same stored frame, every
+    column on screen, no cell None/nan, the baselines $0 references, a CSV of raw numbers."""
+    _open(page, f"{streamlit_server}/leaderboard")
+    section = page.locator(".st-key-cost")
+    section.scroll_into_view_if_needed()
+    expect(section.get_by_role("heading", name="Cost", exact=True)).to_be_visible()
+    chart = section.get_by_test_id("stVegaLiteChart")
+    expect(chart).to_have_count(1)
+    expect(chart.locator("canvas, svg").first).to_be_attached()
+    grid = section.get_by_test_id("stDataFrame")
+    expect(grid).to_be_visible()
+    expect(grid.locator("th[role=columnheader]").first).to_be_attached()
+    page.wait_for_timeout(500)  # the grid paints its cells after the script run ends
+
+    assert _headers(grid) == COST_HEADERS  # the whole table fits beside the open sidebar
+    cells = _cells(grid)
+    assert not [c for c in cells if BAD_CELL.search(c)], cells
+    assert "Model A" in cells and "Baseline: cash" in cells
+    # Model A's calls: 0 (the HTTP 500) + 0.001 + 0.0042, then 0.0042 in each later week. The
+    # grid keeps a complete column's number (sortable; the canvas paints it "$0.0136"), and
+    # writes a column with gaps as text: Model B has no resolved bet to divide by.
+    assert any(_number(c) == pytest.approx(0.0136) for c in cells)
+    assert "$0.0045" in cells  # Model A per resolved bet: 0.0136 / 3
+    assert {"on the front", "no skill yet", "reference ($0)"} <= set(cells)
+    assert "—" in cells  # a baseline's per-dollar figures
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    _shoot_section(page, section, screenshots_dir / "page-leaderboard-cost.png")
+
+    with page.expect_download() as info:
+        section.get_by_role("button", name="Download cost CSV", exact=True).click()
+
+    download = info.value
+    assert download.suggested_filename == "forecaster-arena-leaderboard-cost-all.csv"
+    lines = Path(download.path()).read_text(encoding="utf-8").splitlines()
+    assert lines[0] == ",".join(COST_COLUMNS)
+    rows = [dict(zip(lines[0].split(","), line.split(","), strict=True)) for line in lines[1:]]
+    assert [row["family_id"] for row in rows][:2] == ["llm-a", "llm-b"]  # paying first
+    model_a = rows[0]
+    assert float(model_a["api_cost_usd"]) == pytest.approx(0.0136)  # a raw number
+    assert model_a["pareto"] == "true" and model_a["paid"] == "true"
+    cash = next(row for row in rows if row["family_id"] == "baseline-cash")
+    assert float(cash["api_cost_usd"]) == 0.0 and cash["pareto"] == "false"
+    assert cash["return_per_dollar"] == "" and cash["skill_per_dollar"] == ""  # undefined
