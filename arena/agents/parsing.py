@@ -601,6 +601,11 @@ def decision_model(stated_probability: bool = False) -> type[Decision]:
     return StatedDecision if stated_probability else Decision
 
 
+# The decision executed when no answer was valid after the retries (status `fallback_hold`):
+# the engine executes it, and the replay verifier replays it.
+FALLBACK = Decision(action="HOLD", reasoning="fallback: no valid answer after retries")
+
+
 # ---------------------------------------------------------------- the entry points
 
 

@@ -38,6 +38,7 @@ from sqlalchemy.engine import Connection, Engine
 from arena.analytics.frames import raw_rows
 from arena.analytics.leaderboard import leaderboard
 from arena.analytics.replay_format import (
+    PORTFOLIO_COLUMNS,
     BundleFiles,
     build_files,
     json_bytes,
@@ -130,17 +131,6 @@ SNAPSHOT_ITEM_COLUMNS = (
     "prices",
     "volume",
     "end_date",
-)
-PORTFOLIO_COLUMNS = (
-    "agent_id",
-    "slot",
-    "snapshot_timestamp",
-    "cash_balance",
-    "positions_value",
-    "total_value",
-    "total_pnl",
-    "brier_score",
-    "num_resolved_bets",
 )
 # The cohort leaderboard's point estimates that `arena verify` recomputes.
 LEADERBOARD_POINTS = (

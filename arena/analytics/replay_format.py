@@ -27,6 +27,18 @@ FORMAT = "forecaster-arena-replay/1"
 MANIFEST = "MANIFEST.json"
 # A zip entry's time: fixed, so a rebuild is byte-identical (the zip format starts at 1980).
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+# `portfolio_snapshots.csv`'s header: written by the builder, read by the verifier.
+PORTFOLIO_COLUMNS = (
+    "agent_id",
+    "slot",
+    "snapshot_timestamp",
+    "cash_balance",
+    "positions_value",
+    "total_value",
+    "total_pnl",
+    "brier_score",
+    "num_resolved_bets",
+)
 
 
 _AS_IS = (str, int, float, bool)

@@ -29,10 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from arena.agents.parsing import FALLBACK, decision_model, parse_decision
 from arena.agents.parsing import Decision as ParsedDecision
-from arena.agents.parsing import decision_model, parse_decision
 from arena.analytics.replay_format import (
     MANIFEST,
+    PORTFOLIO_COLUMNS,
     BundleFiles,
     FileCheck,
     check_files,
@@ -57,19 +58,7 @@ from arena.core.stats import competition_ranks
 from arena.markets.resolution import Verdict, resolution_verdict
 from arena.markets.types import ParsedMarket
 
-EXECUTED = ("ok", "zero_trade", "fallback_hold")
-CURVE_COLUMNS = (
-    "agent_id",
-    "slot",
-    "snapshot_timestamp",
-    "cash_balance",
-    "positions_value",
-    "total_value",
-    "total_pnl",
-    "brier_score",
-    "num_resolved_bets",
-)  # decisions whose plan was applied
-FALLBACK = ParsedDecision(action="HOLD", reasoning="fallback HOLD after malformed answers")
+EXECUTED = ("ok", "zero_trade", "fallback_hold")  # decisions whose plan was applied
 FLOAT_TOLERANCE = 1e-9
 MAX_SHOWN = 5  # mismatches listed per check
 
@@ -209,7 +198,7 @@ class Replay:
         self.markets = {m["id"]: m for m in read_jsonl(files["markets.jsonl"])}
         self.briers = read_jsonl(files["brier_scores.jsonl"])
         header, self.curve = read_csv(files["portfolio_snapshots.csv"])
-        self.at = {name: header.index(name) for name in CURVE_COLUMNS}
+        self.at = {name: header.index(name) for name in PORTFOLIO_COLUMNS}
         self.board = read_jsonl(files["leaderboard.jsonl"])
         self.parsed: dict[int, ParsedDecision] = {}
         self.books: dict[int, _Book] = {}
@@ -591,7 +580,7 @@ class Replay:
         agent_at = self.at["agent_id"]
         last_rows = {row[agent_at]: row for row in self.curve}  # by agent, then slot: last wins
         last = {
-            int(agent): {column: row[self.at[column]] for column in CURVE_COLUMNS}
+            int(agent): {column: row[self.at[column]] for column in PORTFOLIO_COLUMNS}
             for agent, row in last_rows.items()
         }
         latest_event: dict[int, datetime] = {}

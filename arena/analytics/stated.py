@@ -97,10 +97,7 @@ FIGURES: tuple[tuple[str, str | tuple[str, str], str], ...] = (
     ("deviating_skill", ("deviating_stated_sq", "deviating_market_sq"), "deviating"),
 )
 
-STATED_COLUMNS: tuple[str, ...] = (
-    "family_id",
-    "display_name",
-    "kind",
+_COUNTS = (  # per family: the bets each figure rests on
     "cohorts",
     "bets",
     "stated_bets",
@@ -108,6 +105,12 @@ STATED_COLUMNS: tuple[str, ...] = (
     "resolved_bets",
     "kelly_bets",
     "deviating_bets",
+)
+STATED_COLUMNS: tuple[str, ...] = (
+    "family_id",
+    "display_name",
+    "kind",
+    *_COUNTS,
     *(
         column
         for figure, _, _ in FIGURES
@@ -368,17 +371,6 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
         return np.where(
             denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan
         )
-
-
-_COUNTS = (
-    "cohorts",
-    "bets",
-    "stated_bets",
-    "missing_bets",
-    "resolved_bets",
-    "kelly_bets",
-    "deviating_bets",
-)
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:

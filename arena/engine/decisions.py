@@ -34,8 +34,8 @@ from sqlmodel import Session, col, select
 
 from arena.agents.baselines import BaselineInput
 from arena.agents.llm import ChatResult, LLMError
+from arena.agents.parsing import FALLBACK, parse_decision, retry_feedback
 from arena.agents.parsing import Decision as ParsedDecision
-from arena.agents.parsing import parse_decision, retry_feedback
 from arena.agents.prompts import (
     PortfolioView,
     PromptMarket,
@@ -76,7 +76,6 @@ from arena.storage.models import (
 log = logging.getLogger("arena.engine.decisions")
 
 FINISHED = ("ok", "fallback_hold")
-FALLBACK = ParsedDecision(action="HOLD", reasoning="fallback: no valid answer after retries")
 
 
 @dataclass
