@@ -9,6 +9,9 @@ ask the models for more without changing how v1 trades or scores. They are stamp
 cohort like an overridden constant (`cohort_stamp`: an `extensions` list, `is_default`
 false), so an extended cohort is never taken for a stock v1 one; a v1 cohort's stamp has no
 `extensions` key at all, byte for byte what it was before extensions existed.
+
+Replicates (`ARENA_REPLICATES=N`, N > 1) field N independent agents per family in a cohort; the
+stamp then lists `replicates` among its extensions and records `replicates: N`.
 """
 
 from collections.abc import Iterable, Mapping
@@ -28,6 +31,9 @@ STATED_PROBABILITY = "stated_probability"
 EXTENSIONS: dict[str, str] = {
     STATED_PROBABILITY: "each BET leg also states the model's probability that its side wins",
 }
+# Stamped (not named in ARENA_EXTENSIONS) when ARENA_REPLICATES > 1.
+REPLICATES = "replicates"
+MAX_REPLICATES = 20
 
 
 class Methodology(BaseModel):
@@ -52,25 +58,36 @@ class Methodology(BaseModel):
         return values
 
 
-def cohort_stamp(methodology: Methodology, extensions: Iterable[str] = ()) -> dict[str, Any]:
+def cohort_stamp(
+    methodology: Methodology, extensions: Iterable[str] = (), replicates: int = 1
+) -> dict[str, Any]:
     """The constants stamp of a new cohort: the methodology's, plus its protocol extensions.
 
-    Without extensions it is exactly `methodology.stamp()` (no `extensions` key), so a v1
-    cohort's stamp, its replay bundle and the versions table read as before. With any, the
-    sorted names go under `extensions` and `is_default` is false, as for an overridden constant.
+    Without extensions (and one agent per family) it is exactly `methodology.stamp()` (no
+    `extensions` key), so a v1 cohort's stamp, its replay bundle and the versions table read as
+    before. With any, the sorted names go under `extensions` (`replicates` among them when
+    `replicates` > 1, with the count under `replicates`) and `is_default` is false, as for an
+    overridden constant.
     """
     stamp = methodology.stamp()
-    names = sorted(set(extensions))
+    names = sorted(set(extensions) | ({REPLICATES} if replicates > 1 else set()))
     if not names:
         return stamp
     del stamp["is_default"]  # kept last, as in every stamp
-    return {**stamp, "extensions": names, "is_default": False}
+    counts = {REPLICATES: replicates} if replicates > 1 else {}
+    return {**stamp, "extensions": names, **counts, "is_default": False}
 
 
 def stamped_extensions(constants: Mapping[str, Any] | None) -> tuple[str, ...]:
     """The protocol extensions a cohort's stamp names (none for a v1 cohort)."""
     value = (constants or {}).get("extensions") or ()
     return tuple(str(name) for name in value) if isinstance(value, list | tuple) else ()
+
+
+def stamped_replicates(constants: Mapping[str, Any] | None) -> int:
+    """How many agents per family the cohort was started with (1 for a v1 cohort)."""
+    value = (constants or {}).get(REPLICATES, 1)
+    return int(value) if isinstance(value, int) and value >= 1 else 1
 
 
 def parse_extensions(value: Any) -> tuple[str, ...]:
@@ -116,6 +133,8 @@ class Settings(BaseSettings):
     methodology: Methodology = Methodology()
     # Opt-in protocol extensions stamped on every cohort this process starts (methodology §18).
     extensions: Annotated[tuple[str, ...], NoDecode] = ()
+    # Independent agents per family in every cohort this process starts (1 = v1).
+    replicates: int = Field(default=1, ge=1, le=MAX_REPLICATES)
     export_row_cap: int = Field(default=1_000_000, ge=1)
     sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0)
     claim_stale_minutes: int = Field(default=60, ge=1)

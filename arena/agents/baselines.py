@@ -44,6 +44,9 @@ class BaselineInput:
     # The cohort runs the protocol extension `stated_probability`: the oracle states its
     # probability with each bet; the other baselines have none to state (recorded missing).
     stated_probability: bool = False
+    # The agent's replicate in a replicated cohort (`ARENA_REPLICATES` > 1), else None: the
+    # random baseline draws its own legs per replicate, LLM replicates sample independently.
+    replicate: int | None = None
 
 
 Side = tuple[str, Decimal]  # a tradable side and its price
@@ -132,9 +135,13 @@ class _Listed:
     sides: tuple[Side, ...]
 
 
-def random_rng(seed: int, cohort_number: int, decision_week: int) -> random.Random:
-    """The random strategy's RNG for one cohort's decision week (seed S: the agent seeded S)."""
-    return random.Random(f"{RANDOM_KEY}:{seed}:{cohort_number}:{decision_week}")
+def random_rng(
+    seed: int, cohort_number: int, decision_week: int, replicate: int | None = None
+) -> random.Random:
+    """The random strategy's RNG for one cohort's decision week (seed S: the agent seeded S);
+    a replicate of a replicated cohort has its own."""
+    key = f"{RANDOM_KEY}:{seed}:{cohort_number}:{decision_week}"
+    return random.Random(key if replicate is None else f"{key}:r{replicate}")
 
 
 def random_legs(
@@ -167,7 +174,7 @@ def random_legs(
 
 def random_strategy(inp: BaselineInput, seed: int = 0) -> str:
     """Seeded random legal bets: the skill-free trader the leaderboard is measured against."""
-    rng = random_rng(seed, inp.cohort_number, inp.decision_week)
+    rng = random_rng(seed, inp.cohort_number, inp.decision_week, inp.replicate)
     candidates = [_Listed(m.market_id, sides) for m in inp.markets if (sides := _sides(m))]
     legs = random_legs(rng, candidates, inp.portfolio.cash, inp.portfolio.min_bet)
     if not legs:

@@ -76,6 +76,8 @@ class ChatRequest:
     messages: Sequence[Mapping[str, str]]
     max_tokens: int | None = None
     reasoning_budget: int | None = None
+    # The body's `user`: the agent's sampling stream, only for a replicate (`replicate_user`).
+    user: str | None = None
 
     def __post_init__(self) -> None:
         if not self.model.strip():
@@ -95,14 +97,27 @@ class ChatRequest:
         object.__setattr__(self, "messages", tuple(dict(message) for message in self.messages))
 
     @classmethod
-    def for_family(cls, family: FamilySpec, messages: Sequence[Mapping[str, str]]) -> ChatRequest:
+    def for_family(
+        cls,
+        family: FamilySpec,
+        messages: Sequence[Mapping[str, str]],
+        user: str | None = None,
+    ) -> ChatRequest:
         """The request a lineup family makes: its pinned model and its token limits."""
         return cls(
             model=family.model,
             messages=messages,
             max_tokens=family.max_tokens,
             reasoning_budget=family.reasoning_budget,
+            user=user,
         )
+
+
+def replicate_user(family_id: str, replicate: int | None) -> str | None:
+    """The `user` a replicate's requests carry (`arena:<family>:r<k>`), None outside a
+    replicated cohort: a v1 request body is unchanged. Providers read it as an end-user id;
+    the simulated model server as a sampling stream, so replicates answer independently."""
+    return None if replicate is None else f"arena:{family_id}:r{replicate}"
 
 
 @dataclass(frozen=True)
@@ -283,6 +298,8 @@ class ChatClient(OwnsHttpClient):
         }
         if request.max_tokens is not None:
             body["max_tokens"] = request.max_tokens
+        if request.user is not None:
+            body["user"] = request.user
         if self.openrouter:
             body["usage"] = {"include": True}
             body["provider"] = {"allow_fallbacks": False}

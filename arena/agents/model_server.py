@@ -52,6 +52,13 @@ identical requests (same model and messages) to this server; beliefs come from a
 (seed, model, market id, instant), so a persona's view of a market does not change between
 retries. No global random state: the same requests in the same order give the same bodies.
 
+**Sampling streams (replicates).** A request whose body names a `user` (the engine sends one
+per agent only in a replicated cohort, `arena:<family>:r<k>`) is one sampling stream: its
+behaviour draws are keyed by the stream too, its attempt seq counts only its own identical
+requests, and its beliefs get a per-stream jitter (`SAMPLING_SHARE` of the persona's noise,
+fixed per market and instant) on top of the persona's: replicates of one model share what it
+knows and differ as independent samples of it. Without `user` nothing changes.
+
 **Usage and cost.** `usage.prompt_tokens` / `completion_tokens` are the project's token estimate
 (`estimate_tokens`, 4 characters a token); `usage.cost` (USD, from the persona's price per million
 input/output tokens: approximate public list prices, as data) is sent only when the request asks
@@ -235,6 +242,10 @@ def chat_completion(
     if usage is not None:
         body["usage"] = dict(usage)
     return body
+
+
+# A sampling stream's extra belief noise, as a share of the persona's `noise` (logit scale).
+SAMPLING_SHARE = 0.5
 
 
 def _rng(*parts: object) -> random.Random:
@@ -448,9 +459,14 @@ class SimulatedModels:
             return None
 
     def beliefs(
-        self, model: str, view: PromptView, markets: Sequence[PromptMarket] | None = None
+        self,
+        model: str,
+        view: PromptView,
+        markets: Sequence[PromptMarket] | None = None,
+        stream: str | None = None,
     ) -> dict[tuple[str, str], float]:
-        """The persona's probability for each side of the markets it looks at."""
+        """The persona's probability for each side of the markets it looks at (a sampling
+        `stream` adds its own jitter)."""
         persona = persona_for(model)
         chosen = view.markets[: persona.attention] if markets is None else markets
         out: dict[tuple[str, str], float] = {}
@@ -465,7 +481,11 @@ class SimulatedModels:
                 ):  # sees `insig` (insight) of the way from the price to the truth
                     start += persona.insight * (_logit(base) - start)
                 shift = persona.bias * (1 - 2 * float(price))
-                belief = _sigmoid(persona.overconf * (start + shift + rng.gauss(0, persona.noise)))
+                noise = rng.gauss(0, persona.noise)
+                if stream is not None:
+                    sample = _rng("sample", self.seed, model, stream, market.market_id, view.at)
+                    noise += sample.gauss(0, persona.noise * SAMPLING_SHARE)
+                belief = _sigmoid(persona.overconf * (start + shift + noise))
                 out[(market.market_id, side)] = belief
             if market.market_type == "binary":
                 out[(market.market_id, "NO")] = 1 - out[(market.market_id, "YES")]
@@ -481,11 +501,14 @@ class SimulatedModels:
         *,
         at: datetime | None = None,
         include_cost: bool = False,
+        stream: str | None = None,
     ) -> Served:
-        """The response to one chat request; `attempt` = earlier identical requests."""
+        """The response to one chat request; `attempt` = earlier identical requests (of the
+        same sampling `stream`, the request's `user`, if it names one)."""
         persona = persona_for(model)
         digest = messages_sha256(messages)
-        rng = _rng("answer", self.seed, model, digest, attempt)
+        keys = (digest, attempt) if stream is None else (stream, digest, attempt)
+        rng = _rng("answer", self.seed, model, *keys)
         delay = rng.uniform(*persona.latency_ms) / 1000 * self.latency_scale
         if rng.random() < persona.fault:
             kind: Fault = rng.choice(("429", "500", "slow"))
@@ -505,7 +528,7 @@ class SimulatedModels:
                 at, view.cash, view.min_bet, view.max_bet, view.positions, view.markets
             )
         stated = asks_probability(messages)
-        decision = self._decide(persona, model, view, rng, stated)
+        decision = self._decide(persona, model, view, rng, stated, stream)
         retrying = any(m.get("role") == "assistant" for m in messages)
         chance = persona.stubborn if retrying else persona.malformed
         form = "clean"
@@ -548,9 +571,10 @@ class SimulatedModels:
         view: PromptView,
         rng: random.Random,
         stated: bool = False,
+        stream: str | None = None,
     ) -> dict[str, Any]:
         considered = view.markets[: persona.attention]
-        beliefs = self.beliefs(model, view, considered)
+        beliefs = self.beliefs(model, view, considered, stream)
         if rng.random() < persona.hold:
             return {"action": "HOLD", "reasoning": _hold_text(persona, considered, beliefs, True)}
         if view.positions and rng.random() < persona.sell:
@@ -759,7 +783,7 @@ class ModelServer:
             latency_scale=latency_scale,
         )  # fmt: skip
         self.log: list[LoggedRequest] = []
-        self._counts: dict[tuple[str, str], int] = {}
+        self._counts: dict[tuple[str, str | None, str], int] = {}
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer((host, port), _handler_for(self))
         self._httpd.daemon_threads = True
@@ -829,10 +853,14 @@ class ModelServer:
         include_cost = isinstance(usage, dict) and usage.get("include") is True
         at = _header_instant(headers)
         digest = messages_sha256(messages)
+        user = request.get("user")
+        stream = user if isinstance(user, str) and user else None
         with self._lock:
-            attempt = self._counts.get((model, digest), 0)
-            self._counts[(model, digest)] = attempt + 1
-            served = self.models.respond(model, messages, attempt, at=at, include_cost=include_cost)
+            attempt = self._counts.get((model, stream, digest), 0)
+            self._counts[(model, stream, digest)] = attempt + 1
+            served = self.models.respond(
+                model, messages, attempt, at=at, include_cost=include_cost, stream=stream
+            )
             self.log.append(
                 LoggedRequest(len(self.log), model, digest, attempt, served.status, served.fault,
                               served.form if served.status == 200 else None)

@@ -16,7 +16,14 @@ from arena.agents.baselines import (
     oracle_strategy,
     random_strategy,
 )
-from arena.agents.llm import AttemptRecord, ChatClient, ChatRequest, ChatResult, LLMError
+from arena.agents.llm import (
+    AttemptRecord,
+    ChatClient,
+    ChatRequest,
+    ChatResult,
+    LLMError,
+    replicate_user,
+)
 from arena.config import Settings
 from arena.lineup import FamilySpec
 
@@ -43,7 +50,8 @@ class LLMResponder:
 
     def respond(self, messages: Messages, context: BaselineInput) -> ChatResult:
         try:
-            result = self.client.complete(ChatRequest.for_family(self.family, messages))
+            user = replicate_user(self.family.id, context.replicate)
+            result = self.client.complete(ChatRequest.for_family(self.family, messages, user))
         except LLMError as exc:
             exc.attempts = self._priced(exc.attempts)
             raise

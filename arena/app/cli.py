@@ -20,6 +20,7 @@ try:  # typer >= 0.20 vendors click; older releases use click itself
 except ImportError:  # pragma: no cover
     from click import exceptions as click_exceptions  # type: ignore[no-redef]
 
+from arena.config import MAX_REPLICATES
 from arena.core.errors import ArenaError, InputError
 from arena.engine.sources import GammaSource
 
@@ -408,6 +409,15 @@ def demo(
             "(stated_probability); default: ARENA_EXTENSIONS, else none (methodology v1)."
         ),
     ] = None,
+    replicates: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=MAX_REPLICATES,
+            help="Independent agents per family in every cohort; default: ARENA_REPLICATES, "
+            "else 1 (methodology v1).",
+        ),
+    ] = None,
 ) -> None:
     """Run an offline simulated season into the configured database."""
     from arena.app.demo import ensure_empty, format_summary, progress_bar, run_demo
@@ -425,6 +435,8 @@ def demo(
                 f"--extensions: {exc}", "e.g. --extensions stated_probability"
             ) from None
         settings = settings.model_copy(update={"extensions": names})
+    if replicates is not None:
+        settings = settings.model_copy(update={"replicates": replicates})
     engine = _engine()
     try:
         run_init(engine)

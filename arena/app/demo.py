@@ -46,6 +46,9 @@ engine runs end to end). The demo needs an empty database: it refuses one holdin
 Protocol extensions (`arena demo --extensions stated_probability`, or `ARENA_EXTENSIONS`) are
 stamped on every cohort of the season as the settings name them; the personas and the oracle
 then state their probabilities, and the extension's figures are stored with the rest.
+Replicates (`arena demo --replicates N`, or `ARENA_REPLICATES`) give every family N agents per
+cohort; identical requests of a family's replicates are separate draws of the simulated model
+server (its attempt count), so replicates answer differently, as sampled models do.
 """
 
 import random
@@ -237,6 +240,7 @@ class DemoSummary:
     open_positions: int = 0
     leaderboard: list[LeaderRow] = field(default_factory=list)
     extensions: tuple[str, ...] = ()  # protocol extensions stamped on its cohorts
+    replicates: int = 1  # agents per family in each cohort
     served_by: str = SERVED_BY  # who answered the LLM families
     server_log: list[LoggedRequest] = field(default_factory=list)  # its requests, in order
 
@@ -248,7 +252,9 @@ def leaderboard(engine: Engine) -> list[LeaderRow]:
     families = tables.FAMILIES
     latest = latest_snapshots()
     pnl_query = (
-        select(agents.c.family_id, agents.c.starting_balance, latest.c.total_pnl)
+        select(
+            agents.c.family_id, agents.c.cohort_id, agents.c.starting_balance, latest.c.total_pnl
+        )
         .select_from(agents)
         .outerjoin(latest, latest.c.agent_id == agents.c.id)
     )
@@ -260,23 +266,24 @@ def leaderboard(engine: Engine) -> list[LeaderRow]:
     with engine.connect() as conn:
         kinds = dict(conn.execute(select(families.c.id, families.c.kind)).all())
         totals: dict[str, list[Decimal]] = {}
-        for family_id, starting, pnl in conn.execute(pnl_query):
-            row = totals.setdefault(family_id, [Decimal(0), Decimal(0), Decimal(0)])
+        cohorts: dict[str, set[int]] = {}
+        for family_id, cohort_id, starting, pnl in conn.execute(pnl_query):
+            row = totals.setdefault(family_id, [Decimal(0), Decimal(0)])
             row[0] += pnl or Decimal(0)
             row[1] += starting
-            row[2] += 1
+            cohorts.setdefault(family_id, set()).add(cohort_id)
         scored = {fid: (float(mean), int(n)) for fid, mean, n in conn.execute(brier_query)}
     rows = [
         LeaderRow(
             family_id=fid,
             kind=kinds.get(fid, "?"),
-            cohorts=int(count),
+            cohorts=len(cohorts[fid]),
             total_pnl=pnl,
             return_pct=float(pnl / capital * 100) if capital else 0.0,
             brier=scored[fid][0] if fid in scored else None,
             resolved_bets=scored[fid][1] if fid in scored else 0,
         )
-        for fid, (pnl, capital, count) in totals.items()
+        for fid, (pnl, capital) in totals.items()
     ]
     return sorted(rows, key=lambda r: (-r.total_pnl, r.family_id))
 
@@ -368,6 +375,7 @@ def run_demo(
     summary.served_by = SERVED_BY
     summary.server_log = server.log
     summary.extensions = settings.extensions
+    summary.replicates = settings.replicates
     try:
         for tick in season_ticks(start, weeks, tail_weeks):
             if stop_at is not None and tick.at >= stop_at:
@@ -453,6 +461,14 @@ def format_summary(summary: DemoSummary) -> list[str]:
                 "cohort: not a stock v1 season)"
             ]
             if summary.extensions
+            else []
+        ),
+        *(
+            [
+                f"replicates: {summary.replicates} independent agents per family in every "
+                "cohort (pooled per family below; not a stock v1 season)"
+            ]
+            if summary.replicates > 1
             else []
         ),
         *(

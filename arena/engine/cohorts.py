@@ -43,11 +43,13 @@ def start_cohort(
     lineup: Lineup,
     methodology: Methodology,
     extensions: Iterable[str] = (),
+    replicates: int = 1,
 ) -> CohortResult:
     """The cohort of the week containing `at`, created with one agent per enabled family.
 
-    `extensions`: the protocol extensions stamped on a cohort created now (`cohort_stamp`); an
-    existing cohort keeps the stamp it was created with.
+    `extensions`: the protocol extensions stamped on a cohort created now (`cohort_stamp`);
+    `replicates` > 1 gives each family that many independent agents (replicates 1…N). An
+    existing cohort keeps the stamp and agents it was created with.
     """
     extensions = tuple(extensions)
     start = week_start(at)
@@ -58,7 +60,7 @@ def start_cohort(
                 existing = _cohort_at(session, start)
                 if existing is not None:
                     return _result(session, existing, created=False)
-                cohort = _create(session, start, at, lineup, methodology, extensions)
+                cohort = _create(session, start, at, lineup, methodology, extensions, replicates)
                 return _result(session, cohort, created=True)
         except IntegrityError:
             continue  # another process created it (or took the number) first: read again
@@ -80,6 +82,7 @@ def _create(
     lineup: Lineup,
     methodology: Methodology,
     extensions: tuple[str, ...],
+    replicates: int,
 ) -> Cohort:
     latest = session.exec(select(Cohort).order_by(col(Cohort.week_start).desc())).first()
     if latest is not None and latest.week_start > start:
@@ -100,24 +103,26 @@ def _create(
         number=number,
         week_start=start,
         methodology_version=methodology.version,
-        constants=cohort_stamp(methodology, extensions),
+        constants=cohort_stamp(methodology, extensions, replicates),
         status="deciding",
         created_at=at,
     )
     session.add(cohort)
     session.flush()
     for family in families:
-        session.add(
-            Agent(
-                cohort_id=cohort.id,  # type: ignore[arg-type]
-                family_id=family.id,
-                model_id=family.model,
-                display_name=family.display_name,
-                starting_balance=methodology.starting_balance,
-                cash_balance=methodology.starting_balance,
-                created_at=at,
+        for replicate in range(1, replicates + 1):
+            session.add(
+                Agent(
+                    cohort_id=cohort.id,  # type: ignore[arg-type]
+                    family_id=family.id,
+                    replicate=replicate,
+                    model_id=family.model,
+                    display_name=replicate_name(family.display_name, replicate, replicates),
+                    starting_balance=methodology.starting_balance,
+                    cash_balance=methodology.starting_balance,
+                    created_at=at,
+                )
             )
-        )
     session.flush()
     log_event(
         session,
@@ -128,6 +133,12 @@ def _create(
         agents=[family.id for family in families],
     )
     return cohort
+
+
+def replicate_name(display_name: str, replicate: int, replicates: int) -> str:
+    """An agent's display name: the family's, with its replicate when the family has several
+    (charts and tables that list agents must tell them apart)."""
+    return display_name if replicates <= 1 else f"{display_name} · r{replicate}"
 
 
 def _result(session: Session, cohort: Cohort, created: bool) -> CohortResult:

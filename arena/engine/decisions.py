@@ -45,7 +45,12 @@ from arena.agents.prompts import (
     user_prompt,
 )
 from arena.agents.responders import Responder, ResponderFactory
-from arena.config import STATED_PROBABILITY, Methodology, stamped_extensions
+from arena.config import (
+    STATED_PROBABILITY,
+    Methodology,
+    stamped_extensions,
+    stamped_replicates,
+)
 from arena.core.accounting import (
     BetLimits,
     Holding,
@@ -417,8 +422,15 @@ def decide_one(
     )
     user = user_prompt(at, week, inputs.portfolio, universe.markets, market_lines=universe.lines)
     _store_prompts(engine, claim, universe.snapshot_id, system, user, at)
+    replicated = stamped_replicates(cohort.constants) > 1
     context = BaselineInput(
-        at, cohort.number, week, inputs.portfolio, universe.markets, stated_probability=stated
+        at,
+        cohort.number,
+        week,
+        inputs.portfolio,
+        universe.markets,
+        stated_probability=stated,
+        replicate=agent.replicate if replicated else None,
     )
     messages: list[dict[str, str]] = [
         {"role": "system", "content": system},

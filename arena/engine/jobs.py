@@ -142,7 +142,14 @@ def start_cohort_job(ctx: JobContext, at: datetime) -> CohortOutcome:
     """Create the cohort of the week containing `at` (idempotent)."""
     settings = ctx.settings
     return CohortOutcome(
-        start_cohort(ctx.engine, at, ctx.lineup, settings.methodology, settings.extensions)
+        start_cohort(
+            ctx.engine,
+            at,
+            ctx.lineup,
+            settings.methodology,
+            settings.extensions,
+            settings.replicates,
+        )
     )
 
 

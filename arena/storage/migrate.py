@@ -12,7 +12,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
@@ -51,11 +51,41 @@ def current_revision(engine: Engine) -> str | None:
 
 
 def _migrate(engine: Engine, step: Callable[[Config, str], None], revision: str) -> None:
-    """Run one Alembic command on `engine`, in one transaction."""
+    """Run one Alembic command on `engine`, in one transaction.
+
+    On SQLite, foreign keys are switched off around the transaction and checked before it
+    commits (SQLite's procedure for altering a table: a batch migration rebuilds a table by
+    copy, drop and rename, and the drop would otherwise be refused while rows reference it).
+    A violation found by the check rolls everything back.
+    """
     config = alembic_config()
-    with engine.begin() as conn:
-        config.attributes["connection"] = conn
-        step(config, revision)
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.connect() as conn:
+        raw = conn.connection.dbapi_connection
+        if sqlite and raw is not None:  # before any statement: a pragma inside BEGIN is ignored
+            raw.execute("PRAGMA foreign_keys = OFF")
+        try:
+            with conn.begin():
+                before = MigrationContext.configure(conn).get_current_revision()
+                config.attributes["connection"] = conn
+                step(config, revision)
+                after = MigrationContext.configure(conn).get_current_revision()
+                if sqlite and after != before:  # the check reads every table: only after work
+                    _check_foreign_keys(conn)
+        finally:
+            if sqlite and raw is not None:
+                raw.execute("PRAGMA foreign_keys = ON")
+
+
+def _check_foreign_keys(conn: Connection) -> None:
+    """Raise (rolling the migration back) if any row references a missing parent."""
+    broken = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        table, rowid, parent, _ = broken[0]
+        raise RuntimeError(
+            f"migration left {len(broken)} broken foreign key(s), e.g. {table} row {rowid} "
+            f"→ {parent}; rolled back"
+        )
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:

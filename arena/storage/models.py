@@ -2,9 +2,10 @@
 
 Money and shares are `Fixed` (exact Decimals stored as integers), timestamps `UTCDateTime`.
 Natural keys, each a database constraint rather than a promise in process memory:
-cohort per week start and per number; agent per cohort × family; decision per agent × week;
-one open position per agent × market × side; a decision leg executes once; a position settles
-once; portfolio snapshot per agent × slot; Brier row per trade; job run per job × slot.
+cohort per week start and per number; agent per cohort × family × replicate; decision per
+agent × week; one open position per agent × market × side; a decision leg executes once; a
+position settles once; portfolio snapshot per agent × slot; Brier row per trade; job run per
+job × slot.
 """
 
 from datetime import UTC, datetime
@@ -124,17 +125,24 @@ class Cohort(SQLModel, table=True):
 
 
 class Agent(SQLModel, table=True):
-    """A family's entry in one cohort, with the model id actually configured at the time."""
+    """A family's entry in one cohort, with the model id actually configured at the time.
+
+    `replicate` numbers a family's independent agents in one cohort (1…N, `ARENA_REPLICATES`,
+    methodology §18): a v1 cohort has replicate 1 only.
+    """
 
     __tablename__ = "agents"
     __table_args__ = (
-        UniqueConstraint("cohort_id", "family_id", name="uq_agents_cohort_family"),
+        UniqueConstraint(
+            "cohort_id", "family_id", "replicate", name="uq_agents_cohort_family_replicate"
+        ),
         CheckConstraint("cash_balance >= 0", name="ck_agents_cash_nonnegative"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
     cohort_id: int = _fk("cohorts.id")
     family_id: str = _fk("families.id")
+    replicate: int = Field(default=1, sa_column=Column(Integer, nullable=False, server_default="1"))
     model_id: str
     display_name: str
     starting_balance: Decimal = _money()

@@ -155,7 +155,7 @@ def test_every_fault_kind_appears_and_the_client_retries(world: SimulatedWorld) 
     with ModelServer(seed=SEED, world=world, slow_seconds=0.6, latency_scale=0) as server:
         # as if the earlier attempts of this request had been made: the next one is the fault
         for kind, index in first.items():
-            server._counts[("x-ai/grok-4.1-fast", messages_sha256(messages))] = index
+            server._counts[("x-ai/grok-4.1-fast", None, messages_sha256(messages))] = index
             with client(server, timeout=0.3, max_attempts=3) as chat:
                 result = chat.complete(ChatRequest(model="x-ai/grok-4.1-fast", messages=messages))
             first_try, *rest = result.attempts
