@@ -48,6 +48,9 @@ CSV_COLUMNS = [
     "skill_vs_market_ci_low",
     "skill_vs_market_ci_high",
     "random_null_percentile",
+    "agent_replicates",
+    "replicate_return_low",
+    "replicate_return_high",
 ]
 # The table: (column, label, width in px, help). The first seven fit a 1440-px screen with the
 # sidebar open; Family is pinned, so scrolling right to the rest never hides it.
@@ -93,6 +96,14 @@ COLUMNS = [
     ("cohorts", "Cohorts", 72, None),
     ("status", "Note", 130, None),
 ]
+# Shown after Return when a family fields several agents in a cohort (ARENA_REPLICATES).
+SPREAD_COLUMN = (
+    "spread",
+    "Replicates",
+    160,
+    "Agents per cohort × the lowest … highest return of one replicate; the row pools them "
+    "(P/L and capital summed). The Replicates page has the spread against the gaps.",
+)
 FORMATS = {
     "p_rank_1": lambda p: fmt.share(p, 1),
     "random_null_percentile": fmt.percentile,
@@ -149,6 +160,19 @@ SIMULATED_COST = (
 )
 
 
+def replicated(board: pd.DataFrame) -> bool:
+    """Whether any family fields several agents in one cohort (a frame stored before
+    replicates existed has no such column)."""
+    return "agent_replicates" in board and bool((board["agent_replicates"] > 1).any())
+
+
+def table_columns(board: pd.DataFrame) -> list[tuple[str, str, int, str | None]]:
+    """`COLUMNS`, with the replicate spread after Return when the scope has replicates."""
+    if not replicated(board):
+        return COLUMNS
+    return [COLUMNS[0], COLUMNS[1], SPREAD_COLUMN, *COLUMNS[2:]]
+
+
 def display(board: pd.DataFrame) -> pd.DataFrame:
     """The table a person reads: display names, each interval one "value [low, high]" text."""
 
@@ -164,7 +188,10 @@ def display(board: pd.DataFrame) -> pd.DataFrame:
         "skill": interval(fmt.prob_interval, "skill_vs_market", "skill_vs_market_ci", signed=True),
         "status": ["too early to rank" if early else "" for early in board["too_early"]],
     }
-    return board.assign(**texts)[[key for key, *_ in COLUMNS]].reset_index(drop=True)
+    if replicated(board):
+        texts["spread"] = interval(fmt.replicate_range, "agent_replicates", "replicate_return")
+    columns = [key for key, *_ in table_columns(board)]
+    return board.assign(**texts)[columns].reset_index(drop=True)
 
 
 def front_text(cost: pd.DataFrame) -> list[str]:
@@ -302,11 +329,11 @@ if result is not None:
         formats=FORMATS,
         column_config={
             key: st.column_config.Column(label, width=width, help=help, pinned=key == "family")
-            for key, label, width, help in COLUMNS
+            for key, label, width, help in table_columns(board)
         },
     )
     scope = "all" if cohort is None else f"cohort-{cohort}"
-    ui.download_csv(board[CSV_COLUMNS], f"leaderboard-{scope}")
+    ui.download_csv(board[[c for c in CSV_COLUMNS if c in board]], f"leaderboard-{scope}")
     cost_section(board, scope)
 
 st.subheader("Portfolio over time")

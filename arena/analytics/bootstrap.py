@@ -37,6 +37,7 @@ def _agent_books(agents: pd.DataFrame) -> pd.DataFrame:
         {
             "family_id": agents["family_id"].to_numpy(),
             "cohort_id": agents["cohort_id"].to_numpy(),
+            "replicate": agents["replicate"].to_numpy(),
             "capital": start,
             "pnl": np.where(has_snapshot, snap_pnl, book_total - start),
             "realized": np.nan_to_num(float_values(agents["realized"])),

@@ -80,6 +80,9 @@ LEADERBOARD_COLUMNS: tuple[str, ...] = (
     "decisions",
     "fallback_holds",
     "api_cost_usd",
+    "agent_replicates",
+    "replicate_return_low",
+    "replicate_return_high",
 )
 
 
@@ -133,6 +136,13 @@ def leaderboard(
       traders re-simulated on the same cohorts' universes (`database_random_null`); NaN when
       `null_seeds` is 0 or no decision run saw a universe
     - ``decisions`` (int, finished decisions), ``fallback_holds`` (int), ``api_cost_usd`` (float)
+    - ``agent_replicates`` (int): the most agents the family fields in one cohort of the scope
+      (1 in v1; N in a cohort started with ``ARENA_REPLICATES=N``). Replicates are pooled like
+      cohorts: their P/L summed, their capital summed, their Brier rows pooled, so a family's
+      return is the capital-weighted mean of its replicates' returns.
+      ``replicate_return_low`` / ``replicate_return_high`` (%): the lowest and highest return of
+      one replicate (replicate k's P/L over its capital, pooled over the scope's cohorts): the
+      replicate spread; NaN with one agent per cohort
     """
     fb = family_bootstrap(engine, cohort=cohort, replicates=replicates, seed=seed)
     if not fb.families:
@@ -208,8 +218,31 @@ def leaderboard(
     ):
         values = counts[column].reindex(families).fillna(0).to_numpy() if counts is not None else 0
         frame[column] = pd.Series(values, index=frame.index).astype(dtype)
+    spread = replicate_spread(fb.books).reindex(families)
+    frame["agent_replicates"] = spread["agent_replicates"].fillna(1).astype("int64").to_numpy()
+    frame["replicate_return_low"] = spread["low"].to_numpy()
+    frame["replicate_return_high"] = spread["high"].to_numpy()
     frame = frame.sort_values(["rank", "family_id"], kind="stable").reset_index(drop=True)
     return frame[list(LEADERBOARD_COLUMNS)]
+
+
+def replicate_spread(books: pd.DataFrame) -> pd.DataFrame:
+    """Per family: its most agents in one cohort, and the lowest / highest return (%) of one
+    replicate (replicate k pooled over the cohorts: P/L summed over capital summed); NaN where
+    the family fields one agent per cohort. `books`: per agent family, cohort, replicate,
+    capital and P/L (`FamilyBootstrap.books`)."""
+    columns = ["agent_replicates", "low", "high"]
+    if books.empty:
+        return pd.DataFrame(columns=columns, index=pd.Index([], name="family_id"))
+    per_cohort = books.groupby(["family_id", "cohort_id"]).size().groupby("family_id").max()
+    runs = books.groupby(["family_id", "replicate"])[["pnl", "capital"]].sum()
+    returns = (runs["pnl"] / runs["capital"] * 100.0).groupby("family_id")
+    frame = pd.DataFrame(
+        {"agent_replicates": per_cohort, "low": returns.min(), "high": returns.max()}
+    )
+    single = frame["agent_replicates"] <= 1
+    frame.loc[single, ["low", "high"]] = np.nan
+    return frame[columns]
 
 
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:

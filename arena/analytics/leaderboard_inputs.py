@@ -85,6 +85,7 @@ def _agents(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
         select(
             AGENTS.c.id.label("agent_id"),
             AGENTS.c.family_id,
+            AGENTS.c.replicate,
             COHORTS.c.id.label("cohort_id"),
             COHORTS.c.number.label("cohort_number"),
             AGENTS.c.starting_balance,

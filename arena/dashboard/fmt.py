@@ -77,6 +77,14 @@ def pct_interval(value: Any, low: Any, high: Any, places: int = 1) -> str:
     return f"{point} [{_pct_number(float(low), places)}, {_pct_number(float(high), places)}]"
 
 
+def replicate_range(count: Any, low: Any, high: Any, places: int = 1) -> str:
+    """A family's replicate spread: "3 × +5.0% … +51.7%" (its lowest and highest replicate's
+    return); "—" with one agent per cohort."""
+    if missing(count) or int(count) <= 1 or missing(low) or missing(high):
+        return DASH
+    return f"{int(count)} × {signed_pct(low, places)} … {signed_pct(high, places)}"
+
+
 def prob(value: Any, places: int = 3) -> str:
     """0.245: a probability or a Brier score."""
     return DASH if missing(value) else f"{float(value):.{places}f}"
