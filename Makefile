@@ -26,8 +26,9 @@ demo: $(STAMP)
 	  && mv data/demo.build.db data/demo.db; fi
 	ARENA_DATABASE_URL=sqlite:///data/demo.db $(BIN)/arena serve --port $(PORT)
 
-## make demo-extensions: the same, under the protocol extension stated_probability (every cohort
-## stamped with it; the Stated probability page shows its figures), in data/demo-extensions.db.
+## make demo-extensions: the same, under the protocol extensions: stated_probability and three
+## replicates per family (every cohort stamped with both; the Stated probability and Replicates
+## pages show their figures), in data/demo-extensions.db.
 demo-extensions: $(STAMP)
 	@if [ -f data/demo-extensions.db ]; then \
 	  echo "reusing data/demo-extensions.db (delete it to rebuild the demo)"; \
@@ -35,7 +36,7 @@ demo-extensions: $(STAMP)
 	    data/demo-extensions.build.db-shm \
 	  && ARENA_DATABASE_URL=sqlite:///data/demo-extensions.build.db $(BIN)/arena init-db \
 	  && ARENA_DATABASE_URL=sqlite:///data/demo-extensions.build.db $(BIN)/arena demo --weeks 8 \
-	    --extensions stated_probability \
+	    --extensions stated_probability --replicates 3 \
 	  && mv data/demo-extensions.build.db data/demo-extensions.db; fi
 	ARENA_DATABASE_URL=sqlite:///data/demo-extensions.db $(BIN)/arena serve --port $(PORT)
 

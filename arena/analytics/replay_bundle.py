@@ -45,7 +45,7 @@ from arena.analytics.replay_format import (
     jsonl_bytes,
     plain,
 )
-from arena.config import STATED_PROBABILITY, stamped_extensions
+from arena.config import STATED_PROBABILITY, stamped_extensions, stamped_replicates
 from arena.core.errors import InputError
 from arena.storage.db import consistent_read
 from arena.storage.dbtypes import from_units
@@ -253,12 +253,15 @@ def _payload(conn: Connection, cohort: dict[str, Any], *, final: bool) -> dict[s
             FAMILIES.c.provider,
             AGENTS.c.starting_balance,
             AGENTS.c.cash_balance,
+            AGENTS.c.replicate,
         )
         .join(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
         .where(AGENTS.c.cohort_id == cohort["id"])
         .order_by(AGENTS.c.id)
     ).mappings()
-    lineup = [dict(row) for row in agents]
+    # `replicate` only in a replicated cohort: a v1 bundle keeps its bytes
+    replicated = stamped_replicates(cohort["constants"]) > 1
+    lineup = [{k: v for k, v in row.items() if replicated or k != "replicate"} for row in agents]
     agent_ids = [row["agent_id"] for row in lineup]
     of_agents = DECISIONS.c.agent_id.in_(agent_ids)
     decisions = _rows(conn, DECISIONS, DECISION_COLUMNS, of_agents)

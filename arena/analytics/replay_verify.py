@@ -695,19 +695,25 @@ class Replay:
         decided: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for decision in self.decisions:
             decided[family_of[decision["agent_id"]]].append(decision)
+        # Replicates of a family (several agents) pool: values and starts summed.
+        values: dict[str, Decimal] = defaultdict(Decimal)
+        starts: dict[str, Decimal] = defaultdict(Decimal)
         for agent in self.lineup:
-            family = agent["family_id"]
-            mine, scored = final[agent["agent_id"]], rows[family]
+            mine = final[agent["agent_id"]]
             # the leaderboard's P/L is the last snapshot's: the books when nothing moved since
             value = mine["value"]
             if mine["moved_since_snapshot"] or mine["snapshot"] is None:
                 value = Decimal(mine["snapshot"]["total_value"]) if mine["snapshot"] else value
-            pnl = value - mine["start"]
+            values[agent["family_id"]] += value
+            starts[agent["family_id"]] += mine["start"]
+        for family in values:
+            value, start, scored = values[family], starts[family], rows[family]
+            pnl = value - start
             priced = [r for r in scored if r["market_price"] is not None]
             market = [(r["market_price"] - r["actual_outcome"]) ** 2 for r in priced]
             points[family] = {
                 "total_pnl": float(pnl),
-                "return_pct": return_pct(value, mine["start"]),
+                "return_pct": return_pct(value, start),
                 "brier": _mean(r["brier_score"] for r in scored),
                 "resolved_bets": len(scored),
                 "win_rate": _mean(r["actual_outcome"] for r in scored),

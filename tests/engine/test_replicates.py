@@ -17,8 +17,12 @@ from sqlmodel import col, select
 from arena.agents.baselines import BaselineInput, random_strategy
 from arena.agents.prompts import PortfolioView, PromptMarket
 from arena.analytics import leaderboard as lb
+from arena.analytics.replay_bundle import build_bundle
+from arena.analytics.replay_format import read_jsonl
+from arena.analytics.replay_verify import verify_bundle
 from arena.config import Methodology, cohort_stamp, load_settings, stamped_replicates
 from arena.engine.cohorts import start_cohort
+from arena.engine.snapshots import take_snapshots
 from arena.lineup import parse_lineup
 from arena.storage.db import session_scope
 from arena.storage.models import Agent, Cohort, Decision, Position, Trade
@@ -199,3 +203,25 @@ def test_replicate_spread_pools_a_replicate_over_cohorts() -> None:
     assert spread.loc["f"].tolist() == pytest.approx([2, -1.0, 4.0])
     assert spread.loc["g", "agent_replicates"] == 1
     assert spread.loc["g", ["low", "high"]].isna().all()  # one agent per cohort: no spread
+
+
+def test_a_replicated_cohort_bundles_and_verifies(engine: Engine) -> None:
+    """Replay bundles (issue 25) carry each agent's replicate and `arena verify` pools them as
+    the leaderboard does; its point estimates must match the published ones."""
+    lineup = parse_lineup(LINEUP)
+    open_markets(engine)
+    start_cohort(engine, WEEK1, lineup, Methodology(), replicates=2)
+    with serve_models() as server:
+        server.script_model("test/a", answer(A_BET, "test/a"))
+        server.script_model("test/b", answer(B_BET, "test/b"))
+        decide(engine, server, lineup)
+    take_snapshots(engine, RUN + timedelta(minutes=5))
+    built = build_bundle(engine, 1, provisional=True)
+    report = verify_bundle(built.bundle)
+    assert report.ok, [(c.name, c.mismatches) for c in report.checks if not c.ok]
+    board = {c.name: c.compared for c in report.checks}["leaderboard point estimates"]
+    assert board > 0
+    lineup_rows = read_jsonl(built.bundle.files["lineup.jsonl"])
+    assert sorted((r["family_id"], r["replicate"]) for r in lineup_rows) == [
+        (f, k) for f in ("baseline-cash", "m-a", "m-b") for k in (1, 2)
+    ]
