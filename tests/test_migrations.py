@@ -1,14 +1,17 @@
 """The schema: Alembic migrations build exactly the SQLModel tables, on SQLite and PostgreSQL."""
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import SQLModel, select
 
 from arena.storage.db import create_db_engine, session_scope
 from arena.storage.migrate import current_revision, downgrade, head_revision, init_db
-from arena.storage.models import MethodologyVersion
+from arena.storage.models import Agent, MethodologyVersion
+from tests.factories import seed_basic
 
 EXPECTED_TABLES = {
     "agents",
@@ -80,4 +83,55 @@ def test_a_database_never_migrated_has_no_revision(db_url: str) -> None:
     assert current_revision(eng) is None
     init_db(eng)
     assert current_revision(eng) == head_revision()
+    eng.dispose()
+
+
+def _counts(eng: Engine) -> dict[str, int]:
+    tables = ("agents", "decisions", "trades", "positions", "portfolio_snapshots", "brier_scores")
+    with eng.connect() as conn:
+        return {t: conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one() for t in tables}
+
+
+def test_replicates_migration_keeps_every_row_and_every_reference(db_url: str) -> None:
+    """0009 (agents keyed cohort × family × replicate) on a database with agents that
+    decisions, trades, positions, snapshots and Brier rows reference: on SQLite it rebuilds
+    `agents` (foreign keys off, checked before commit); nothing is lost either way, every
+    agent becomes replicate 1, and foreign keys are enforced again afterwards."""
+    eng = create_db_engine(db_url)
+    seed_basic(eng)
+    before = _counts(eng)
+    downgrade(eng, "0008")
+    assert "replicate" not in {c["name"] for c in inspect(eng).get_columns("agents")}
+    assert _counts(eng) == before
+    init_db(eng)
+    assert current_revision(eng) == head_revision() and _counts(eng) == before
+    with eng.connect() as conn:
+        replicates = conn.execute(text("SELECT DISTINCT replicate FROM agents")).scalars().all()
+    assert replicates == [1]
+    with pytest.raises(IntegrityError), eng.begin() as conn:  # a reference to no agent
+        conn.execute(text("UPDATE decisions SET agent_id = 999999"))
+    with session_scope(eng) as s:  # a second replicate is now allowed, a duplicate is not
+        agent = s.exec(select(Agent)).first()
+        assert agent is not None
+        s.add(Agent(**{**agent.model_dump(exclude={"id"}), "replicate": 2}))
+    with pytest.raises(IntegrityError), session_scope(eng) as s:
+        s.add(Agent(**{**agent.model_dump(exclude={"id"}), "replicate": 2}))
+        s.flush()
+    eng.dispose()
+
+
+def test_the_replicates_downgrade_refuses_to_merge_replicates(db_url: str) -> None:
+    """Back to 0008 while a cohort has two agents of one family: the old unique key refuses
+    it and the whole downgrade rolls back, replicates intact."""
+    eng = create_db_engine(db_url)
+    seed_basic(eng)
+    with session_scope(eng) as s:
+        agent = s.exec(select(Agent)).first()
+        assert agent is not None
+        s.add(Agent(**{**agent.model_dump(exclude={"id"}), "replicate": 2}))
+    with pytest.raises(IntegrityError):
+        downgrade(eng, "0008")
+    assert current_revision(eng) == head_revision()
+    with eng.connect() as conn:
+        assert conn.execute(text("SELECT max(replicate) FROM agents")).scalar_one() == 2
     eng.dispose()
