@@ -14,7 +14,7 @@ from streamlit.runtime.scriptrunner import StopException
 
 from arena import analytics
 from arena.analytics.protocol import number_ranges
-from arena.analytics.stated import extended_cohorts
+from arena.analytics.scope import excluded_cohorts
 from arena.config import METHODOLOGY_VERSION, get_settings
 from arena.core.errors import ArenaError
 from arena.dashboard import ui
@@ -33,6 +33,7 @@ PAGES = {
         st.Page("pages/cohorts.py", title="Cohorts", icon=":material/date_range:"),
         st.Page("pages/calibration.py", title="Calibration", icon=":material/target:"),
         st.Page("pages/stated.py", title="Stated probability", icon=":material/percent:"),
+        st.Page("pages/replicates.py", title="Replicates", icon=":material/stacks:"),
     ],
     "Evidence": [
         st.Page("pages/decisions.py", title="Decisions", icon=":material/receipt_long:"),
@@ -104,11 +105,12 @@ def main() -> None:
         _stop_with(NO_DATABASE)
         return
     st.sidebar.caption(f"Schema revision {revision}")
-    extended = ui.read(extended_cohorts)
+    extended = ui.read(excluded_cohorts)
     if extended:  # never mixed into the v1 views silently (methodology §18)
         st.sidebar.caption(
             f"Cohort{'s' if len(extended) > 1 else ''} {number_ranges(extended)} ran "
-            "the protocol extension stated_probability: not stock v1 (see Stated probability)."
+            "protocol extensions (stated probability, replicates): not stock v1, so left out "
+            "of the all-cohort figures (see Stated probability, Replicates)."
         )
     st.sidebar.caption(
         f"Read-only view, refreshed every {ui.CACHE_TTL_S} s. The address bar holds the "

@@ -116,8 +116,8 @@ cohort = ui.select_link(
     container=left,
 )
 standings: pd.DataFrame = ui.read(cohort_standings, cohort)
-families = [str(f) for f in standings["family_id"]]  # best return first
-names = dict(zip(standings["family_id"], standings["display_name"], strict=True))
+families = list(dict.fromkeys(str(f) for f in standings["family_id"]))  # best return first
+names = dict(zip(index["family_id"], index["display_name"], strict=True))  # without replicate
 best = best_llm(standings) or families[0]
 linked = ui.get_link("family") is not None
 family = ui.select_link(
@@ -128,9 +128,25 @@ family = ui.select_link(
     format_func=lambda f: f"{names.get(f, f)} ({f})",
     container=right,
 )
+# A replicated cohort (ARENA_REPLICATES): the family's agents are its replicates; pick one.
+replicates = sorted(int(r) for r in standings.loc[standings["family_id"] == family, "replicate"])
+replicate = None
+if len(replicates) > 1:
+    replicate = ui.select_link(
+        "Replicate",
+        "replicate",
+        replicates,
+        default=replicates[0],
+        format_func=lambda r: f"Replicate {r} of {len(replicates)}",
+        container=right,
+    )
 # The view shown is the view linked: a default choice goes into the address bar too.
 ui.set_link("cohort", cohort)
 ui.set_link("family", family)
+if replicate is not None:
+    ui.set_link("replicate", replicate)
+# Table keys and CSV names: one agent (its replicate too, in a replicated cohort).
+agent_key = f"{cohort}-{family}" + (f"-r{replicate}" if replicate is not None else "")
 if not linked:
     st.caption(
         f"Opened on cohort {cohort}'s best-ranked LLM agent by return, "
@@ -138,13 +154,13 @@ if not linked:
     )
 
 ui.simulated_notice([family])
-summary: pd.DataFrame = ui.read(agent_summary, cohort, family)
+summary: pd.DataFrame = ui.read(agent_summary, cohort, family, replicate)
 me = summary.iloc[0]
 st.text(f"{me['display_name']} — cohort {cohort} — model {me['model_id']} ({me['kind']})")
 links = st.columns([1, 1, 2])
 links[0].page_link(
     "pages/family.py",
-    label=f"{me['display_name']} across its cohorts",
+    label=f"{names.get(family, family)} across its cohorts",
     icon=":material/groups:",
     query_params={"family": family},
 )
@@ -155,7 +171,7 @@ links[1].page_link(
     query_params={"cohort": str(cohort), "family": family},
 )
 
-field = cohort_field(standings, family)
+field = cohort_field(standings, family, replicate)
 place = st.columns(5)
 place[0].metric(
     "Rank in cohort",
@@ -204,13 +220,13 @@ scores[2].metric(
     f"{fmt.count(me['decisions'])} ({fmt.count(me['fallback_holds'])})",
 )
 scores[3].metric("API cost", fmt.cost(me["api_cost_usd"]))
-ui.download_csv(summary, f"agent-{cohort}-{family}-summary", label="Download summary CSV")
+ui.download_csv(summary, f"agent-{agent_key}-summary", label="Download summary CSV")
 
 st.subheader("Portfolio over time")
 ui.curve_section(f"agent-{cohort}-{family}", cohort=cohort, family=family)
 
 st.subheader("Positions")
-book: pd.DataFrame = ui.read(positions, cohort=cohort, family=family)
+book: pd.DataFrame = ui.read(positions, cohort=cohort, family=family, replicate=replicate)
 if book.empty:
     ui.empty("No position yet: this agent has not bet (or every leg was rejected).")
 else:
@@ -223,39 +239,39 @@ else:
     )
     ui.table(
         book[list(POSITION_COLUMNS)],
-        key=f"agent-positions:{cohort}:{family}",
+        key=f"agent-positions:{agent_key}",
         formats=POSITION_FORMATS,
         column_config=POSITION_COLUMNS,
     )
-    ui.download_csv(book, f"agent-{cohort}-{family}-positions")
+    ui.download_csv(book, f"agent-{agent_key}-positions")
 
 st.subheader("Trades")
-ledger: pd.DataFrame = ui.read(trades, cohort=cohort, family=family)
+ledger: pd.DataFrame = ui.read(trades, cohort=cohort, family=family, replicate=replicate)
 if ledger.empty:
     ui.empty("No trade yet.")
 else:
     ui.table(
         ledger[list(TRADE_COLUMNS)],
-        key=f"agent-trades:{cohort}:{family}",
+        key=f"agent-trades:{agent_key}",
         formats=TRADE_FORMATS,
         column_config=TRADE_COLUMNS,
     )
-    ui.download_csv(ledger, f"agent-{cohort}-{family}-trades")
+    ui.download_csv(ledger, f"agent-{agent_key}-trades")
 
 st.subheader("Decisions")
-made: pd.DataFrame = ui.read(decisions, cohort=cohort, family=family)
+made: pd.DataFrame = ui.read(decisions, cohort=cohort, family=family, replicate=replicate)
 if made.empty:
     ui.empty("No decision yet: `arena decide` runs Sundays at :05 UTC.")
 else:
     st.caption("Select a row to audit that decision.")
     rows = ui.table(
         made[list(DECISION_COLUMNS)],
-        key=f"agent-decisions:{cohort}:{family}",
+        key=f"agent-decisions:{agent_key}",
         formats=DECISION_FORMATS,
         column_config=DECISION_COLUMNS,
         select=True,
     )
-    ui.download_csv(made, f"agent-{cohort}-{family}-decisions")
+    ui.download_csv(made, f"agent-{agent_key}-decisions")
     if rows:
         decision_id = int(made.iloc[rows[0]]["decision_id"])
         st.page_link(

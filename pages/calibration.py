@@ -24,6 +24,10 @@ NO_BRIER = (
     "No resolved bet yet: Brier rows appear when a market an agent bought into resolves "
     "(`arena resolve`, hourly in the scheduler). `make demo` builds a season that has them."
 )
+NO_V1_BRIER = (
+    "No resolved bet in a v1 cohort yet: the extended cohorts named above are left out of the "
+    "all-cohort figures. Choose one of them in the cohort filter to see its own."
+)
 STATISTICS = ui.doc_link("methodology", "19-statistics-honest-uncertainty")
 MOST_FAMILIES = 3  # compared in one reliability diagram; more is unreadable
 LABELS = {
@@ -142,12 +146,13 @@ cohort = ui.select_link(
     format_func=lambda n: "All cohorts" if n == ui.ALL else f"Cohort {n}",
     container=left,
 )
+left_out = ui.left_out_note(cohort)
 found = ui.stored_or_offer("calibration_summary", "calibration summary", cohort=cohort)
 if found is None:
     st.stop()
 summary, stored = found
 if summary.empty:
-    ui.empty(NO_BRIER)
+    ui.empty(NO_V1_BRIER if left_out else NO_BRIER)
     st.stop()
 names: dict[str, str] = ui.read(family_names)
 options = [str(f) for f in summary["family_id"]]

@@ -11,6 +11,12 @@ from arena.dashboard import fmt, ui
 ui.entry_guard()
 
 NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
+NOTES = ui.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
+# What each protocol extension changed, for the note on an extended cohort (methodology §18).
+EXTENDED_BY = {
+    "stated_probability": "its prompt asked each bet for the model's probability",
+    "replicates": "every family fielded several independent agents",
+}
 STATUS_HELP = {
     "deciding": "agents still decide weekly",
     "tracking": "decision weeks over; positions are valued and settled",
@@ -120,11 +126,14 @@ cols[2].metric("Agents", int(row["agents"]))
 cols[3].metric("Decision weeks done", int(row["decision_weeks"]))
 cols[4].metric("Return (all agents)", fmt.signed_pct(row["return_pct"]))
 if str(row["extensions"]):
+    did = "; ".join(
+        EXTENDED_BY.get(name.strip(), name.strip()) for name in str(row["extensions"]).split(",")
+    )
     st.warning(
-        f"This cohort ran the protocol extension {row['extensions']}: its prompt asked for "
-        "more than v1, so its results are not stock v1 results. The extension's own figures "
-        "are on the Stated probability page ([methodology: protocol extensions]"
-        f"({ui.doc_link('methodology', '18-methodology-notes-every-interpretation-we-made')}))."
+        f"This cohort ran the protocol extension {row['extensions']} ({did}), so its results "
+        "are not stock v1 results and the all-cohort figures leave it out. The extensions' own "
+        "figures are on the Stated probability and Replicates pages ([methodology: protocol "
+        f"extensions]({NOTES}))."
     )
 elif not bool(row["is_default"]):
     st.warning(

@@ -71,7 +71,13 @@ cohort = ui.select_link(
     format_func=lambda n: "All cohorts" if n == ui.ALL else f"Cohort {n}",
     container=third,
 )
-scope = index if cohort is None else index[index["cohort_number"] == cohort]
+# Across cohorts the comparison reads the v1 cohorts only (methodology §18): so do its choices.
+left_out = ui.left_out_note(cohort)
+scope = (
+    index[~index["cohort_number"].isin(left_out)]
+    if cohort is None
+    else index[index["cohort_number"] == cohort]
+)
 # Language models first, then the baselines; each by display name.
 ordered = scope.drop_duplicates("family_id").sort_values(
     ["kind", "display_name"], key=lambda c: c.ne("llm") if c.name == "kind" else c.str.lower()

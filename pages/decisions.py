@@ -29,6 +29,14 @@ NO_DECISION = (
 )
 
 
+NOTES = ui.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
+STATED_NOTE = (
+    " This cohort ran the protocol extension stated_probability: its prompt also asked, with "
+    "each bet, for the probability that the side bought wins (Stated probability; the figures "
+    f"are on the Stated probability page, [methodology: protocol extensions]({NOTES}))."
+)
+
+
 def column(label: str, width: Any = None, **kwargs: Any) -> Any:
     return st.column_config.Column(label, width=width, **kwargs)
 
@@ -80,6 +88,14 @@ LEG_COLUMNS = {
     "result": column("Result", 80),
     "amount": column("Amount", 90, alignment="right"),
     "price": column("Price", 60, alignment="right"),
+    # A `stated_probability` cohort only (`stated_cells`); a v1 cohort's legs have no such column.
+    "stated": column(
+        "Stated probability",
+        240,
+        help="The probability the model stated that the side it bought wins, beside the "
+        "price it paid; in brackets p − price (positive: it judged the side underpriced). "
+        "“not stated”: it gave none (missing, never filled in).",
+    ),
     "implied_confidence": column(
         "Implied confidence",
         130,
@@ -94,6 +110,7 @@ LEG_COLUMNS = {
     "position_id": column("Position", 80),
     "executed": None,
     "requested": None,
+    "probability": None,  # in the CSV, raw; shown as "stated"
 }
 LEG_FORMATS = {
     "amount": fmt.money,
@@ -127,6 +144,17 @@ ATTEMPT_FORMATS = {
     "provider": fmt.text,
     "error": fmt.text,
 }
+
+
+def stated_cells(legs: pd.DataFrame) -> list[str]:
+    """Each leg's stated probability as read: "stated p 0.62 vs price 0.55 (+0.07)" or "not
+    stated" on a BUY (an executed BET leg), "—" on a leg that bought nothing."""
+    return [
+        fmt.stated_probability(p, paid) if kind == "BET" and executed else fmt.DASH
+        for kind, executed, p, paid in zip(
+            legs["kind"], legs["executed"], legs["probability"], legs["price"], strict=True
+        )
+    ]
 
 
 def show_raw(raw: str) -> None:
@@ -301,17 +329,21 @@ def show_decision(detail: DecisionDetail) -> None:
         if legs.empty:
             st.text("No legs: a HOLD, or nothing parsed.")
         else:
+            read_as = {"result": ["executed" if e else "rejected" for e in legs["executed"]]}
+            if detail.asks_probability:
+                read_as["stated"] = stated_cells(legs)
+            table = legs.assign(**read_as)
             shown, formats = fmt.readable(
-                legs.assign(result=["executed" if e else "rejected" for e in legs["executed"]])[
-                    [c for c in LEG_COLUMNS if c in legs.columns or c == "result"]
-                ],
-                LEG_FORMATS,
+                table[[c for c in LEG_COLUMNS if c in table.columns]], LEG_FORMATS
             )
             ui.table(
                 shown,
                 key="decision-legs",
                 formats=formats,
-                column_config=LEG_COLUMNS | {"side": column("Side", fitted(legs["side"]))},
+                column_config=LEG_COLUMNS
+                | {"side": column("Side", fitted(legs["side"]))}
+                # the stated probability in view beside the price: a narrower question
+                | ({"question": column("Market", 300)} if detail.asks_probability else {}),
             )
             rejected = legs[~legs["executed"]]
             for _, leg in rejected.iterrows():
@@ -324,6 +356,7 @@ def show_decision(detail: DecisionDetail) -> None:
                 "Implied confidence = amount / (25% of the cash before the leg): v1 scores it as "
                 f"the forecast ([methodology: implied confidence]"
                 f"({ui.doc_link('methodology', '11-2-implied-confidence-from-position-sizing')}))."
+                + (STATED_NOTE if detail.asks_probability else "")
             )
             ui.download_csv(legs, f"decision-{detail.decision_id}-legs", label="Download legs CSV")
     with attempts_tab:

@@ -1,6 +1,7 @@
 """Family: one family across its cohorts — its headline numbers with their intervals, its place
 in each cohort (each row opens that agent), and its P/L curve over every cohort it ran in.
-Opens on the best-ranked LLM family."""
+Opens on the best-ranked LLM family. The numbers across cohorts are v1's: its extended cohorts
+are listed with the others but left out of them (methodology §18)."""
 
 from collections.abc import Callable
 from typing import Any
@@ -9,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from arena.analytics.agents import best_llm_family, family_cohorts, family_returns, pooled_brier
+from arena.analytics.scope import excluded_cohorts
 from arena.dashboard import fmt, ui
 
 ui.entry_guard()
@@ -52,6 +54,7 @@ COHORT_FORMATS = {
 
 RANK_HELP = "Rank by return among all families, baselines included."
 NEEDS_BOARD = "needs the leaderboard"
+LISTED_BELOW = ("it is listed in the table below", "they are listed in the table below")
 
 
 def interval(row: pd.Series, prefix: str, write: Callable[[Any], str]) -> str | None:
@@ -100,7 +103,11 @@ ui.simulated_notice([family])
 
 mine = returns.set_index("family_id").loc[family]
 per_cohort: pd.DataFrame = ui.read(family_cohorts, family)
-resolved = int(per_cohort["resolved_bets"].sum())
+# Its extended cohorts are listed in the table, never counted in the figures across cohorts.
+extended: list[int] = ui.read(excluded_cohorts)
+in_v1 = ~per_cohort["cohort_number"].isin(extended)
+v1_cohorts = per_cohort[in_v1]
+resolved = int(v1_cohorts["resolved_bets"].sum())
 
 st.subheader("Across its cohorts")
 st.caption(
@@ -113,6 +120,9 @@ st.caption(
     "markets. Intervals are 95% cluster-bootstrap intervals "
     f"([methodology: statistics]({STATISTICS}))."
 )
+# The family's own extended cohorts are named (not every extended cohort of the arena).
+left_out = sorted(int(n) for n in per_cohort.loc[~in_v1, "cohort_number"])
+ui.left_out_caption(left_out, LISTED_BELOW)
 offered = ui.stored_or_offer("leaderboard", "leaderboard", cohort=None)
 row = None
 if offered is not None:
@@ -154,19 +164,25 @@ if row is not None:
         fmt.count(row["resolved_bets"]),
         "too early to rank" if bool(row["too_early"]) else None,
     )
-else:  # no stored leaderboard yet: the point numbers, without intervals
+else:  # no stored leaderboard yet (or no v1 cohort): the point numbers, without intervals
+    why = "no v1 cohort" if v1_cohorts.empty and left_out else NEEDS_BOARD
     metric(top[0], "Return", fmt.signed_pct(mine["return_pct"]))
-    metric(top[1], "Brier", fmt.prob(pooled_brier(per_cohort)))
-    metric(top[2], "P(rank #1)", fmt.DASH, NEEDS_BOARD)
-    metric(top[3], "Rank", fmt.rank_of(mine["rank"], len(returns)), help=RANK_HELP)
-    metric(more[0], "P/L (summed)", fmt.signed_money(mine["total_pnl"]))
-    metric(more[1], "Skill vs market", fmt.DASH, NEEDS_BOARD)
-    metric(more[2], "Random-null percentile", fmt.DASH, NEEDS_BOARD)
+    metric(top[1], "Brier", fmt.prob(pooled_brier(v1_cohorts)))
+    metric(top[2], "P(rank #1)", fmt.DASH, why)
+    ranked = int((returns["rank"] > 0).sum())
+    metric(top[3], "Rank", fmt.rank_of(mine["rank"], ranked), help=RANK_HELP)
+    metric(
+        more[0], "P/L (summed)", fmt.signed_money(mine["total_pnl"] if mine["cohorts"] else None)
+    )
+    metric(more[1], "Skill vs market", fmt.DASH, why)
+    metric(more[2], "Random-null percentile", fmt.DASH, why)
     metric(more[3], "Resolved bets", fmt.count(resolved))
 st.caption(
-    f"Over {fmt.count(mine['cohorts'])} cohorts: {fmt.count(per_cohort['decisions'].sum())} "
-    f"decisions ({fmt.count(per_cohort['fallback_holds'].sum())} fallback HOLDs), API cost "
-    f"{fmt.cost(per_cohort['api_cost_usd'].sum())} in total."
+    f"Over {fmt.count(mine['cohorts'])} {'v1 ' if left_out else ''}"
+    f"cohort{'' if mine['cohorts'] == 1 else 's'}: "
+    f"{fmt.count(v1_cohorts['decisions'].sum())} decisions "
+    f"({fmt.count(v1_cohorts['fallback_holds'].sum())} fallback HOLDs), API cost "
+    f"{fmt.cost(v1_cohorts['api_cost_usd'].sum())} in total."
 )
 
 st.subheader("In each cohort")
@@ -176,6 +192,12 @@ else:
     st.caption(
         "Its agent in each cohort, newest first, against the cohort's other agents. "
         "Select a row to open that agent."
+        + (
+            f" Extended: {', '.join(f'#{n}' for n in left_out)} (listed here with the "
+            "cohort's own numbers, left out of the figures across cohorts)."
+            if left_out
+            else ""
+        )
     )
     shown = per_cohort.assign(
         rank_of=[
@@ -199,5 +221,11 @@ else:
             query_params={"cohort": str(number), "family": family},
         )
 
-st.subheader("P/L over time, all its cohorts")
-ui.curve_section(f"family-{family}", family=family)
+st.subheader(f"P/L over time, all its {'v1 ' if left_out else ''}cohorts")
+if v1_cohorts.empty and left_out:
+    ui.empty(
+        f"{name} ran in extended cohorts only: their curves are on each cohort's view "
+        "(select its row above to open the agent)."
+    )
+else:
+    ui.curve_section(f"family-{family}", family=family)

@@ -17,6 +17,10 @@ ui.entry_guard()
 
 STATISTICS = ui.doc_link("methodology", "19-statistics-honest-uncertainty")
 NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
+ON_THE_LEADERBOARD = (
+    "the Leaderboard shows it when it is chosen in its cohort filter",
+    "the Leaderboard shows each when it is chosen in its cohort filter",
+)
 STATE_ICONS = {
     "no_cohort": ":material/hourglass_empty:",
     "live": ":material/radio_button_checked:",
@@ -104,6 +108,8 @@ else:
 ui.simulated_notice()
 
 st.subheader("Current leader")
+# Across cohorts the leaderboard is v1's: extended cohorts are left out (methodology §18).
+left_out = ui.left_out_note(None, ON_THE_LEADERBOARD) if status.cohorts else []
 stored = ui.read(current_stored, "leaderboard", None) if status.cohorts else None
 lead: Leaders = leaders(stored.frame if stored is not None else pd.DataFrame())
 if status.cohorts and stored is None:
@@ -143,7 +149,8 @@ elif stored is not None:
             else f"{fmt.count(row['resolved_bets'])} resolved bets. "
         )
         board.caption(
-            f"The best-ranked model over all cohorts, by return. {early}Intervals are 95% "
+            f"The best-ranked model over all {'v1 ' if left_out else ''}cohorts, by return. "
+            f"{early}Intervals are 95% "
             "cluster-bootstrap intervals over Polymarket events "
             f"([how they are computed]({STATISTICS}))."
         )

@@ -306,6 +306,7 @@ cohort = ui.select_link(
     format_func=lambda n: "All cohorts" if n == ui.ALL else f"Cohort {n}",
     container=pick,
 )
+ui.left_out_note(cohort)
 link.page_link(
     "pages/compare.py",
     label="Compare two families",

@@ -113,14 +113,7 @@ numbers: list[int] = sorted(ui.read(extended_cohorts), reverse=True)
 if not numbers:
     ui.empty(NO_EXTENDED)
     st.stop()
-left, _ = st.columns([1, 3])
-cohort = ui.select_link(
-    "Cohort",
-    "cohort",
-    numbers,
-    format_func=lambda n: "All extended cohorts" if n == ui.ALL else f"Cohort {n}",
-    container=left,
-)
+cohort = ui.extension_cohort_link(numbers, "All extended cohorts")
 found = ui.stored_or_offer("stated_probability", "stated-probability figures", cohort=cohort)
 if found is None:
     st.stop()

@@ -566,6 +566,7 @@ def test_every_chart_function_is_tested() -> None:
         "family_order",
         "family_color_scale",
         "stated_brier_intervals",  # tested below: the test season runs no protocol extension
+        "replicate_returns",  # tested in tests/analytics/test_replicates.py (replicates)
         "cost_labels",
     }
 

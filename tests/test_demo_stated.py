@@ -6,9 +6,10 @@ baselines and the oracle; two decision weeks, stopped on day 15) stores the pers
 probabilities (some malformed and retried, some missing), the hourly job stores the
 extension's figures with intervals, and each cohort's replay bundle verifies. Then the v1
 numbers: a season whose trading the extension cannot change (the baselines and the oracle,
-which decide from the prompt's state, not its text) gives the very same leaderboard with the
-extension on and off, and on the LLM season the v1 leaderboard does not move when the
-extension's data is taken away.
+which decide from the prompt's state, not its text) gives the very same leaderboard of each
+cohort with the extension on and off, and on the LLM season the v1 leaderboard of a cohort
+does not move when the extension's data is taken away. Across cohorts, v1's figures leave the
+extended cohorts out (methodology §18): with every cohort extended, there are none.
 """
 
 import sqlite3
@@ -117,8 +118,9 @@ def test_each_extended_cohort_bundles_and_verifies(season: Engine) -> None:
 
 
 def test_the_v1_leaderboard_ignores_the_extensions_data(season: Engine, tmp_path: Path) -> None:
-    """The same trades with and without the extension's data give the same v1 leaderboard:
-    nothing of v1 reads a stated probability or the stamp's extensions."""
+    """The same trades with and without the extension's data give the same v1 leaderboard of
+    each cohort: nothing of v1 reads a stated probability, and the stamp's extensions only
+    decide the all-cohort scope, which leaves extended cohorts out."""
     source = str(season.url).removeprefix("sqlite:///")
     copy = tmp_path / "stripped.db"
     with sqlite3.connect(source) as origin, sqlite3.connect(copy) as target:
@@ -128,19 +130,24 @@ def test_the_v1_leaderboard_ignores_the_extensions_data(season: Engine, tmp_path
         with stripped.begin() as conn:
             conn.execute(update(TRADES).values(probability=None))
             conn.execute(update(COHORTS).values(constants=Methodology().stamp()))
-        before = leaderboard(season, replicates=200, null_seeds=10)
-        after = leaderboard(stripped, replicates=200, null_seeds=10)
+        for cohort in (1, 2):
+            before = leaderboard(season, cohort=cohort, replicates=200, null_seeds=10)
+            after = leaderboard(stripped, cohort=cohort, replicates=200, null_seeds=10)
+            assert not before.empty
+            pd.testing.assert_frame_equal(before, after)
+        assert leaderboard(season, replicates=50, null_seeds=0).empty  # every cohort extended
+        assert not leaderboard(stripped, replicates=50, null_seeds=0).empty
     finally:
         stripped.dispose()
-    pd.testing.assert_frame_equal(before, after)
 
 
 def test_a_season_the_extension_cannot_change_has_the_same_v1_leaderboard_to_the_cent(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """The baselines and the oracle decide from the prompt's state, so their season trades the
-    same with and without the extension: its leaderboard is the same, to the cent and the last
-    bit of every interval; only the stamp and the oracle's stated probabilities differ."""
+    same with and without the extension: each cohort's leaderboard is the same, to the cent
+    and the last bit of every interval; only the stamp and the oracle's stated probabilities
+    differ (and the all-cohort v1 leaderboard, which leaves the extended cohorts out)."""
     urls = {
         name: demo_season(tmp_path_factory.mktemp(f"baselines_{name or 'v1'}"), BASELINES, name, 9)
         for name in ("", "stated_probability")
@@ -148,7 +155,10 @@ def test_a_season_the_extension_cannot_change_has_the_same_v1_leaderboard_to_the
     engines = {name: create_db_engine(url) for name, url in urls.items()}
     try:
         boards = {
-            name: leaderboard(engine, replicates=300, null_seeds=10)
+            name: [
+                leaderboard(engine, cohort=cohort, replicates=300, null_seeds=10)
+                for cohort in (1, 2)
+            ]
             for name, engine in engines.items()
         }
         trades = {}
@@ -170,9 +180,12 @@ def test_a_season_the_extension_cannot_change_has_the_same_v1_leaderboard_to_the
                 ).all()
                 stamps = list(conn.execute(select(COHORTS.c.constants)).scalars())
                 assert all(("extensions" in s) == bool(name) for s in stamps)
-        v1, extended = boards[""], boards["stated_probability"]
-        assert len(v1) == 4 and v1["total_pnl"].abs().sum() > 0
-        pd.testing.assert_frame_equal(v1, extended, check_exact=True)
+        for v1, extended in zip(boards[""], boards["stated_probability"], strict=True):
+            assert len(v1) == 4
+            pd.testing.assert_frame_equal(v1, extended, check_exact=True)
+        assert any(v1["total_pnl"].abs().sum() > 0 for v1 in boards[""])
+        assert len(leaderboard(engines[""], replicates=50, null_seeds=0)) == 4
+        assert leaderboard(engines["stated_probability"], replicates=50, null_seeds=0).empty
         assert [t[:5] for t in trades[""]] == [t[:5] for t in trades["stated_probability"]]
         assert all(t.probability is None for t in trades[""])
         oracle = [t for t in trades["stated_probability"] if t.family_id == "oracle"]

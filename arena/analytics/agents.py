@@ -23,6 +23,7 @@ from arena.analytics.cohorts import (
     MONEY,
     TEXT,
     TIME,
+    agent_display_name,
     agent_ids,
     agent_stats,
     family_standings,
@@ -32,6 +33,7 @@ from arena.analytics.cohorts import (
     typed_frame,
 )
 from arena.analytics.export import EXPORTS, ExportFilters
+from arena.analytics.scope import cohort_in_scope
 from arena.storage.tables import MARKETS, POSITIONS, TRADES
 
 ROW_CAP = 100_000  # one agent never holds this many; a bound against a runaway read
@@ -131,6 +133,7 @@ def filter_options(engine: Engine) -> FilterOptions:
 SUMMARY_COLUMNS: dict[str, str] = {
     "cohort_number": INT,
     "family_id": TEXT,
+    "replicate": INT,
     "display_name": TEXT,
     "kind": TEXT,
     "model_id": TEXT,
@@ -151,8 +154,11 @@ SUMMARY_COLUMNS: dict[str, str] = {
 }
 
 
-def agent_summary(engine: Engine, cohort: int, family: str) -> pd.DataFrame:
-    """One row for the agent of `family` in cohort `cohort` (no row: no such agent).
+def agent_summary(
+    engine: Engine, cohort: int, family: str, replicate: int | None = None
+) -> pd.DataFrame:
+    """One row for the agent of `family` in cohort `cohort` (no row: no such agent; one row
+    per replicate in a replicated cohort unless `replicate` names one).
 
     Columns: ``cohort_number``, ``family_id``, ``display_name``, ``kind``, ``model_id``;
     ``starting_balance``; ``cash_balance`` (the agent's cash now); from the latest snapshot
@@ -160,14 +166,15 @@ def agent_summary(engine: Engine, cohort: int, family: str) -> pd.DataFrame:
     the first snapshot); ``brier``, ``resolved_bets``; ``open_positions`` and ``positions``
     (ever held); ``decisions``, ``fallback_holds``, ``api_cost_usd``; ``last_snapshot``.
     """
-    mine = agent_ids(cohort, family)
+    mine = agent_ids(cohort, family, replicate)
     latest = latest_snapshots(mine)
     decisions, positions, briers = agent_stats(mine)
     query = (
         select(
             COHORTS.c.number.label("cohort_number"),
             AGENTS.c.family_id,
-            func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
+            AGENTS.c.replicate,
+            agent_display_name(),
             func.coalesce(FAMILIES.c.kind, "llm").label("kind"),
             AGENTS.c.model_id,
             AGENTS.c.starting_balance,
@@ -192,7 +199,8 @@ def agent_summary(engine: Engine, cohort: int, family: str) -> pd.DataFrame:
         .outerjoin(briers, briers.c.agent_id == AGENTS.c.id)
         .outerjoin(positions, positions.c.agent_id == AGENTS.c.id)
         .outerjoin(decisions, decisions.c.agent_id == AGENTS.c.id)
-        .where(COHORTS.c.number == cohort, AGENTS.c.family_id == family)
+        .where(AGENTS.c.id.in_(mine))
+        .order_by(AGENTS.c.replicate)
     )
     with engine.connect() as conn:
         return typed_frame(fetch(conn, query), SUMMARY_COLUMNS)
@@ -214,16 +222,19 @@ FAMILY_RETURN_COLUMNS: dict[str, str] = {
 
 
 def family_returns(engine: Engine) -> pd.DataFrame:
-    """Every family with an agent, by its point return across its cohorts, best first.
+    """Every family with an agent, by its point return across its v1 cohorts, best first.
 
     The leaderboard's headline numbers without its bootstrap (a cheap read for choosing and
-    labelling families; the leaderboard adds the intervals): ``total_pnl`` ($) is summed over
-    the family's agents, each from its latest snapshot, else its cash plus its open positions
-    at cost minus its start; ``capital`` sums their starting balances; ``return_pct`` =
-    total_pnl / capital × 100; ``rank`` is the competition rank by return_pct (1 = best,
-    ties share; the leaderboard's ``rank``). Columns: ``rank``, ``family_id``,
+    labelling families; the leaderboard adds the intervals), over the same cohorts: every v1
+    cohort, extended cohorts left out (`arena.analytics.scope`). ``total_pnl`` ($) is summed
+    over the family's agents in them, each from its latest snapshot, else its cash plus its
+    open positions at cost minus its start; ``capital`` sums their starting balances;
+    ``return_pct`` = total_pnl / capital × 100; ``rank`` is the competition rank by
+    return_pct (1 = best, ties share; the leaderboard's ``rank``). A family whose agents are
+    all in extended cohorts is listed last with ``cohorts`` 0, ``capital`` and ``total_pnl``
+    0, ``return_pct`` NaN and ``rank`` 0 (unranked). Columns: ``rank``, ``family_id``,
     ``display_name``, ``kind``, ``cohorts``, ``capital``, ``total_pnl``, ``return_pct``;
-    ordered by rank, then family id.
+    ordered by rank (the unranked last), then family id.
     """
     latest = latest_snapshots()
     open_cost = (
@@ -241,6 +252,7 @@ def family_returns(engine: Engine) -> pd.DataFrame:
             AGENTS.c.cash_balance,
             open_cost.c.open_cost,
             latest.c.total_pnl,
+            cohort_in_scope(AGENTS.c.cohort_id, None).label("v1"),
         )
         .select_from(AGENTS)
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
@@ -251,9 +263,6 @@ def family_returns(engine: Engine) -> pd.DataFrame:
         rows = fetch(conn, query)
     families: dict[str, dict[str, Any]] = {}
     for row in rows:
-        pnl = row["total_pnl"]
-        if pnl is None:  # never valued yet: cash plus open positions at cost, minus the start
-            pnl = row["cash_balance"] + (row["open_cost"] or 0) - row["starting_balance"]
         one = families.setdefault(
             str(row["family_id"]),
             {
@@ -265,6 +274,11 @@ def family_returns(engine: Engine) -> pd.DataFrame:
                 "total_pnl": Decimal(0),
             },
         )
+        if not row["v1"]:  # an extended cohort's agent: listed, never counted
+            continue
+        pnl = row["total_pnl"]
+        if pnl is None:  # never valued yet: cash plus open positions at cost, minus the start
+            pnl = row["cash_balance"] + (row["open_cost"] or 0) - row["starting_balance"]
         one["cohorts"] += 1
         one["capital"] += row["starting_balance"]
         one["total_pnl"] += pnl
@@ -273,11 +287,16 @@ def family_returns(engine: Engine) -> pd.DataFrame:
         one["return_pct"] = float(one["total_pnl"] / capital * 100) if capital else float("nan")
     frame = typed_frame(list(families.values()), FAMILY_RETURN_COLUMNS)
     frame["rank"] = frame["return_pct"].rank(method="min", ascending=False).fillna(0).astype(int)
-    return frame.sort_values(["rank", "family_id"], kind="stable").reset_index(drop=True)
+    unranked = frame["rank"] == 0
+    frame = frame.assign(_unranked=unranked).sort_values(
+        ["_unranked", "rank", "family_id"], kind="stable"
+    )
+    return frame.drop(columns="_unranked").reset_index(drop=True)
 
 
 def best_llm_family(returns: pd.DataFrame) -> str | None:
-    """The best-ranked LLM family of `family_returns` (None when no LLM family has an agent)."""
+    """The best-ranked LLM family of `family_returns` (an unranked one only when no LLM
+    family is ranked; None when no LLM family has an agent)."""
     llms = returns[returns["kind"] == "llm"]
     return str(llms["family_id"].iloc[0]) if not llms.empty else None
 
@@ -419,10 +438,12 @@ def positions(
     cohort: int | None = None,
     family: str | None = None,
     market_id: str | None = None,
+    replicate: int | None = None,
 ) -> pd.DataFrame:
     """Positions (open first, then closed, newest first) with the outcome a reader asks about.
 
-    Scope: any combination of cohort number, family id and market id (None: all).
+    Scope: any combination of cohort number, family id (and replicate) and market id (None:
+    all).
 
     Columns: ``position_id``, ``cohort_number``, ``family_id``, ``market_id``, ``question``,
     ``side``; ``outcome`` (pending | won | lost | sold | cancelled) and the raw ``status``;
@@ -430,7 +451,8 @@ def positions(
     ``current_value`` and ``unrealized_pnl`` (the export's §12.4 marks; 0 once closed);
     ``realized_pnl`` (sells, settlement, refund); ``opened_at``, ``closed_at``.
     """
-    rows = export_rows(engine, "positions", ExportFilters(cohort, family), market_id)
+    filters = ExportFilters(cohort, family, replicate=replicate)
+    rows = export_rows(engine, "positions", filters, market_id)
     questions = _questions(engine, {str(r["market_id"]) for r in rows})
     for row in rows:
         row["question"] = questions.get(str(row["market_id"]), "")
@@ -469,6 +491,7 @@ def trades(
     cohort: int | None = None,
     family: str | None = None,
     market_id: str | None = None,
+    replicate: int | None = None,
 ) -> pd.DataFrame:
     """Cash movements, newest first: BUY and SELL from decisions, SETTLE and REFUND.
 
@@ -479,7 +502,8 @@ def trades(
     ``shares``, ``implied_confidence`` (BUY only), ``realized_pnl``, ``cash_before``,
     ``decision_id`` (0 for settlements), ``position_id``.
     """
-    rows = export_rows(engine, "trades", ExportFilters(cohort, family), market_id)
+    filters = ExportFilters(cohort, family, replicate=replicate)
+    rows = export_rows(engine, "trades", filters, market_id)
     questions = _questions(engine, {str(r["market_id"]) for r in rows})
     for row in rows:
         row["question"] = questions.get(str(row["market_id"]), "")

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Select, case, func, select
+from sqlalchemy import Select, String, case, cast, exists, func, literal, select
 from sqlalchemy.engine import Connection, Engine
 
 # Re-exported: the read models import the column kinds and the driver-level helpers from here.
@@ -34,6 +34,7 @@ from arena.analytics.frames import (  # noqa: F401
     result_frame,
 )
 from arena.config import stamped_extensions
+from arena.core.text import REPLICATE_LABEL
 from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS
 from arena.storage.tables import BRIER_SCORES as BRIERS
 from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
@@ -108,15 +109,35 @@ def latest_snapshots(agents: Any = None) -> Any:
     )
 
 
-def agent_ids(cohort: int | None = None, family: str | None = None) -> Select[Any]:
-    """Select of the ids of the agents in cohort number `cohort` and of `family` (either
-    filter optional): the scope a page about one agent, one cohort or one family reads."""
+def agent_ids(
+    cohort: int | None = None, family: str | None = None, replicate: int | None = None
+) -> Select[Any]:
+    """Select of the ids of the agents in cohort number `cohort` and of `family` (each filter
+    optional; `replicate`: only that replicate of a replicated cohort): the scope a page about
+    one agent, one cohort or one family reads."""
     query = select(AGENTS.c.id).join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
     if cohort is not None:
         query = query.where(COHORTS.c.number == cohort)
     if family is not None:
         query = query.where(AGENTS.c.family_id == family)
+    if replicate is not None:
+        query = query.where(AGENTS.c.replicate == replicate)
     return query
+
+
+def agent_display_name() -> Any:
+    """SQL: an agent's display name, labelled ``display_name``: its family's (as the lineup
+    names it now), with `replicate_name`'s " · r<k>" when the family fields several agents in
+    the agent's cohort (a replicated cohort). Needs `agents` and `families` in the FROM."""
+    family_name = func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name)
+    sibling = AGENTS.alias("sibling")
+    replicated = exists().where(
+        sibling.c.cohort_id == AGENTS.c.cohort_id,
+        sibling.c.family_id == AGENTS.c.family_id,
+        sibling.c.replicate > 1,
+    )
+    labelled = family_name + literal(REPLICATE_LABEL) + cast(AGENTS.c.replicate, String)
+    return case((replicated, labelled), else_=family_name).label("display_name")
 
 
 def _of_agents(query: Any, column: Any, agents: Any) -> Any:
@@ -280,6 +301,7 @@ def cohort_numbers(engine: Engine) -> list[int]:
 STANDINGS_COLUMNS: dict[str, str] = {
     "rank": INT,
     "family_id": TEXT,
+    "replicate": INT,
     "display_name": TEXT,
     "kind": TEXT,
     "model_id": TEXT,
@@ -333,7 +355,8 @@ def _standings(engine: Engine, agents: Select[Any]) -> pd.DataFrame:
         select(
             COHORTS.c.number.label("cohort_number"),
             AGENTS.c.family_id,
-            func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
+            AGENTS.c.replicate,
+            agent_display_name(),
             func.coalesce(FAMILIES.c.kind, "llm").label("kind"),
             AGENTS.c.model_id,
             AGENTS.c.starting_balance,
@@ -379,7 +402,9 @@ def _standings(engine: Engine, agents: Select[Any]) -> pd.DataFrame:
     ranks = frame.groupby("cohort_number")["return_pct"].rank(method="min", ascending=False)
     frame["rank"] = ranks.fillna(0).astype(int)
     order = frame.sort_values(
-        ["cohort_number", "rank", "family_id"], ascending=[False, True, True], kind="stable"
+        ["cohort_number", "rank", "family_id", "replicate"],
+        ascending=[False, True, True, True],
+        kind="stable",
     )
     return order.reset_index(drop=True)
 
@@ -410,7 +435,9 @@ FIELD_COLUMNS: dict[str, str] = {
 }
 
 
-def cohort_field(standings: pd.DataFrame, family: str) -> dict[str, Any]:
+def cohort_field(
+    standings: pd.DataFrame, family: str, replicate: int | None = None
+) -> dict[str, Any]:
     """`family`'s place among the agents of one cohort's `standings` (`cohort_standings`):
     ``rank`` (of ``agents``, baselines included), its ``return_pct``, the cohort's
     ``cohort_mean_return`` (mean of the agents' returns), ``cohort_best_return`` and
@@ -418,6 +445,8 @@ def cohort_field(standings: pd.DataFrame, family: str) -> dict[str, Any]:
     the differences ``vs_mean``, ``vs_best``, ``vs_worst`` in percentage points. Empty when
     the family has no agent in `standings`. Pure: no database."""
     mine = standings[standings["family_id"] == family]
+    if replicate is not None:
+        mine = mine[mine["replicate"] == replicate]
     if mine.empty:
         return {}
     me = mine.iloc[0]

@@ -10,6 +10,9 @@ next snapshot (carry-forward), including after its cohort completed and stopped 
 otherwise a family's P/L "summed over cohorts" would drop a finished cohort's result. An agent
 counts only from its first snapshot on (a cohort that has not started adds no capital yet).
 
+Across cohorts (no cohort chosen) the curves sum the v1 cohorts only, as the leaderboard's P/L
+does (`arena.analytics.scope`): an extended cohort's agents are drawn when it is chosen.
+
 The range is measured back from the latest snapshot in scope, not from the wall clock, so a
 demo season from another year and a live database behave the same. After a season stops
 moving (every market settled, or marks that no longer change) the short ranges would draw
@@ -46,6 +49,7 @@ from arena.analytics.cohorts import (
     typed_frame,
 )
 from arena.analytics.frames import columns_frame, epoch_times, raw_rows
+from arena.analytics.scope import cohort_in_scope, excluded_cohorts
 from arena.core.errors import InputError
 from arena.storage.models import ROLLUP_WIDTHS as WIDTHS
 from arena.storage.sqltime import epoch_bucket
@@ -115,7 +119,8 @@ def curve_window(
 ) -> Window:
     """The window `portfolio_curves` uses for these arguments (None ends: no snapshot yet)."""
     with engine.connect() as conn:
-        first, last = conn.execute(_first_and_last_slot(cohort, family)).one()
+        v1_only = cohort is None and bool(excluded_cohorts(conn))
+        first, last = conn.execute(_first_and_last_slot(cohort, family, v1_only)).one()
     if last is None:
         return Window(None, None, bucket_width(range_key, None))
     back = RANGES[range_key][0] if range_key in RANGES else None
@@ -133,8 +138,9 @@ def portfolio_curves(
 ) -> pd.DataFrame:
     """Portfolio value per family over time for one range (10M, 1H, 1D, 1W, 1M, 3M, ALL).
 
-    Scope: every cohort, or cohort number `cohort`; every family, or `family`. One row per
-    family × bucket, ordered by family then time. Columns:
+    Scope: every v1 cohort (extended cohorts are left out: `arena.analytics.scope`), or
+    cohort number `cohort`, extended or not; every family, or `family`. One row per family ×
+    bucket, ordered by family then time. Columns:
 
     - ``family_id``, ``display_name``, ``kind`` (llm | baseline)
     - ``at``: the bucket's start (UTC); buckets are aligned to multiples of their width
@@ -150,32 +156,42 @@ def portfolio_curves(
         return typed_frame([], CURVE_COLUMNS)
     width = window.bucket_seconds
     first_bucket = int(window.start.timestamp()) // width * width
-    scoped = cohort is not None or family is not None
-    agent_scope = agent_ids(cohort, family) if scoped else None  # None: all, no filter to join
-    if width in WIDTHS:  # one pre-computed row per agent × bucket
-        in_range = _rollups_in_range(width, first_bucket, agent_scope)
-    else:  # sub-hour buckets span at most days: the snapshots of the range
-        in_range = _snapshots_in_range(window.start, width, agent_scope, engine.dialect.name)
     with engine.connect() as conn:
+        v1_only = cohort is None and bool(excluded_cohorts(conn))
+        agent_scope = _agent_scope(cohort, family, v1_only)  # None: all, no filter to join
+        if width in WIDTHS:  # one pre-computed row per agent × bucket
+            in_range = _rollups_in_range(width, first_bucket, agent_scope)
+        else:  # sub-hour buckets span at most days: the snapshots of the range
+            in_range = _snapshots_in_range(window.start, width, agent_scope, engine.dialect.name)
         points = _int_rows(conn, in_range)
         seeds = _int_rows(conn, _values_before(window.start, agent_scope))
-        agent_rows = fetch(conn, _agents(cohort, family))
+        agent_rows = fetch(conn, _agents(cohort, family, v1_only))
     # Each agent's last value before the range seeds the carry-forward into the first bucket.
     seeded = _in_bucket(seeds, first_bucket - width)
     return family_curves(np.concatenate([points, seeded]), agent_rows, first_bucket, width)
 
 
-def _scope(query: Any, cohort: int | None, family: str | None) -> Any:
+def _agent_scope(cohort: int | None, family: str | None, v1_only: bool) -> Any:
+    """Select of the ids of the agents in scope, or None when every agent is (no cohort and
+    no family chosen, and no extended cohort to leave out)."""
+    if cohort is None and family is None and not v1_only:
+        return None
+    return _scope(agent_ids(cohort, family), None, None, v1_only)
+
+
+def _scope(query: Any, cohort: int | None, family: str | None, v1_only: bool) -> Any:
     """`query` (joining agents and cohorts) restricted to cohort number `cohort` and
-    `family`, either optional."""
+    `family`, either optional; `v1_only`: to the agents of v1 cohorts."""
     if cohort is not None:
         query = query.where(COHORTS.c.number == cohort)
     if family is not None:
         query = query.where(AGENTS.c.family_id == family)
+    if v1_only:
+        query = query.where(cohort_in_scope(AGENTS.c.cohort_id, None))
     return query
 
 
-def _agents(cohort: int | None, family: str | None) -> Any:
+def _agents(cohort: int | None, family: str | None, v1_only: bool) -> Any:
     """The agents in scope: id, family, the family's name and kind, and the starting
     balance (in micro-dollars, `_units`)."""
     return _scope(
@@ -190,14 +206,15 @@ def _agents(cohort: int | None, family: str | None) -> Any:
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id),
         cohort,
         family,
+        v1_only,
     )
 
 
-def _first_and_last_slot(cohort: int | None, family: str | None) -> Any:
+def _first_and_last_slot(cohort: int | None, family: str | None, v1_only: bool) -> Any:
     """SQL: the first and last snapshot slot in scope, by index seeks alone: for every
     snapshot, two seeks on the slot index; for a scope, per agent a min and a max seek on
     (agent_id, slot), then the min and max of those."""
-    if cohort is None and family is None:
+    if cohort is None and family is None and not v1_only:
         return select(
             select(func.min(SNAPSHOTS.c.slot)).scalar_subquery(),
             select(func.max(SNAPSHOTS.c.slot)).scalar_subquery(),
@@ -211,6 +228,7 @@ def _first_and_last_slot(cohort: int | None, family: str | None) -> Any:
         .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id),
         cohort,
         family,
+        v1_only,
     ).subquery("ends")
     return select(func.min(ends.c.first), func.max(ends.c.last))
 
@@ -503,9 +521,11 @@ def decision_runs(
     query = select(
         DECISIONS.c.id, DECISIONS.c.cohort_id, DECISIONS.c.decision_week, DECISIONS.c.created_at
     ).order_by(DECISIONS.c.id.desc())
-    if cohort is not None or family is not None:
-        query = query.where(DECISIONS.c.agent_id.in_(agent_ids(cohort, family)))
     with engine.connect() as conn:
+        v1_only = cohort is None and bool(excluded_cohorts(conn))
+        agent_scope = _agent_scope(cohort, family, v1_only)
+        if agent_scope is not None:
+            query = query.where(DECISIONS.c.agent_id.in_(agent_scope))
         decided = typed_frame(
             fetch(conn, query),
             {"id": INT, "cohort_id": INT, "decision_week": INT, "created_at": TIME},

@@ -30,6 +30,7 @@ from arena.analytics.cohorts import (
     NULLABLE_INT,
     TEXT,
     TIME,
+    agent_display_name,
     agent_ids,
     columns_frame,
     fetch,
@@ -39,10 +40,11 @@ from arena.analytics.cohorts import (
 )
 from arena.analytics.frames import Values, column_array, query_columns
 from arena.analytics.markets import priced_frame
+from arena.config import STATED_PROBABILITY, stamped_extensions
 from arena.storage.tables import DECISION_ATTEMPTS as ATTEMPTS
 from arena.storage.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
 from arena.storage.tables import MARKET_SNAPSHOTS as UNIVERSES
-from arena.storage.tables import MARKETS
+from arena.storage.tables import MARKETS, TRADES
 
 # The list's cap, as the other dashboard lists have (markets, job runs, log lines): the newest
 # 1,000 matching decisions, about five weeks of ten agents × five cohorts. Older ones are a
@@ -81,8 +83,10 @@ def decisions(
     action: str | None = None,
     status: str | None = None,
     limit: int = DEFAULT_LIMIT,
+    replicate: int | None = None,
 ) -> pd.DataFrame:
-    """Decisions matching every given filter, newest first, at most `limit` rows.
+    """Decisions matching every given filter, newest first, at most `limit` rows
+    (`replicate`: only that replicate of the family, in a replicated cohort).
 
     Columns: ``decision_id``, ``cohort_number``, ``family_id``, ``display_name``,
     ``decision_week``, ``action`` (BET | SELL | HOLD; empty while in progress), ``status``
@@ -100,8 +104,8 @@ def decisions(
         .order_by(DECISIONS.c.id.desc())
         .limit(limit)
     )
-    if cohort is not None or family is not None:
-        query = query.where(DECISIONS.c.agent_id.in_(agent_ids(cohort, family)))
+    if cohort is not None or family is not None or replicate is not None:
+        query = query.where(DECISIONS.c.agent_id.in_(agent_ids(cohort, family, replicate)))
     if week is not None:
         query = query.where(DECISIONS.c.decision_week == week)
     if action is not None:
@@ -146,7 +150,7 @@ _AGENT_NAMES = (
         AGENTS.c.id.label("agent_id"),
         COHORTS.c.number.label("cohort_number"),
         AGENTS.c.family_id,
-        func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
+        agent_display_name(),
     )
     .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
     .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
@@ -215,6 +219,8 @@ LEG_COLUMNS: dict[str, str] = {
     "reason": TEXT,
     "message": TEXT,
 }
+# In a cohort stamped with the extension `stated_probability` the legs carry one more column.
+STATED_LEG_COLUMNS: dict[str, str] = {**LEG_COLUMNS, "probability": FLOAT}
 
 
 @dataclass(frozen=True)
@@ -248,6 +254,9 @@ class DecisionDetail:
     snapshot_markets: int
     legs: pd.DataFrame = field(repr=False)
     attempt_log: pd.DataFrame = field(repr=False)
+    # The cohort is stamped with `stated_probability`: its prompt asked for each bet's
+    # probability, and `legs` has the ``probability`` column (`STATED_LEG_COLUMNS`).
+    asks_probability: bool = False
 
     @property
     def reasoning(self) -> str | None:
@@ -274,18 +283,28 @@ class DecisionDetail:
         return json.dumps(self.parsed_response, indent=2, ensure_ascii=False, sort_keys=False)
 
 
-def legs_frame(legs: list[dict[str, Any]], questions: dict[str, str] | None = None) -> pd.DataFrame:
+def legs_frame(
+    legs: list[dict[str, Any]],
+    questions: dict[str, str] | None = None,
+    probabilities: dict[int, float | None] | None = None,
+) -> pd.DataFrame:
     """A decision's `legs` JSON as a table: one row per leg, executed or rejected.
 
     Columns: ``leg`` (0-based index in the answer), ``kind`` (BET | SELL), ``executed``,
     ``market_id``, ``question`` (the market's, from `questions` by id; missing for an id that
     names no market), ``side``, ``requested`` (the leg as the model wrote it, JSON text),
     ``amount`` ($ moved), ``price``, ``shares``, ``implied_confidence``, ``position_id``,
-    ``reason`` (rejection code, e.g. below_min) and ``message``.
+    ``reason`` (rejection code, e.g. below_min) and ``message``. With `probabilities` (a
+    `stated_probability` cohort's BUY trades: leg index → the stored ``trades.probability``)
+    one more, ``probability``: the probability the model stated that the side it bought
+    wins, on executed BET legs; NaN when it stated none (missing, never filled in), and on
+    SELL and rejected legs, which bought nothing.
     """
     rows = []
+    stated = probabilities or {}
     for leg in legs:
         request = leg.get("request") or {}
+        bought = leg.get("kind") == "BET" and leg.get("executed") and leg.get("index") is not None
         market_id = leg.get("market_id") or request.get("market_id")
         rows.append(
             {
@@ -303,9 +322,10 @@ def legs_frame(legs: list[dict[str, Any]], questions: dict[str, str] | None = No
                 "position_id": leg.get("position_id") or request.get("position_id"),
                 "reason": leg.get("reason"),
                 "message": leg.get("message"),
+                "probability": stated.get(int(leg["index"])) if bought else None,
             }
         )
-    return typed_frame(rows, LEG_COLUMNS)
+    return typed_frame(rows, LEG_COLUMNS if probabilities is None else STATED_LEG_COLUMNS)
 
 
 def decision_detail(engine: Engine, decision_id: int) -> DecisionDetail | None:
@@ -316,7 +336,8 @@ def decision_detail(engine: Engine, decision_id: int) -> DecisionDetail | None:
             COHORTS.c.number.label("cohort_number"),
             AGENTS.c.family_id,
             AGENTS.c.model_id,
-            func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
+            agent_display_name(),
+            COHORTS.c.constants.label("cohort_constants"),
             UNIVERSES.c.taken_at.label("snapshot_taken_at"),
             UNIVERSES.c.market_count.label("snapshot_markets"),
         )
@@ -338,6 +359,8 @@ def decision_detail(engine: Engine, decision_id: int) -> DecisionDetail | None:
         attempt_rows = fetch(conn, attempts)
         legs = list(row["legs"] or [])
         questions = _leg_questions(conn, legs)
+        asks = STATED_PROBABILITY in stamped_extensions(row["cohort_constants"])
+        probabilities = _stated_probabilities(conn, decision_id) if asks else None
     return DecisionDetail(
         decision_id=int(row["id"]),
         cohort_number=int(row["cohort_number"]),
@@ -364,9 +387,23 @@ def decision_detail(engine: Engine, decision_id: int) -> DecisionDetail | None:
         market_snapshot_id=row["market_snapshot_id"],
         snapshot_taken_at=row["snapshot_taken_at"],
         snapshot_markets=int(row["snapshot_markets"] or 0),
-        legs=legs_frame(legs, questions),
+        legs=legs_frame(legs, questions, probabilities),
         attempt_log=typed_frame(attempt_rows, ATTEMPT_COLUMNS),
+        asks_probability=asks,
     )
+
+
+def _stated_probabilities(conn: Connection, decision_id: int) -> dict[int, float | None]:
+    """The stated probability of each BUY trade of a decision, by its leg index (None where
+    the model stated none): as stored on the trade, the value the extension's figures read."""
+    query = select(TRADES.c.leg_index, TRADES.c.probability).where(
+        TRADES.c.decision_id == decision_id, TRADES.c.trade_type == "BUY"
+    )
+    return {
+        int(leg): None if p is None else float(p)
+        for leg, p in conn.execute(query)
+        if leg is not None
+    }
 
 
 def _leg_questions(conn: Connection, legs: list[dict[str, Any]]) -> dict[str, str]:

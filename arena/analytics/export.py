@@ -49,6 +49,7 @@ class ExportFilters:
     family: str | None = None
     since: datetime | None = None
     until: datetime | None = None
+    replicate: int | None = None  # one replicate of the family (a replicated cohort)
 
     def describe(self) -> dict[str, str]:
         return {k: cell(v) for k, v in vars(self).items() if v is not None}  # type: ignore[misc]
@@ -80,6 +81,8 @@ def _agent_filters(filters: ExportFilters, time_column: ColumnElement[Any]) -> l
         clauses.append(C.number == filters.cohort)
     if filters.family is not None:
         clauses.append(A.family_id == filters.family)
+    if filters.replicate is not None:
+        clauses.append(A.replicate == filters.replicate)
     if filters.since is not None:
         clauses.append(time_column >= filters.since)
     if filters.until is not None:
@@ -130,6 +133,7 @@ def _decisions(f: ExportFilters) -> Select[Any]:
             D.provider,
             D.decided_at,
             A.model_id,
+            A.replicate,
         )
         .join(AGENTS, A.id == D.agent_id)
         .join(COHORTS, C.id == A.cohort_id)
@@ -158,6 +162,7 @@ def _trades(f: ExportFilters) -> Select[Any]:
             T.cash_before,
             T.leg_index,
             T.probability,
+            A.replicate,
         )
         .join(AGENTS, A.id == T.agent_id)
         .join(COHORTS, C.id == A.cohort_id)
@@ -183,6 +188,7 @@ def _positions(f: ExportFilters) -> Select[Any]:
             P.marked_at,
             P.opened_at,
             P.closed_at,
+            A.replicate,
             M.market_type.label("_market_type"),
             M.outcomes.label("_outcomes"),
             M.prices.label("_prices"),
@@ -227,11 +233,12 @@ def _snapshots(f: ExportFilters) -> Select[Any]:
             S.brier_score,
             S.num_resolved_bets,
             S.slot,
+            A.replicate,
         )
         .join(AGENTS, A.id == S.agent_id)
         .join(COHORTS, C.id == A.cohort_id)
         .where(*_agent_filters(f, S.snapshot_timestamp))
-        .order_by(C.number, A.family_id, S.slot)
+        .order_by(C.number, A.family_id, A.replicate, S.slot)
     )
 
 
@@ -248,6 +255,7 @@ def _brier_scores(f: ExportFilters) -> Select[Any]:
             B.brier_score,
             B.market_price,
             B.created_at,
+            A.replicate,
         )
         .join(AGENTS, A.id == B.agent_id)
         .join(COHORTS, C.id == A.cohort_id)
@@ -337,6 +345,7 @@ EXPORTS: dict[str, ExportSpec] = {
                 "provider",
                 "decided_at",
                 "model_id",
+                "replicate",
             ),
             _decisions,
         ),
@@ -360,6 +369,7 @@ EXPORTS: dict[str, ExportSpec] = {
                 "cash_before",
                 "leg_index",
                 "probability",
+                "replicate",
             ),
             _trades,
         ),
@@ -382,6 +392,7 @@ EXPORTS: dict[str, ExportSpec] = {
                 "marked_at",
                 "opened_at",
                 "closed_at",
+                "replicate",
             ),
             _positions,
             _position_values,
@@ -400,6 +411,7 @@ EXPORTS: dict[str, ExportSpec] = {
                 "brier_score",
                 "num_resolved_bets",
                 "slot",
+                "replicate",
             ),
             _snapshots,
         ),
@@ -416,6 +428,7 @@ EXPORTS: dict[str, ExportSpec] = {
                 "brier_score",
                 "market_price",
                 "created_at",
+                "replicate",
             ),
             _brier_scores,
         ),

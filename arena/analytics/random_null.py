@@ -26,7 +26,7 @@ from arena.analytics.null_replay import (
     candidate,
     simulate_random_pnl,
 )
-from arena.analytics.scope import cohort_id_of
+from arena.analytics.scope import cohort_id_of, cohort_in_scope
 from arena.core import stats
 from arena.core.accounting import BetLimits
 from arena.storage.db import consistent_read
@@ -57,7 +57,8 @@ def stamped_limits(raw: Any) -> tuple[Decimal, BetLimits]:
 
 
 def _database_runs(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
-    """Per cohort × decision week, the frozen universe most of its decisions saw."""
+    """Per cohort × decision week in scope (None: every v1 cohort), the frozen universe most
+    of its decisions saw."""
     query = (
         select(
             DECISIONS.c.cohort_id,
@@ -65,11 +66,12 @@ def _database_runs(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
             DECISIONS.c.market_snapshot_id.label("snapshot_id"),
             func.count(DECISIONS.c.id).label("n"),
         )
-        .where(DECISIONS.c.market_snapshot_id.is_not(None))
+        .where(
+            DECISIONS.c.market_snapshot_id.is_not(None),
+            cohort_in_scope(DECISIONS.c.cohort_id, cohort_id),
+        )
         .group_by(DECISIONS.c.cohort_id, DECISIONS.c.decision_week, DECISIONS.c.market_snapshot_id)
     )
-    if cohort_id is not None:
-        query = query.where(DECISIONS.c.cohort_id == cohort_id)
     runs = result_frame(conn.execute(query))
     if runs.empty:
         return runs

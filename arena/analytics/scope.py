@@ -1,22 +1,31 @@
-"""The scope of a statistical read: one cohort or all, and the UTC day of a timestamp.
+"""The scope of a statistical read: one cohort or all v1 cohorts, and the UTC day of a timestamp.
 
 Why its own module: the leaderboard's inputs, the random null, calibration and risk all turn
 the cohort *number* a user typed into a filter the same way (unknown → InputError with a hint),
-and must agree on which calendar day a stored timestamp falls on, on SQLite and PostgreSQL.
+must mean the same cohorts by "all", and must agree on which calendar day a stored timestamp
+falls on, on SQLite and PostgreSQL.
+
+"All cohorts" (`cohort_id` None) is every v1 cohort: a cohort whose stamp names protocol
+extensions (methodology §18) ran a longer prompt, or several agents per family, so methodology
+v1's statistics never mix it in. A cohort chosen by number is read as it is, extended or not.
+`excluded_cohorts` names the cohorts an all-cohort read leaves out, for the pages to say so.
 """
 
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Date, Select, cast, func, literal_column, select
-from sqlalchemy.engine import Connection
+from sqlalchemy import Boolean, ColumnElement, Date, Select, cast, func, literal_column, select
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
 
 from arena.core.errors import InputError
 from arena.storage.tables import AGENTS, COHORTS
 
 
 def cohort_id_of(conn: Connection, cohort: int | None) -> int | None:
-    """The database id of cohort number `cohort` (None: all cohorts); unknown → InputError."""
+    """The database id of cohort number `cohort` (None: all v1 cohorts); unknown → InputError."""
     if cohort is None:
         return None
     found = conn.execute(select(COHORTS.c.id).where(COHORTS.c.number == cohort)).scalar()
@@ -27,9 +36,72 @@ def cohort_id_of(conn: Connection, cohort: int | None) -> int | None:
     return int(found)
 
 
+class StampExtended(FunctionElement[bool]):
+    """SQL: whether a stamp (`cohorts.constants`, its one argument) names protocol
+    extensions, exactly as `arena.config.stamped_extensions` reads it: ``extensions`` is a
+    non-empty JSON list (a v1 stamp has no such key; null, an empty list or anything else is
+    not an extension).
+
+    Per dialect, because the JSON functions differ: SQLAlchemy's generic ``constants[...]``
+    does not compare alike (on SQLite ``JSON_QUOTE(JSON_EXTRACT(...))`` of a missing key is
+    the text ``null``, never SQL NULL), and PostgreSQL's ``json_array_length`` raises on a
+    non-array, so its type is checked first.
+    """
+
+    type = Boolean()
+    inherit_cache = True
+    name = "stamp_extended"
+
+
+@compiles(StampExtended)
+def _stamp_extended_sqlite(element: Any, compiler: SQLCompiler, **kw: Any) -> str:
+    # json_array_length: NULL without the key, 0 for a non-array or an empty one.
+    constants = compiler.process(element.clauses, **kw)
+    return f"(coalesce(json_array_length({constants}, '$.extensions'), 0) > 0)"
+
+
+@compiles(StampExtended, "postgresql")
+def _stamp_extended_postgresql(element: Any, compiler: SQLCompiler, **kw: Any) -> str:
+    value = f"(({compiler.process(element.clauses, **kw)})::json -> 'extensions')"
+    return (
+        f"(CASE WHEN json_typeof({value}) = 'array' THEN json_array_length({value}) > 0 "
+        "ELSE false END)"
+    )
+
+
+def extended(cohorts: Any = COHORTS) -> ColumnElement[bool]:
+    """SQL: the `cohorts` row (the table, or an alias of it) is an extended cohort: its
+    stamp names protocol extensions."""
+    return StampExtended(cohorts.c.constants)
+
+
+def extended_cohort_ids() -> Select[Any]:
+    """Select of the ids of the cohorts whose stamp names protocol extensions (on an alias
+    of `cohorts`, never correlated: a query that joins `cohorts` itself reads it apart)."""
+    stamps = COHORTS.alias("extended_cohorts")
+    return select(stamps.c.id).where(extended(stamps)).correlate(None)
+
+
+def cohort_in_scope(column: Any, cohort_id: int | None) -> ColumnElement[bool]:
+    """SQL: `column` (a cohort id) is cohort `cohort_id`, or with None any v1 cohort."""
+    if cohort_id is None:
+        return column.not_in(extended_cohort_ids())
+    return column == cohort_id
+
+
 def in_scope(query: Select[Any], cohort_id: int | None) -> Select[Any]:
-    """Restrict a query that joins `agents` to one cohort (or leave it across all)."""
-    return query if cohort_id is None else query.where(AGENTS.c.cohort_id == cohort_id)
+    """Restrict a query that joins `agents` to one cohort (None: every v1 cohort)."""
+    return query.where(cohort_in_scope(AGENTS.c.cohort_id, cohort_id))
+
+
+def excluded_cohorts(engine: Engine | Connection) -> list[int]:
+    """The numbers of the extended cohorts an all-cohort read leaves out, oldest first
+    (empty when every cohort is v1): for a page to say its v1 figures exclude them."""
+    query = select(COHORTS.c.number).where(extended()).order_by(COHORTS.c.number)
+    if isinstance(engine, Connection):
+        return [int(n) for n in engine.execute(query).scalars()]
+    with engine.connect() as conn:
+        return [int(n) for n in conn.execute(query).scalars()]
 
 
 def utc_date(column: Any, dialect: str) -> Any:

@@ -25,6 +25,7 @@ from sqlalchemy.engine import Connection, Engine
 from arena.analytics.calibration import brier_over_time, calibration_summary, reliability
 from arena.analytics.leaderboard import leaderboard
 from arena.analytics.overview import overview
+from arena.analytics.replicates import replicate_agents, replicate_analysis
 from arena.analytics.stated import stated_probability
 from arena.storage.tables import ANALYSIS_RESULTS as RESULTS
 from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
@@ -57,6 +58,11 @@ ANALYSES: dict[str, Analysis] = {
     # The protocol extension `stated_probability`'s figures (a bootstrap over its cohorts' bets;
     # an empty frame where no cohort in scope is stamped with it).
     "stated_probability": Analysis(stated_probability),
+    # Replicates (`ARENA_REPLICATES`): each agent's P/L and Brier, and the per-family spread,
+    # noise share (a bootstrap) and rank stability (20,000 picks) over the replicated cohorts
+    # in scope; empty frames where no cohort in scope has replicates.
+    "replicate_agents": Analysis(replicate_agents),
+    "replicates": Analysis(replicate_analysis),
 }
 ALL = "all"
 # A stored frame is shown while the newest snapshot is at most this much newer than its data
@@ -65,6 +71,11 @@ STALE_AFTER = timedelta(hours=2)
 
 
 def scope_of(cohort: int | None) -> str:
+    """The stored key of a scope: ``all`` for the all-cohort read (`cohort` None), which each
+    analysis defines as it computes it — every v1 cohort for the v1 analyses (extended
+    cohorts left out: `arena.analytics.scope`), every extended cohort for the extension's
+    figures — and ``cohort:N`` for cohort number N, extended or not. A cohort's stamp never
+    changes, so neither does what a key covers; ``all`` is recomputed on every run of the job."""
     return ALL if cohort is None else f"cohort:{cohort}"
 
 

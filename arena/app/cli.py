@@ -500,17 +500,28 @@ def leaderboard(
     if format not in ("table", "csv"):
         raise InputError(f"--format {format!r} is not supported", "use --format table or csv")
     from arena.analytics import leaderboard as board
+    from arena.analytics.scope import excluded_cohorts
 
-    frame = board.leaderboard(_engine("reader"), cohort=cohort)
+    engine = _engine("reader")
+    frame = board.leaderboard(engine, cohort=cohort)
     if format == "csv":
         board.write_leaderboard_csv(frame, sys.stdout)
         return
+    # All cohorts means all v1 cohorts: extended ones are left out (methodology §18).
+    left_out = excluded_cohorts(engine) if cohort is None else []
+    named = ", ".join(map(str, left_out))
     if frame.empty:
-        typer.echo("no cohort yet: run `arena start-cohort` (or `arena demo`) first")
+        typer.echo(
+            f"no v1 cohort: the extended cohorts {named} are left out; --cohort N shows one"
+            if left_out
+            else "no cohort yet: run `arena start-cohort` (or `arena demo`) first"
+        )
         return
     from rich.console import Console
 
     title = f"Leaderboard, cohort {cohort}" if cohort else "Leaderboard, all cohorts"
+    if left_out:
+        title = f"Leaderboard, all v1 cohorts (extended cohorts {named} left out)"
     console = Console(width=None if sys.stdout.isatty() else 240)
     console.print(board.leaderboard_table(frame, title))
 

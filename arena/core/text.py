@@ -13,3 +13,12 @@ def storable(text: str) -> str:
     except UnicodeEncodeError:
         text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     return text
+
+
+REPLICATE_LABEL = " · r"
+
+
+def replicate_name(display_name: str, replicate: int, replicates: int) -> str:
+    """An agent's display name: its family's, with its replicate when the family fields
+    several agents in the cohort (charts and tables that list agents must tell them apart)."""
+    return display_name if replicates <= 1 else f"{display_name}{REPLICATE_LABEL}{replicate}"

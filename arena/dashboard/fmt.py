@@ -221,6 +221,24 @@ def price(value: Any) -> str:
     return written[:-1] if written.endswith("0") else written
 
 
+NOT_STATED = "not stated"
+
+
+def stated_probability(p: Any, paid: Any) -> str:
+    """stated p 0.62 vs price 0.55 (+0.07): the probability a model stated that the side it
+    bought wins, beside the price it paid and, in brackets, p − price (positive: it judged
+    the side underpriced); "not stated" when it stated none (missing is never filled in)."""
+    if missing(p):
+        return NOT_STATED
+    text = f"stated p {price(p)}"
+    if missing(paid):
+        return text
+    edge = float(p) - float(paid)
+    written = price(abs(edge))
+    sign = MINUS if edge < 0 and written.strip("0.") else "+"
+    return f"{text} vs price {price(paid)} ({sign}{written})"
+
+
 def outcome_prices(outcomes: Any, prices: Any, most: int = 3) -> str:
     """Yes 0.62 · No 0.38: a market's outcomes with their prices, from the lists or their
     JSON text as stored. With more than `most` outcomes, the `most` highest-priced come first
@@ -288,6 +306,11 @@ def escaped(value: Any) -> str:
 def signed_points(value: Any, places: int = 1) -> str:
     """+2.1 pp / −0.4 pp: a difference of two percentages, in percentage points."""
     return DASH if missing(value) else f"{_pct_number(float(value), places)} pp"
+
+
+def points(value: Any, places: int = 1) -> str:
+    """4.1 pp: a size in percentage points with no direction (a spread, a gap)."""
+    return DASH if missing(value) else f"{abs(float(value)):,.{places}f} pp"
 
 
 def rank_of(rank: Any, total: Any) -> str:

@@ -31,6 +31,7 @@ import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
+from arena.analytics.scope import excluded_cohorts
 from arena.analytics.simulated import SERVED_BY, simulated_families
 from arena.config import get_settings
 from arena.core.csvsafe import cell
@@ -171,6 +172,41 @@ def stored_caption(stored: Any) -> None:
     st.caption(
         f"Computed {stored.computed_at:%Y-%m-%d %H:%M} UTC by the hourly `analyses` job{as_of}."
     )
+
+
+# How a person sees a cohort an all-cohort view leaves out: (one cohort, several).
+COHORT_FILTER = (
+    "choose it in the cohort filter to see it",
+    "choose one in the cohort filter to see it",
+)
+
+
+def left_out_text(numbers: Sequence[int], how: tuple[str, str] = COHORT_FILTER) -> str:
+    """What an all-cohort view's v1 figures leave out: "2 extended cohorts (#3, #4) are left
+    out of these v1 figures; choose one in the cohort filter to see it." ("" when none)."""
+    if not numbers:
+        return ""
+    listed = ", ".join(f"#{n}" for n in numbers)
+    if len(numbers) == 1:
+        return f"1 extended cohort ({listed}) is left out of these v1 figures; {how[0]}."
+    return f"{len(numbers)} extended cohorts ({listed}) are left out of these v1 figures; {how[1]}."
+
+
+def left_out_note(cohort: int | None, how: tuple[str, str] = COHORT_FILTER) -> list[int]:
+    """Under an all-cohort view (`cohort` None): a note naming the extended cohorts its v1
+    figures leave out (`arena.analytics.scope.excluded_cohorts`; methodology §18). Nothing
+    when a cohort is chosen or every cohort is v1. Returns the numbers left out."""
+    if cohort is not None:
+        return []
+    numbers: list[int] = read(excluded_cohorts)
+    left_out_caption(numbers, how)
+    return numbers
+
+
+def left_out_caption(numbers: Sequence[int], how: tuple[str, str] = COHORT_FILTER) -> None:
+    """The note of `left_out_note` for these cohort numbers (nothing when there are none)."""
+    if numbers:
+        st.caption(f":material/filter_alt_off: {left_out_text(numbers, how)}")
 
 
 def simulated_notice(family_ids: Sequence[str] | None = None, detail: str | None = None) -> None:
@@ -324,6 +360,20 @@ def select_link(
     choices = list(options) if default in options else [default, *options]
     value = _bound(where.selectbox, label, key, choices, default, format_func=format_func, **kwargs)
     return None if value == ALL else value
+
+
+def extension_cohort_link(numbers: Sequence[int], all_label: str) -> int | None:
+    """The cohort filter of a protocol extension's page: its cohorts (`numbers`) or all of
+    them (`all_label`), bound to link ``cohort``, a quarter of the width."""
+    left, _ = st.columns([1, 3])
+    chosen: int | None = select_link(
+        "Cohort",
+        "cohort",
+        numbers,
+        format_func=lambda n: all_label if n == ALL else f"Cohort {n}",
+        container=left,
+    )
+    return chosen
 
 
 def choice_link(

@@ -16,6 +16,7 @@ from sqlmodel import Session, col, select
 
 from arena.config import Methodology, cohort_stamp
 from arena.core.errors import ConfigError, InputError
+from arena.core.text import replicate_name
 from arena.core.timeutil import week_start
 from arena.engine.logs import log_event
 from arena.lineup import Lineup
@@ -133,12 +134,6 @@ def _create(
         agents=[family.id for family in families],
     )
     return cohort
-
-
-def replicate_name(display_name: str, replicate: int, replicates: int) -> str:
-    """An agent's display name: the family's, with its replicate when the family has several
-    (charts and tables that list agents must tell them apart)."""
-    return display_name if replicates <= 1 else f"{display_name} · r{replicate}"
 
 
 def _result(session: Session, cohort: Cohort, created: bool) -> CohortResult:

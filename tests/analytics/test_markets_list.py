@@ -118,6 +118,28 @@ def test_legs_name_their_markets_question() -> None:
     assert decisions.legs_frame(legs)["question"].isna().all()
 
 
+def test_a_stated_cohorts_legs_carry_each_buys_stated_probability() -> None:
+    """The BUY legs (executed BETs) take their trade's stated probability by leg index,
+    missing stays missing; a rejected BET and a SELL bought nothing, so have none. Without
+    `probabilities` (a v1 cohort) the legs have no such column at all."""
+    legs = [
+        {"index": 0, "kind": "BET", "executed": True, "market_id": "m1", "price": "0.55"},
+        {"index": 1, "kind": "BET", "executed": True, "market_id": "m2", "price": "0.4"},
+        {"index": 2, "kind": "BET", "executed": False, "request": {"probability": "0.9"}},
+        {"index": 3, "kind": "SELL", "executed": True, "market_id": "m1", "price": "0.6"},
+    ]
+    stated = {0: 0.62, 1: None, 3: 0.99}  # (a SELL trade never has one; ignored if it did)
+
+    frame = decisions.legs_frame(legs, probabilities=stated)
+
+    assert list(frame.columns) == list(decisions.STATED_LEG_COLUMNS)
+    assert frame["probability"].dtype == "float64"
+    assert frame["probability"].tolist()[0] == 0.62
+    assert frame["probability"].iloc[1:].isna().all()
+    assert list(decisions.legs_frame(legs).columns) == list(decisions.LEG_COLUMNS)
+    assert "probability" not in decisions.legs_frame(legs)
+
+
 @pytest.fixture(scope="module")
 def season(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     built: Season = sqlite_season(tmp_path_factory.getbasetemp())
@@ -139,3 +161,5 @@ def test_a_decisions_rationale_and_leg_questions(season: Engine) -> None:
     held = decisions.decisions(season, status="fallback_hold").iloc[0]
     fallback = decisions.decision_detail(season, int(held["decision_id"]))
     assert fallback is not None and fallback.reasoning is None and fallback.legs.empty
+    # A v1 cohort: no stated probability asked, none in the legs.
+    assert not detail.asks_probability and "probability" not in detail.legs

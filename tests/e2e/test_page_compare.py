@@ -160,3 +160,17 @@ def test_without_a_pair_it_waits_for_two_families(streamlit_server: str, page: P
     expect(page.get_by_text(re.compile(r"^Pick two families above"))).to_be_visible()
     expect(page.get_by_test_id("stDataFrame")).to_have_count(0)
     assert "family=" not in page.url and "versus=" not in page.url
+
+
+def test_across_cohorts_an_extended_cohort_is_left_out_and_named(
+    mixed_server: str, page: Page, screenshots_dir: Path
+) -> None:
+    _open(page, f"{mixed_server}/compare?family=baseline-favorite&versus=llm-a")
+    note = "1 extended cohort (#2) is left out of these v1 figures; choose it in the cohort filter"
+    expect(page.get_by_text(re.compile(re.escape(note)))).to_be_visible()
+    expect(page.get_by_test_id("stDataFrame")).to_have_count(1)
+    _shoot(page, screenshots_dir, "compare-extended-left-out")
+
+    _open(page, f"{mixed_server}/compare?family=baseline-favorite&versus=llm-a&cohort=2")
+    expect(page.get_by_text(re.compile("extended cohort"))).to_have_count(0)
+    expect(page.get_by_test_id("stDataFrame")).to_have_count(1)

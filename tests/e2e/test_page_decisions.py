@@ -54,6 +54,9 @@ def test_a_decision_opens_on_its_rationale_legs_and_attempts(
     for column in ("Leg", "Market", "Side", "Result", "Amount", "Price", "Implied confidence"):
         assert column in in_view, in_view
     cells = assert_readable(legs)
+    # A v1 cohort: no stated-probability column (not even an empty one) after the price.
+    assert "Stated probability" not in cells
+    assert in_view[in_view.index("Price") + 1] == "Implied confidence", in_view
     assert cells["Market"][0] == "Will the Fed cut rates by 50+ bps at the February 2026 meeting?"
     assert cells["Result"] == ["executed", "rejected", "executed"]
     assert cells["Implied confidence"][1] == "—"  # rejected: no confidence, never None

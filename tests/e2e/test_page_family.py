@@ -19,6 +19,7 @@ from tests.e2e.test_page_agent import (
     shoot,
     visible_headers,
 )
+from tests.e2e.test_page_markets import cells_by_column
 
 pytestmark = pytest.mark.browser
 
@@ -143,3 +144,28 @@ def test_before_any_stored_analysis_it_shows_points_and_offers_the_rest(
     settle(page)
     expect(metric(page, "Return")).to_contain_text("95% interval")
     expect(page.get_by_text("Computed live on this page load")).to_be_visible()
+
+
+def test_an_extended_cohort_is_listed_but_left_out_of_the_figures(
+    mixed_server: str, streamlit_server: str, page: Page, screenshots_dir: Path
+) -> None:
+    """Cohort 2 re-stamped as extended: the headline figures are cohort 1's (as the v1
+    database's cohort 1 row reads), a note names cohort 2, and the table still lists it."""
+    open_page(page, streamlit_server, "family?family=llm-a", "Family")
+    expect(page.get_by_text(re.compile("extended cohort"))).to_have_count(0)
+    all_v1 = metric(page, "Return").inner_text()
+
+    open_page(page, mixed_server, "family?family=llm-a", "Family")
+    expect(
+        page.get_by_text(
+            "1 extended cohort (#2) is left out of these v1 figures; it is listed in the table "
+            "below."
+        )
+    ).to_be_visible()
+    expect(page.get_by_text(re.compile(r"Extended: #2 \(listed here"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^Over 1 v1 cohort: 2 decisions "))).to_be_visible()
+    assert metric(page, "Return").inner_text() != all_v1
+    expect(page.get_by_role("heading", name="P/L over time, all its v1 cohorts")).to_be_visible()
+    cohorts = cells_by_column(page.get_by_test_id("stDataFrame").first)["Cohort"]
+    assert sorted(c.strip() for c in cohorts) == ["1", "2"], cohorts
+    shoot(page, screenshots_dir, "family-extended-left-out")

@@ -121,3 +121,22 @@ def test_before_the_hourly_analyses_home_computes_nothing(
     expect(main.get_by_text(re.compile(r"\bStopped$"))).to_be_visible()
     assert not BAD_TEXT.search(_main_text(page))
     _shoot(page, screenshots_dir, "page-home-unanalysed")
+
+
+def test_the_leader_is_v1s_and_home_names_the_extended_cohort(
+    mixed_server: str, page: Page, screenshots_dir: Path
+) -> None:
+    """Cohort 2 re-stamped as extended: the leader comes from the v1 cohorts only, and Home
+    says which cohort its figures leave out."""
+    _open(page, mixed_server)
+    expect(
+        page.get_by_text(
+            "1 extended cohort (#2) is left out of these v1 figures; the Leaderboard shows it "
+            "when it is chosen in its cohort filter."
+        )
+    ).to_be_visible()
+    expect(
+        page.get_by_text(re.compile(r"^The best-ranked model over all v1 cohorts"))
+    ).to_be_visible()
+    assert not BAD_TEXT.search(_main_text(page))
+    _shoot(page, screenshots_dir, "home-extended-left-out")

@@ -36,7 +36,8 @@ CSV_HEADER = (
     "rank,display_name,family_id,kind,cohorts,total_pnl,return_pct,return_ci_low,"
     "return_ci_high,p_rank_1,rank_low,rank_high,brier,brier_ci_low,brier_ci_high,"
     "resolved_bets,win_rate,decisions,fallback_holds,api_cost_usd,too_early,"
-    "skill_vs_market,skill_vs_market_ci_low,skill_vs_market_ci_high,random_null_percentile"
+    "skill_vs_market,skill_vs_market_ci_low,skill_vs_market_ci_high,random_null_percentile,"
+    "agent_replicates,replicate_return_low,replicate_return_high"
 )
 BAD_CELL = re.compile(r"^(None|nan|NaN|NaT|<NA>|null)$|^\[\"|^\{\"")
 

@@ -7,6 +7,7 @@ baseline draws per replicate. The leaderboard pools replicates and shows their s
 
 from datetime import timedelta
 from decimal import Decimal as D
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -103,20 +104,25 @@ def test_the_database_refuses_a_second_agent_with_the_same_replicate(engine: Eng
         s.flush()
 
 
-def test_every_replicate_decides_alone_and_shares_nothing(engine: Engine) -> None:
+def decide_twice(engine: Engine, replicates: int) -> list[dict[str, Any]]:
+    """Start the cohort with `replicates` per family and run its decisions twice (the second
+    run must find every decision done); the request bodies the model server got."""
     lineup = parse_lineup(LINEUP)
     open_markets(engine)
-    start_cohort(engine, WEEK1, lineup, Methodology(), replicates=2)
+    start_cohort(engine, WEEK1, lineup, Methodology(), replicates=replicates)
     with serve_models() as server:
         server.script_model("test/a", answer(A_BET, "test/a"))
         server.script_model("test/b", answer(B_BET, "test/b"))
         decide(engine, server, lineup)
-        users = sorted(r.json["user"] for r in server.requests)  # type: ignore[index]
-        # a second run finds every decision done: claims are per agent, never per family
         decide(engine, server, lineup)
-        assert len(server.requests) == 4
+        return [r.json for r in server.requests if isinstance(r.json, dict)]
+
+
+def test_every_replicate_decides_alone_and_shares_nothing(engine: Engine) -> None:
+    # one request per LLM agent, none on the second run: claims are per agent, not per family
+    users = sorted(body["user"] for body in decide_twice(engine, replicates=2))
     assert users == ["arena:m-a:r1", "arena:m-a:r2", "arena:m-b:r1", "arena:m-b:r2"]
-    agents = {a.id: a for a in agents_of(engine)}
+    agents = {int(a.id or 0): a for a in agents_of(engine)}
     with session_scope(engine) as s:
         decisions = s.exec(select(Decision)).all()
         trades = s.exec(select(Trade)).all()
@@ -138,15 +144,8 @@ def test_every_replicate_decides_alone_and_shares_nothing(engine: Engine) -> Non
 
 
 def test_a_v1_request_names_no_stream(engine: Engine) -> None:
-    lineup = parse_lineup(LINEUP)
-    open_markets(engine)
-    start_cohort(engine, WEEK1, lineup, Methodology())
-    with serve_models() as server:
-        server.script_model("test/a", answer(A_BET, "test/a"))
-        server.script_model("test/b", answer(B_BET, "test/b"))
-        decide(engine, server, lineup)
-        bodies = [r.json for r in server.requests]
-    assert len(bodies) == 2 and all("user" not in b for b in bodies)  # type: ignore[operator]
+    bodies = decide_twice(engine, replicates=1)
+    assert len(bodies) == 2 and all("user" not in body for body in bodies)
 
 
 def test_the_random_baseline_draws_per_replicate() -> None:
@@ -208,13 +207,7 @@ def test_replicate_spread_pools_a_replicate_over_cohorts() -> None:
 def test_a_replicated_cohort_bundles_and_verifies(engine: Engine) -> None:
     """Replay bundles (issue 25) carry each agent's replicate and `arena verify` pools them as
     the leaderboard does; its point estimates must match the published ones."""
-    lineup = parse_lineup(LINEUP)
-    open_markets(engine)
-    start_cohort(engine, WEEK1, lineup, Methodology(), replicates=2)
-    with serve_models() as server:
-        server.script_model("test/a", answer(A_BET, "test/a"))
-        server.script_model("test/b", answer(B_BET, "test/b"))
-        decide(engine, server, lineup)
+    decide_twice(engine, replicates=2)
     take_snapshots(engine, RUN + timedelta(minutes=5))
     built = build_bundle(engine, 1, provisional=True)
     report = verify_bundle(built.bundle)

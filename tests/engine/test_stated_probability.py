@@ -9,12 +9,14 @@ from datetime import timedelta
 from decimal import Decimal as D
 from typing import Any
 
+import pandas as pd
 import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
 from arena.agents.prompts import STATED_PROBABILITY_HEADING, system_prompt
 from arena.agents.responders import default_responders
+from arena.analytics.decisions import LEG_COLUMNS, STATED_LEG_COLUMNS, decision_detail
 from arena.analytics.stated import extended_cohorts, stated_probability
 from arena.config import Methodology, load_settings
 from arena.engine.cohorts import start_cohort
@@ -170,6 +172,27 @@ def test_probabilities_are_stored_per_leg_and_missing_stays_missing(
     assert decisions["baseline-cash"][1] == []
 
 
+def test_the_decision_detail_shows_each_buys_stated_probability(
+    extended: tuple[Engine, PerModelServer],
+) -> None:
+    """The Decisions page's read model: in the extended cohort each BUY leg has the
+    probability stored on its trade (missing stays NaN) beside the price it paid."""
+    engine, _ = extended
+    details = {
+        family: decision_detail(engine, int(decision.id or 0))
+        for family, (decision, _trades) in by_family(engine).items()
+    }
+    a, b, cash = details["m-a"], details["m-b"], details["baseline-cash"]
+    assert a is not None and b is not None and cash is not None
+    assert a.asks_probability and b.asks_probability and cash.asks_probability
+    assert list(a.legs.columns) == list(STATED_LEG_COLUMNS)
+    assert a.legs["probability"].tolist()[0] == 0.55 and pd.isna(a.legs["probability"].iloc[1])
+    assert a.legs["price"].tolist() == [0.4, 0.5]
+    assert b.legs["probability"].tolist() == [0.7, 0.45]
+    assert b.legs["price"].tolist() == [0.6, 0.5]
+    assert cash.legs.empty and "probability" in cash.legs
+
+
 def test_the_figures_after_real_settlements_are_the_hand_computed_ones(
     extended: tuple[Engine, PerModelServer],
 ) -> None:
@@ -225,3 +248,6 @@ def test_a_v1_cohort_reads_the_same_answer_as_v1_always_did(engine: Engine) -> N
         assert trades and all(t.probability is None for t in trades)
     assert extended_cohorts(engine) == []
     assert stated_probability(engine, replicates=50).empty
+    detail = decision_detail(engine, int(decisions["m-a"][0].id or 0))
+    assert detail is not None and not detail.asks_probability
+    assert list(detail.legs.columns) == list(LEG_COLUMNS)  # no empty column in v1

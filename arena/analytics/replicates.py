@@ -1,0 +1,650 @@
+"""Replicates: how much of what separates agents is the luck of one run (issue 26).
+
+Why its own read model: a cohort started with `ARENA_REPLICATES=N` (N > 1; its stamp holds
+``"replicates": N``) fields N independent agents per family, same prompt, own portfolios. The
+leaderboard pools them (one row per family); this view asks how far a family's replicates
+differ from one another, against how far families differ, and whether the leaderboard's
+order would survive picking a different replicate. Only cohorts stamped with replicates > 1
+are in scope: a v1 cohort never enters.
+
+One database read at the edge (`replicate_agents`: per agent its P/L and Brier); everything
+else is a pure function of that frame, so the hand-computed tests call it on a few rows.
+
+Definitions (x = an agent's return %, its P/L over its capital; "cell" = one family in one
+cohort, its n replicates):
+
+- *Pooled* return % of a family: Σ P/L / Σ capital over its agents in scope (the leaderboard's
+  rule); pooled Brier: the mean over all of its agents' Brier rows.
+- *Within-family spread* (`family_spread`): the pooled standard deviation across replicates,
+  computed within each cohort and pooled over cohorts, √(Σ_cells Σ (x − x̄_cell)² /
+  Σ_cells (n − 1)): the root of the mean within-cohort variance when every cohort has the
+  same N (weighted by degrees of freedom otherwise); and the range, max − min within a cell,
+  averaged over the family's cohorts. Replicates are never matched across cohorts (r1 of one
+  cohort and r1 of the next are unrelated draws). The same for Brier, with x = an agent's
+  mean Brier (agents without a resolved bet left out). Deterministic baselines have
+  identical replicates: spread 0, which is the correct figure, not a missing one.
+- *Between-family gap*: a family's pooled return minus the next family's down the pooled
+  ranking, in percentage points (the last family has none); for Brier, the next worse family's
+  pooled Brier minus its own. Spread beside gap says whether replicate noise could reorder
+  neighbours.
+- *Noise share* (`noise_share`): the variance of agent returns within families over their
+  variance around each cohort's mean, each with its degrees of freedom: MS_w / MS_t with
+  MS_w = Σ (x − x̄_cell)² / (N − K) (replicate noise: the pooled within-cell variance) and
+  MS_t = Σ (x − x̄_cohort)² / (N − C), for N agents in K cells and C cohorts; capped at 1.
+  It estimates σ² / (σ² + τ²), σ² the replicate noise and τ² the variance between the
+  families' true returns: 0 when replicates agree exactly, about 1 when families differ by
+  no more than their replicates do (the plain ratio of sums of squares would give
+  (N − K)/(N − C), 0.69 with 3 replicates of 11 families, for pure noise). Equivalently
+  σ̂² / (σ̂² + τ̂²) with σ̂² = MS_w and τ̂² = max(0, MS_t − MS_w). Interval: a seeded
+  95% percentile bootstrap (2,000 draws) of the replicates within each cell, as modified
+  residuals around shrunken family effects: a cell's deviations from its mean, scaled by
+  √(n / (n − 1)), are drawn n times with replacement, and added to its cohort's mean plus
+  s·(cell mean − cohort mean), s² = max(0, 1 − (K − C)·MS_w / SS_b), SS_b = Σ n (cell mean
+  − cohort mean)², so that the drawn world's between-family variance is the estimated τ̂²
+  rather than that of the observed cell means, which carry noise of their own (drawn around
+  them, the interval sat below the estimate and, at 8 cohorts of 11 families × 3 replicates,
+  never covered a true 100%). Simulated seasons of 11 families × 3 replicates, 1 to 8
+  cohorts, 120 each: the 95% interval covered σ² / (σ² + τ²) in 85–99% of them with normal
+  noise, 84–100% with three deterministic families, and 61–99% with heavy-tailed (t₃)
+  noise, worst where families differ most: with three replicates it is a guide, not a
+  guarantee. It speaks of these families: how the figure moves with other draws of their
+  replicates. The same figure among the LLM families alone (`llm_noise_share`) leaves out
+  the baselines and the oracle, whose distance from the models can dwarf every difference
+  between models.
+- *Rank stability* (`rank_stability`): families ranked by pooled return (competition ranks,
+  1 = best). A *pick* takes one replicate per family per cohort and ranks families by the
+  picked agents' return (Σ P/L / Σ capital over the picked agents). Every pick is enumerated
+  when there are at most `MAX_PICKS` (20,000); otherwise `MAX_PICKS` seeded uniform random
+  picks are drawn (the summary says which). Reported: the share of picks whose whole ranking
+  equals the pooled one; pairwise agreement, the mean share of family pairs ordered as in the
+  pooled ranking (a tie counts as agreement only when tied in both); per family the share of
+  picks in which it keeps its pooled rank, and its best and worst rank over the picks.
+  Deterministic baselines take part like any family.
+"""
+
+import itertools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from math import prod
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+
+from arena.analytics.cohorts import FLOAT, INT, MONEY, TEXT, latest_snapshots, query_frame
+from arena.analytics.scope import cohort_id_of
+from arena.config import stamped_replicates
+from arena.core import stats
+from arena.storage.db import consistent_read
+from arena.storage.tables import AGENTS, COHORTS, FAMILIES, POSITIONS
+from arena.storage.tables import BRIER_SCORES as BRIERS
+
+MAX_PICKS = 20_000  # enumerate the picks up to this many, else draw this many at random
+_CHUNK = 2_000  # picks (and 100 bootstrap replicates) evaluated at a time: bounded memory
+
+# One row per agent of a replicated cohort in scope (`replicate_agents`).
+AGENT_KINDS: dict[str, str] = {
+    "agent_id": INT,
+    "cohort_number": INT,
+    "family_id": TEXT,
+    "display_name": TEXT,
+    "kind": TEXT,
+    "replicate": INT,
+    "capital": MONEY,
+    "pnl": MONEY,
+    "return_pct": FLOAT,
+    "brier": FLOAT,
+    "resolved_bets": INT,
+}
+AGENT_COLUMNS: tuple[str, ...] = tuple(AGENT_KINDS)
+
+# One row per family, best pooled return first (`ReplicateFigures.families`).
+FAMILY_COLUMNS: tuple[str, ...] = (
+    "family_id",
+    "display_name",
+    "kind",
+    "cohorts",
+    "agents",
+    "replicates",
+    "capital",
+    "pnl",
+    "pooled_return_pct",
+    "return_sd",
+    "return_range",
+    "return_min",
+    "return_max",
+    "return_gap",
+    "pooled_brier",
+    "brier_sd",
+    "brier_range",
+    "brier_gap",
+    "resolved_bets",
+    "pooled_rank",
+    "keeps_rank",
+    "rank_best",
+    "rank_worst",
+)
+
+# One row for the scope (`ReplicateFigures.summary`).
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "scope_cohorts",
+    "scope_families",
+    "scope_agents",
+    "noise_share",
+    "noise_share_ci_low",
+    "noise_share_ci_high",
+    "llm_noise_share",
+    "llm_noise_share_ci_low",
+    "llm_noise_share_ci_high",
+    "possible_picks",
+    "picks",
+    "enumerated",
+    "full_agreement",
+    "pairwise_agreement",
+)
+
+FIGURES_COLUMNS: tuple[str, ...] = (*FAMILY_COLUMNS, *SUMMARY_COLUMNS)
+
+
+# --------------------------------------------------------------------------------------------
+# The read
+
+
+def replicated_cohorts(engine: Engine) -> list[int]:
+    """The numbers of the cohorts stamped with more than one agent per family, oldest first."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(COHORTS.c.number, COHORTS.c.constants).order_by(COHORTS.c.number)
+        )
+        return [int(number) for number, constants in rows if stamped_replicates(constants) > 1]
+
+
+def replicate_agents(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
+    """Every agent of the replicated cohorts in scope (all, or cohort number `cohort`; a v1
+    cohort gives no rows; an unknown one → InputError), in one consistent read.
+
+    Columns (`AGENT_COLUMNS`): ``agent_id``, ``cohort_number``, ``family_id``,
+    ``display_name`` (the family's, without the replicate label), ``kind`` (llm | baseline),
+    ``replicate`` (1…N), ``capital`` (starting balance, $), ``pnl`` ($: the latest portfolio
+    snapshot's total P/L, else cash + open positions at cost − capital, as the leaderboard),
+    ``return_pct`` (pnl / capital × 100), ``brier`` (mean of its Brier rows, NaN before one)
+    and ``resolved_bets`` (its Brier rows). Ordered by cohort, family id, replicate.
+    """
+    with consistent_read(engine) as conn:
+        cohort_id = cohort_id_of(conn, cohort)
+        ids = [
+            int(cid)
+            for cid, constants in conn.execute(select(COHORTS.c.id, COHORTS.c.constants))
+            if stamped_replicates(constants) > 1 and (cohort_id is None or cid == cohort_id)
+        ]
+        if not ids:
+            return pd.DataFrame({c: pd.Series(dtype=_dtype(k)) for c, k in AGENT_KINDS.items()})
+        scope = select(AGENTS.c.id).where(AGENTS.c.cohort_id.in_(ids))
+        latest = latest_snapshots(scope)
+        open_cost = (
+            select(POSITIONS.c.agent_id, func.sum(POSITIONS.c.cost_basis).label("open_cost"))
+            .where(POSITIONS.c.status == "open", POSITIONS.c.agent_id.in_(scope))
+            .group_by(POSITIONS.c.agent_id)
+            .subquery("open_cost")
+        )
+        briers = (
+            select(
+                BRIERS.c.agent_id,
+                func.sum(BRIERS.c.brier_score).label("brier_sum"),
+                func.count(BRIERS.c.id).label("resolved_bets"),
+            )
+            .where(BRIERS.c.agent_id.in_(scope))
+            .group_by(BRIERS.c.agent_id)
+            .subquery("agent_briers")
+        )
+        query = (
+            select(
+                AGENTS.c.id.label("agent_id"),
+                COHORTS.c.number.label("cohort_number"),
+                AGENTS.c.family_id,
+                func.coalesce(FAMILIES.c.display_name, AGENTS.c.family_id).label("display_name"),
+                func.coalesce(FAMILIES.c.kind, "llm").label("kind"),
+                AGENTS.c.replicate,
+                AGENTS.c.starting_balance.label("capital"),
+                AGENTS.c.cash_balance.label("cash"),
+                open_cost.c.open_cost,
+                latest.c.total_pnl,
+                briers.c.brier_sum,
+                briers.c.resolved_bets,
+            )
+            .select_from(AGENTS)
+            .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+            .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
+            .outerjoin(latest, latest.c.agent_id == AGENTS.c.id)
+            .outerjoin(open_cost, open_cost.c.agent_id == AGENTS.c.id)
+            .outerjoin(briers, briers.c.agent_id == AGENTS.c.id)
+            .where(AGENTS.c.id.in_(scope))
+        )
+        kinds = {
+            **{c: k for c, k in AGENT_KINDS.items() if c not in ("pnl", "return_pct", "brier")},
+            "cash": MONEY,
+            "open_cost": MONEY,
+            "total_pnl": MONEY,
+            "brier_sum": FLOAT,
+        }
+        rows = query_frame(conn, query, kinds)
+    valued = rows["total_pnl"].notna().to_numpy()
+    book = rows["cash"].to_numpy() + np.nan_to_num(rows["open_cost"].to_numpy())
+    capital = rows["capital"].to_numpy()
+    rows["pnl"] = np.where(valued, rows["total_pnl"].to_numpy(), book - capital)
+    rows["return_pct"] = _ratio(rows["pnl"].to_numpy(), capital) * 100.0
+    bets = rows["resolved_bets"].to_numpy()
+    rows["brier"] = _ratio(rows["brier_sum"].fillna(0.0).to_numpy(), bets.astype(np.float64))
+    order = rows.sort_values(["cohort_number", "family_id", "replicate"], kind="stable")
+    return order[list(AGENT_COLUMNS)].reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Pure figures
+
+
+@dataclass(frozen=True)
+class NoiseShare:
+    """The share of return variance that is replicate noise, and its interval."""
+
+    share: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class RankStability:
+    """How the pooled ranking fares when one replicate per family and cohort is picked."""
+
+    possible: float  # how many picks there are (Π of the replicate counts; may be huge)
+    picks: int  # how many were evaluated
+    enumerated: bool  # all of them (True) or `picks` seeded random ones (False)
+    full_agreement: float  # share of picks ranking every family as the pooled ranking
+    pairwise_agreement: float  # mean share of family pairs ordered as pooled
+    families: pd.DataFrame  # family_id, pooled_rank, keeps_rank, rank_best, rank_worst
+
+
+@dataclass(frozen=True)
+class ReplicateFigures:
+    """Everything the Replicates page shows: per agent, per family, and the scope's summary."""
+
+    agents: pd.DataFrame  # `AGENT_COLUMNS`
+    families: pd.DataFrame  # `FAMILY_COLUMNS`
+    summary: pd.DataFrame  # `SUMMARY_COLUMNS`, one row
+
+
+def family_spread(agents: pd.DataFrame) -> pd.DataFrame:
+    """Per family (`replicate_agents` rows): pooled return and Brier, the within-family spread
+    of each (pooled SD and mean within-cohort range) and the gap to the next family. Columns
+    ``family_id``, ``display_name``, ``kind``, ``cohorts``, ``agents``, ``replicates`` (agents
+    per cohort: their mean, N when every cohort has N), ``capital``, ``pnl``,
+    ``pooled_return_pct``, ``return_sd`` and ``return_range`` (pp; NaN without a cohort of two
+    replicates), ``return_min`` / ``return_max`` (its lowest and highest agent's return, %),
+    ``return_gap`` (pp to the next family down; NaN for the last), ``pooled_brier``,
+    ``brier_sd``, ``brier_range``, ``brier_gap`` (to the next worse family), ``resolved_bets``;
+    best pooled return first (ties by display name)."""
+    frame = agents.assign(
+        brier_sum=agents["brier"].fillna(0.0) * agents["resolved_bets"],
+        brier_n=agents["resolved_bets"],
+    )
+    grouped = frame.groupby("family_id", sort=True)
+    out = grouped.agg(
+        display_name=("display_name", "first"),
+        kind=("kind", "first"),
+        cohorts=("cohort_number", "nunique"),
+        agents=("agent_id", "size"),
+        capital=("capital", "sum"),
+        pnl=("pnl", "sum"),
+        return_min=("return_pct", "min"),
+        return_max=("return_pct", "max"),
+        brier_sum=("brier_sum", "sum"),
+        resolved_bets=("brier_n", "sum"),
+    )
+    out["replicates"] = out["agents"] / out["cohorts"]
+    out["pooled_return_pct"] = _ratio(out["pnl"].to_numpy(), out["capital"].to_numpy()) * 100.0
+    out["pooled_brier"] = _ratio(
+        out["brier_sum"].to_numpy(), out["resolved_bets"].to_numpy(dtype=np.float64)
+    )
+    for name, column in (("return", "return_pct"), ("brier", "brier")):
+        sd, width = _within_spread(agents, column)
+        out[f"{name}_sd"] = sd.reindex(out.index)
+        out[f"{name}_range"] = width.reindex(out.index)
+    out = out.reset_index()
+    out = out.sort_values(
+        ["pooled_return_pct", "display_name", "family_id"],
+        ascending=[False, True, True],
+        kind="stable",
+    ).reset_index(drop=True)
+    pooled = out["pooled_return_pct"].to_numpy()
+    out["return_gap"] = np.append(pooled[:-1] - pooled[1:], np.nan) if len(out) else []
+    out["brier_gap"] = _next_worse_gap(out["pooled_brier"].to_numpy())
+    return out
+
+
+def noise_share(
+    agents: pd.DataFrame,
+    *,
+    replicates: int = stats.DEFAULT_REPLICATES,
+    seed: int = 0,
+    level: float = stats.CONFIDENCE,
+) -> NoiseShare:
+    """The share of the variance of agent returns (around each cohort's mean) that is
+    replicate noise, with its bootstrap interval (the module docstring has the definitions).
+    NaN where the returns do not vary at all, or no family has two agents in a cohort."""
+    if agents.empty:
+        return NoiseShare(np.nan, np.nan, np.nan)
+    values, mask, cohort_of = _cells(agents, "return_pct")
+    point = _share(values[None], mask, cohort_of)[0]
+    if replicates <= 0 or np.isnan(point):
+        return NoiseShare(float(point), np.nan, np.nan)
+    n = mask.sum(axis=1)
+    means = np.where(mask, values, 0.0).sum(axis=1) / n
+    centres = np.bincount(cohort_of, weights=n * means) / np.bincount(cohort_of, weights=n)
+    effects = means - centres[cohort_of]  # each cell's family effect in its cohort
+    within = float((np.where(mask, values - means[:, None], 0.0) ** 2).sum())
+    between = float((n * effects**2).sum())
+    agents_n, cells, cohorts = int(n.sum()), len(n), len(centres)
+    shrink = (
+        math.sqrt(max(0.0, 1 - (cells - cohorts) * within / (agents_n - cells) / between))
+        if between > 0
+        else 0.0
+    )
+    drawn_means = centres[cohort_of] + shrink * effects
+    scale = np.sqrt(n / np.maximum(n - 1, 1))
+    residuals = np.where(mask, (values - means[:, None]) * scale[:, None], 0.0)
+    rng = np.random.default_rng(seed)
+    reps = []
+    for start in range(0, replicates, 100):
+        size = min(100, replicates - start)
+        draws = np.floor(rng.random((size, *values.shape)) * n[None, :, None]).astype(np.int64)
+        drawn = np.take_along_axis(np.broadcast_to(residuals, (size, *values.shape)), draws, axis=2)
+        reps.append(_share(drawn_means[None, :, None] + drawn, mask, cohort_of))
+    low, high = stats.percentile_interval(np.concatenate(reps), level)
+    return NoiseShare(float(point), float(low), float(high))
+
+
+def rank_stability(
+    agents: pd.DataFrame, *, max_picks: int = MAX_PICKS, seed: int = 0
+) -> RankStability:
+    """The pooled ranking against the rankings of single picks of one replicate per family
+    and cohort (the module docstring has the definitions)."""
+    columns = ["family_id", "pooled_rank", "keeps_rank", "rank_best", "rank_worst"]
+    if agents.empty:
+        empty = pd.DataFrame(
+            {c: pd.Series(dtype="string" if c == "family_id" else "float64") for c in columns}
+        )
+        return RankStability(0.0, 0, True, np.nan, np.nan, empty)
+    families = sorted(set(agents["family_id"].astype(str)))
+    pnl, mask, _ = _cells(agents, "pnl")
+    capital, _, _ = _cells(agents, "capital")
+    family_of = _cell_families(agents, families)
+    n = mask.sum(axis=1)
+    onehot = np.zeros((len(n), len(families)))
+    onehot[np.arange(len(n)), family_of] = 1.0
+    pooled = _ratio(
+        np.where(mask, pnl, 0.0).sum(axis=1) @ onehot,
+        np.where(mask, capital, 0.0).sum(axis=1) @ onehot,
+    )
+    pooled_ranks = stats.competition_ranks(pooled)
+    possible = float(prod(int(k) for k in n))
+    enumerated = possible <= max_picks
+    total = int(possible) if enumerated else max_picks
+    rng = np.random.default_rng(seed)
+    full = pairs = 0.0
+    keeps = np.zeros(len(families))
+    best = np.full(len(families), np.inf)
+    worst = np.full(len(families), -np.inf)
+    upper = np.triu(np.ones((len(families), len(families)), dtype=bool), k=1)
+    pooled_order = np.sign(pooled_ranks[:, None] - pooled_ranks[None, :])[upper]
+    rows = np.arange(len(n))
+    # Replicates start with the same capital (always, so far): a pick's capital is then fixed.
+    uniform = np.all(~mask | (capital == capital[:, :1]))
+    same_capital = capital[:, 0] @ onehot if uniform else None
+    for start in range(0, total, _CHUNK):
+        size = min(_CHUNK, total - start)
+        if enumerated:
+            flat = np.arange(start, start + size)
+            picked = np.stack(np.unravel_index(flat, tuple(int(k) for k in n)), axis=1)
+        else:
+            picked = (rng.random((size, len(n))) * n).astype(np.int64)  # uniform in 0…n−1
+        spent = same_capital if same_capital is not None else capital[rows, picked] @ onehot
+        ranks = stats.competition_ranks(_ratio(pnl[rows, picked] @ onehot, spent)).reshape(
+            size, len(families)
+        )
+        full += float(np.all(ranks == pooled_ranks, axis=1).sum())
+        if upper.any():
+            order = np.sign(ranks[:, :, None] - ranks[:, None, :])[:, upper]
+            pairs += float((order == pooled_order).mean(axis=1).sum())
+        keeps += (ranks == pooled_ranks).sum(axis=0)
+        best = np.minimum(best, ranks.min(axis=0))
+        worst = np.maximum(worst, ranks.max(axis=0))
+    per_family = pd.DataFrame(
+        {
+            "family_id": pd.Series(families, dtype="string"),
+            "pooled_rank": pooled_ranks.astype(np.float64),
+            "keeps_rank": keeps / total,
+            "rank_best": best,
+            "rank_worst": worst,
+        }
+    )
+    return RankStability(
+        possible,
+        total,
+        enumerated,
+        full / total,
+        pairs / total if upper.any() else np.nan,
+        per_family,
+    )
+
+
+def replicate_figures(
+    agents: pd.DataFrame,
+    *,
+    replicates: int = stats.DEFAULT_REPLICATES,
+    seed: int = 0,
+    level: float = stats.CONFIDENCE,
+    max_picks: int = MAX_PICKS,
+) -> ReplicateFigures:
+    """Every figure of the Replicates page from `replicate_agents` rows (pure)."""
+    spread = family_spread(agents)
+    noise = noise_share(agents, replicates=replicates, seed=seed, level=level)
+    llms = agents[agents["kind"] != "baseline"]
+    llm_noise = noise_share(llms, replicates=replicates, seed=seed, level=level)
+    stability = rank_stability(agents, max_picks=max_picks, seed=seed)
+    families = spread.merge(stability.families, on="family_id", how="left")
+    summary = pd.DataFrame(
+        {
+            "scope_cohorts": [int(agents["cohort_number"].nunique())],
+            "scope_families": [int(agents["family_id"].nunique())],
+            "scope_agents": [len(agents)],
+            "noise_share": [noise.share],
+            "noise_share_ci_low": [noise.low],
+            "noise_share_ci_high": [noise.high],
+            "llm_noise_share": [llm_noise.share],
+            "llm_noise_share_ci_low": [llm_noise.low],
+            "llm_noise_share_ci_high": [llm_noise.high],
+            "possible_picks": [stability.possible],
+            "picks": [stability.picks],
+            "enumerated": [stability.enumerated],
+            "full_agreement": [stability.full_agreement],
+            "pairwise_agreement": [stability.pairwise_agreement],
+        }
+    )
+    return ReplicateFigures(
+        agents.reset_index(drop=True), _typed_families(families), summary[list(SUMMARY_COLUMNS)]
+    )
+
+
+def replicate_analysis(
+    engine: Engine,
+    *,
+    cohort: int | None = None,
+    replicates: int = stats.DEFAULT_REPLICATES,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """The per-family figures and the scope's summary of the replicated cohorts in scope (all,
+    or cohort number `cohort`; a v1 cohort gives an empty frame) as one frame: one row per
+    family (`FAMILY_COLUMNS`), the summary's `SUMMARY_COLUMNS` repeated on every row
+    (`split_figures` takes them apart). Stored by the hourly `analyses` job
+    (`arena.analytics.stored`), beside `replicate_agents`: the bootstrap and the 20,000 picks
+    take most of a second at eight cohorts and grow with every cohort."""
+    figures = replicate_figures(
+        replicate_agents(engine, cohort=cohort), replicates=replicates, seed=seed
+    )
+    return joined_figures(figures)
+
+
+def joined_figures(figures: ReplicateFigures) -> pd.DataFrame:
+    """`figures.families` with the summary's columns on every row (`FIGURES_COLUMNS`)."""
+    families = figures.families.reset_index(drop=True)
+    summary = figures.summary.iloc[[0] * len(families)].reset_index(drop=True)
+    return pd.concat([families, summary], axis=1)[list(FIGURES_COLUMNS)]
+
+
+def split_figures(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series | None]:
+    """A `replicate_analysis` frame as (per-family rows, the summary; None when empty)."""
+    families = frame[list(FAMILY_COLUMNS)].reset_index(drop=True)
+    summary = None if frame.empty else frame.iloc[0][list(SUMMARY_COLUMNS)]
+    return families, summary
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _dtype(kind: str) -> str:
+    return {INT: "int64", TEXT: "string"}.get(kind, "float64")
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator where the denominator is positive, else NaN."""
+    numerator = np.asarray(numerator, dtype=np.float64)
+    denominator = np.asarray(denominator, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(
+            denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan
+        )
+
+
+def _within_spread(agents: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:
+    """Per family: the pooled within-cohort SD of `column` across replicates, and the mean
+    within-cohort range (max − min), over the cohorts where it has two values or more."""
+    known = agents.loc[agents[column].notna(), ["family_id", "cohort_number", column]]
+    keys = [known["family_id"], known["cohort_number"]]
+    deviations = (known[column] - known.groupby(keys)[column].transform("mean")) ** 2
+    cells = known.groupby(keys)[column]
+    per_cell = pd.DataFrame(
+        {
+            "ss": deviations.groupby(keys).sum(),
+            "df": cells.size() - 1,
+            "width": cells.max() - cells.min(),
+        }
+    )
+    # Identical replicates have no spread at all, not a rounding error's worth of one.
+    per_cell.loc[per_cell["width"] == 0, "ss"] = 0.0
+    per_cell = per_cell[per_cell["df"] > 0]
+    per_family = per_cell.groupby(level=0)
+    sd = np.sqrt(per_family["ss"].sum() / per_family["df"].sum())
+    return sd, per_family["width"].mean()
+
+
+def _next_worse_gap(briers: np.ndarray) -> np.ndarray:
+    """Per family, the next worse (higher) pooled Brier minus its own; NaN for the worst and
+    for a family without Brier."""
+    gaps = np.full(len(briers), np.nan)
+    known = np.flatnonzero(~np.isnan(briers))
+    order = known[np.argsort(briers[known], kind="stable")]
+    for here, below in itertools.pairwise(order):
+        gaps[here] = briers[below] - briers[here]
+    return gaps
+
+
+def _cell_keys(agents: pd.DataFrame) -> tuple[np.ndarray, list[tuple[int, str]]]:
+    """Each agent's cell (family × cohort) index, and each cell's (cohort, family) label."""
+    keys = [
+        (int(c), str(f)) for c, f in zip(agents["cohort_number"], agents["family_id"], strict=True)
+    ]
+    labels = sorted(set(keys))
+    index = {key: i for i, key in enumerate(labels)}
+    return np.asarray([index[key] for key in keys], dtype=np.int64), labels
+
+
+def _cells(agents: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`column` laid out as (cells × most replicates), its mask, and each cell's cohort index
+    (0…C−1). Cells are (cohort, family) in order; within a cell agents keep their order."""
+    cell, labels = _cell_keys(agents)
+    slot = pd.Series(cell).groupby(cell).cumcount().to_numpy()
+    width = int(slot.max()) + 1 if len(slot) else 0
+    values = np.zeros((len(labels), width))
+    mask = np.zeros((len(labels), width), dtype=bool)
+    values[cell, slot] = agents[column].to_numpy(dtype=np.float64)
+    mask[cell, slot] = True
+    cohorts = sorted({int(c) for c, _ in labels})
+    position = {c: i for i, c in enumerate(cohorts)}
+    cohort_of = np.asarray([position[int(c)] for c, _ in labels], dtype=np.int64)
+    return values, mask, cohort_of
+
+
+def _cell_families(agents: pd.DataFrame, families: list[str]) -> np.ndarray:
+    _, labels = _cell_keys(agents)
+    index = {family: i for i, family in enumerate(families)}
+    return np.asarray([index[str(f)] for _, f in labels], dtype=np.int64)
+
+
+def _share(values: np.ndarray, mask: np.ndarray, cohort_of: np.ndarray) -> np.ndarray:
+    """Per draw (axis 0 of `values`, cells × slots after it): the within-cell variance
+    (degrees of freedom N − K) over the variance around each cohort's mean (N − C), capped
+    at 1; NaN where nothing varies or no cell has two agents."""
+    weights = mask[None].astype(np.float64)
+    n = mask.sum(axis=1)
+    cell_sum = (values * weights).sum(axis=2)
+    cell_mean = cell_sum / n
+    within = (((values - cell_mean[:, :, None]) ** 2) * weights).sum(axis=(1, 2))
+    cohorts = int(cohort_of.max()) + 1
+    onehot = np.zeros((len(cohort_of), cohorts))
+    onehot[np.arange(len(cohort_of)), cohort_of] = 1.0
+    cohort_mean = (cell_sum @ onehot) / (n @ onehot)
+    centre = cohort_mean[:, cohort_of]
+    total = (((values - centre[:, :, None]) ** 2) * weights).sum(axis=(1, 2))
+    agents, cells = int(n.sum()), len(n)
+    if agents <= cells:  # one agent per family and cohort: no replicate noise to measure
+        return np.full(len(values), np.nan)
+    # Identical returns leave only rounding in `total`: no variance to share out.
+    varies = total > 1e-12 * np.maximum(((values**2) * weights).sum(axis=(1, 2)), 1.0)
+    ratio = (within / (agents - cells)) / np.where(varies, total / (agents - cohorts), 1.0)
+    return np.where(varies, np.minimum(ratio, 1.0), np.nan)
+
+
+def _typed_families(frame: pd.DataFrame) -> pd.DataFrame:
+    """`FAMILY_COLUMNS` with stable dtypes (an empty frame too)."""
+    dtypes: Mapping[str, str] = {
+        **dict.fromkeys(FAMILY_COLUMNS, "float64"),
+        **dict.fromkeys(("family_id", "display_name", "kind"), "string"),
+        **dict.fromkeys(("cohorts", "agents", "resolved_bets"), "int64"),
+    }
+    if frame.empty:
+        return pd.DataFrame({c: pd.Series(dtype=dtypes[c]) for c in FAMILY_COLUMNS})
+    return frame[list(FAMILY_COLUMNS)].astype(dict(dtypes)).reset_index(drop=True)
+
+
+__all__ = [
+    "AGENT_COLUMNS",
+    "FAMILY_COLUMNS",
+    "FIGURES_COLUMNS",
+    "MAX_PICKS",
+    "SUMMARY_COLUMNS",
+    "NoiseShare",
+    "RankStability",
+    "ReplicateFigures",
+    "family_spread",
+    "joined_figures",
+    "noise_share",
+    "rank_stability",
+    "replicate_agents",
+    "replicate_analysis",
+    "replicate_figures",
+    "replicated_cohorts",
+    "split_figures",
+]
