@@ -13,6 +13,7 @@ from playwright.sync_api import Page, ViewportSize, expect
 
 from arena.analytics.export import EXPORTS
 from tests.e2e.conftest import ADMIN_PASSWORD, ROOT, settle
+from tests.e2e.test_page_leaderboard import CSV_HEADER  # the page CSV's header, pinned once
 
 pytestmark = pytest.mark.browser
 
@@ -40,12 +41,6 @@ SHOWCASE = {
     "calibration": "?family=oracle",
     "markets": "?held=yes&market=900020",
 }
-LEADERBOARD_HEADER = (
-    "rank,display_name,family_id,kind,cohorts,total_pnl,return_pct,return_ci_low,"
-    "return_ci_high,p_rank_1,rank_low,rank_high,brier,brier_ci_low,brier_ci_high,"
-    "resolved_bets,win_rate,decisions,fallback_holds,api_cost_usd,too_early,skill_vs_market,"
-    "skill_vs_market_ci_low,skill_vs_market_ci_high,random_null_percentile"
-)
 ROW_HEIGHT = 35  # Streamlit's dataframe rows (and header) in pixels
 # The README's picture of the Leaderboard, retaken by every run of the browser tests.
 README_SCREENSHOT = ROOT / "docs" / "img" / "leaderboard.png"
@@ -156,7 +151,7 @@ def test_leaderboard_range_switch_and_csv_of_the_table(streamlit_server: str, pa
     download = info.value
     assert download.suggested_filename == "forecaster-arena-leaderboard-all.csv"
     lines = Path(download.path()).read_text(encoding="utf-8").splitlines()
-    assert lines[0] == LEADERBOARD_HEADER
+    assert lines[0] == CSV_HEADER
     assert len(lines) == 1 + 6  # one row per family, baselines included
     assert any(line.split(",")[2] == "oracle" for line in lines[1:])
 
