@@ -71,7 +71,7 @@ from math import prod
 import numpy as np
 import pandas as pd
 from sqlalchemy import func, select
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics.cohorts import FLOAT, INT, MONEY, TEXT, latest_snapshots, query_frame
 from arena.analytics.scope import cohort_id_of
@@ -152,13 +152,18 @@ FIGURES_COLUMNS: tuple[str, ...] = (*FAMILY_COLUMNS, *SUMMARY_COLUMNS)
 # The read
 
 
+def _replicated(conn: Connection) -> list[tuple[int, int]]:
+    """(id, number) of the cohorts stamped with more than one agent per family, oldest first."""
+    rows = conn.execute(
+        select(COHORTS.c.id, COHORTS.c.number, COHORTS.c.constants).order_by(COHORTS.c.number)
+    )
+    return [(int(cid), int(n)) for cid, n, constants in rows if stamped_replicates(constants) > 1]
+
+
 def replicated_cohorts(engine: Engine) -> list[int]:
     """The numbers of the cohorts stamped with more than one agent per family, oldest first."""
     with engine.connect() as conn:
-        rows = conn.execute(
-            select(COHORTS.c.number, COHORTS.c.constants).order_by(COHORTS.c.number)
-        )
-        return [int(number) for number, constants in rows if stamped_replicates(constants) > 1]
+        return [number for _, number in _replicated(conn)]
 
 
 def replicate_agents(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
@@ -174,11 +179,7 @@ def replicate_agents(engine: Engine, *, cohort: int | None = None) -> pd.DataFra
     """
     with consistent_read(engine) as conn:
         cohort_id = cohort_id_of(conn, cohort)
-        ids = [
-            int(cid)
-            for cid, constants in conn.execute(select(COHORTS.c.id, COHORTS.c.constants))
-            if stamped_replicates(constants) > 1 and (cohort_id is None or cid == cohort_id)
-        ]
+        ids = [cid for cid, _ in _replicated(conn) if cohort_id is None or cid == cohort_id]
         if not ids:
             return pd.DataFrame({c: pd.Series(dtype=_dtype(k)) for c, k in AGENT_KINDS.items()})
         scope = select(AGENTS.c.id).where(AGENTS.c.cohort_id.in_(ids))
