@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 from arena.analytics.leaderboard_inputs import (
     UNIT_SUMS,
     LeaderboardInputs,
+    agent_pnl,
     float_values,
     load_inputs,
 )
@@ -39,7 +40,7 @@ def _agent_books(agents: pd.DataFrame) -> pd.DataFrame:
             "cohort_id": agents["cohort_id"].to_numpy(),
             "replicate": agents["replicate"].to_numpy(),
             "capital": start,
-            "pnl": np.where(has_snapshot, snap_pnl, book_total - start),
+            "pnl": agent_pnl(start, cash, open_cost, snap_pnl),
             "realized": np.nan_to_num(float_values(agents["realized"])),
             "unresolved_value": np.where(
                 has_snapshot, float_values(agents["positions_value"]), open_cost

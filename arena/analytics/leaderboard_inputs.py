@@ -58,6 +58,18 @@ def float_values(values: pd.Series) -> np.ndarray:
     return np.asarray([np.nan if v is None else float(v) for v in values], dtype=np.float64)
 
 
+def agent_pnl(
+    capital: np.ndarray, cash: np.ndarray, open_cost: np.ndarray, snapshot_pnl: np.ndarray
+) -> np.ndarray:
+    """v1's P/L per agent: its latest snapshot's total P/L, else (before its first snapshot)
+    cash + open positions at cost − capital. NaN open cost (no open position) counts as 0.
+
+    The one rule the leaderboard, its bootstrap and the replicates read share; the Cohorts
+    standings apply it row by row on Decimals (`cohorts._standings`)."""
+    book = cash + np.nan_to_num(open_cost)
+    return np.where(np.isnan(snapshot_pnl), book - capital, snapshot_pnl)
+
+
 @dataclass(frozen=True)
 class LeaderboardInputs:
     """The scope's rows: agents, per agent × market units and per family decision counts."""

@@ -74,6 +74,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics.cohorts import FLOAT, INT, MONEY, TEXT, latest_snapshots, query_frame
+from arena.analytics.leaderboard_inputs import agent_pnl, float_values
 from arena.analytics.scope import cohort_id_of
 from arena.config import stamped_replicates
 from arena.core import stats
@@ -231,10 +232,13 @@ def replicate_agents(engine: Engine, *, cohort: int | None = None) -> pd.DataFra
             "brier_sum": FLOAT,
         }
         rows = query_frame(conn, query, kinds)
-    valued = rows["total_pnl"].notna().to_numpy()
-    book = rows["cash"].to_numpy() + np.nan_to_num(rows["open_cost"].to_numpy())
-    capital = rows["capital"].to_numpy()
-    rows["pnl"] = np.where(valued, rows["total_pnl"].to_numpy(), book - capital)
+    capital = float_values(rows["capital"])
+    rows["pnl"] = agent_pnl(
+        capital,
+        float_values(rows["cash"]),
+        float_values(rows["open_cost"]),
+        float_values(rows["total_pnl"]),
+    )
     rows["return_pct"] = _ratio(rows["pnl"].to_numpy(), capital) * 100.0
     bets = rows["resolved_bets"].to_numpy()
     rows["brier"] = _ratio(rows["brier_sum"].fillna(0.0).to_numpy(), bets.astype(np.float64))

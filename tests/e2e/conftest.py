@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
 from sqlalchemy import select, update
 
 from arena.engine.analyses import store_analyses
@@ -43,6 +43,13 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SERVER_START_TIMEOUT_S = 60.0
+# How long an `expect(...)` waits, like every other browser wait here (the context's default and
+# `settle`). Playwright's own 5 s is too short for a script run on a loaded two-core CI machine:
+# a fresh server's first visit imports pandas, altair and the analytics before it draws a heading
+# (CI once saw the Agent heading arrive after the 5 s had run out). A longer wait only slows a
+# failing assertion; a passing one returns as soon as it holds.
+EXPECT_TIMEOUT_MS = 30_000
+expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 # Environment keys the server must not inherit: it gets exactly the test database, no secrets.
 SCRUBBED_ENV = ("OPENROUTER_API_KEY", "ARENA_LLM_API_KEY", "ARENA_LINEUP", "ARENA_ADMIN_PASSWORD")
 ADMIN_PASSWORD = "e2e-admin-password"  # the server's ARENA_ADMIN_PASSWORD, for Operations
