@@ -4,6 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PORT   ?= 8501
+# pytest-xdist workers for `make test` (auto: one per core); `make test WORKERS=0` runs serially.
+WORKERS ?= auto
 
 .PHONY: install system-deps demo demo-extensions test lint serve clean
 
@@ -50,7 +52,7 @@ test: system-deps $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(WORKERS) --dist worksteal
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,5 +1,6 @@
 """Shared fixtures: real databases (a SQLite file and a throw-away PostgreSQL server)."""
 
+import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ from arena.config import get_settings
 from arena.storage.db import create_db_engine, dispose_engines
 from arena.storage.migrate import init_db
 from tests.pg import PostgresCluster, start_cluster
+from tests.stated_season import DemoSeasons
 
 BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
@@ -26,6 +28,18 @@ def pg_cluster() -> Iterator[PostgresCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_seasons(tmp_path_factory: pytest.TempPathFactory) -> DemoSeasons:
+    """Short `arena demo` seasons, each played once per test run (see tests.stated_season).
+
+    Under pytest-xdist each worker has its own base temp folder inside the run's: the seasons
+    live in the run's, so the workers share them."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    return DemoSeasons(base / "demo-seasons")
 
 
 @pytest.fixture(scope="session")

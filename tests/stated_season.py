@@ -4,8 +4,16 @@ Shared by the demo tests of the stated-probability extension and of replicates, 
 browser tests: two decision weeks of `arena demo` (the simulated model server's personas, the
 baselines and the oracle), stopped after `days`, the hourly analyses stored at its end as the
 demo stores them.
+
+A season takes half a minute to play, so `DemoSeasons` (the `demo_seasons` fixture) plays each
+distinct one once per test run, whichever xdist worker needs it first, and hands every caller a
+copy of its own.
 """
 
+import fcntl
+import hashlib
+import shutil
+import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
@@ -35,3 +43,35 @@ def demo_season(
     finally:
         engine.dispose()
     return url
+
+
+class DemoSeasons:
+    """Each distinct demo season played once into `folder`; callers get their own copies.
+
+    `folder` may be shared by the pytest-xdist workers of one run: a lock file per season
+    makes the first worker to need it play it while the others wait, and a marker written
+    last means a season interrupted half-way is played again, never copied."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+
+    def copy(
+        self, into: Path, lineup: Lineup, extensions: str, days: int, replicates: int = 1
+    ) -> str:
+        """The season of these arguments as `into`/demo.db, a copy a test may change; its URL."""
+        key = f"{lineup.model_dump_json()}|{extensions}|{days}|{replicates}"
+        folder = self._folder / hashlib.sha256(key.encode()).hexdigest()[:16]
+        folder.mkdir(parents=True, exist_ok=True)
+        played = folder / "demo.db"
+        with (folder / "lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (folder / "played").exists():
+                for leftover in folder.glob("demo.db*"):
+                    leftover.unlink()
+                demo_season(folder, lineup, extensions, days, replicates)
+                with sqlite3.connect(played) as conn:  # fold the WAL in: a file copy is whole
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                (folder / "played").touch()
+        into.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(played, into / "demo.db")
+        return f"sqlite:///{into / 'demo.db'}"

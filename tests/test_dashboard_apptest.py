@@ -35,6 +35,10 @@ NO_DATABASE = "No database yet: run `arena init-db` or `make demo`."
 NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
 PAGES = {
     "leaderboard": "Leaderboard",
+    "compare": "Compare",
+    "family": "Family",
+    "stated": "Stated probability",
+    "replicates": "Replicates",
     "cohorts": "Cohorts",
     "agent": "Agent",
     "decisions": "Decisions",

@@ -30,7 +30,7 @@ from arena.config import Methodology
 from arena.lineup import Lineup, load_lineup
 from arena.storage.db import create_db_engine
 from arena.storage.tables import AGENTS, COHORTS, DECISION_ATTEMPTS, DECISIONS, FAMILIES, TRADES
-from tests.stated_season import demo_season
+from tests.stated_season import DemoSeasons, demo_season
 
 LINEUP = load_lineup(None)
 LLM_FAMILIES = sorted(f.id for f in LINEUP.families if f.kind == "llm")
@@ -38,8 +38,9 @@ BASELINES = Lineup(families=[f for f in LINEUP.families if f.kind == "baseline"]
 
 
 @pytest.fixture(scope="module")
-def season(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    url = demo_season(tmp_path_factory.mktemp("demo_stated"), LINEUP, "stated_probability", 15)
+def season(demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    folder = tmp_path_factory.mktemp("demo_stated")
+    url = demo_seasons.copy(folder, LINEUP, "stated_probability", 15)
     engine = create_db_engine(url)
     yield engine
     engine.dispose()

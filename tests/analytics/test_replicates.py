@@ -36,7 +36,7 @@ from arena.dashboard import charts, fmt
 from arena.lineup import load_lineup
 from arena.storage.db import create_db_engine
 from arena.storage.tables import AGENTS, DECISIONS, POSITIONS, TRADES
-from tests.stated_season import demo_season
+from tests.stated_season import DemoSeasons
 
 NAN = float("nan")
 
@@ -351,10 +351,11 @@ def test_no_agent_gives_the_documented_empty_frames() -> None:
 
 
 @pytest.fixture(scope="module")
-def season(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+def season(demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     """Nine days of `arena demo --replicates 3` (two cohorts, one decision run each; the
     lineup's LLM families on the simulated model server, the baselines and the oracle)."""
-    url = demo_season(tmp_path_factory.mktemp("demo_replicates"), load_lineup(None), "", 9, 3)
+    folder = tmp_path_factory.mktemp("demo_replicates")
+    url = demo_seasons.copy(folder, load_lineup(None), "", 9, 3)
     engine = create_db_engine(url)
     yield engine
     engine.dispose()

@@ -114,7 +114,9 @@ def test_the_readme_screenshot_of_the_leaderboard(streamlit_server: str, page: P
     assert shot[:8] == b"\x89PNG\r\n\x1a\n" and 20_000 < len(shot) < 600_000, len(shot)
     if not README_SCREENSHOT.is_file() or README_SCREENSHOT.read_bytes() != shot:
         README_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-        README_SCREENSHOT.write_bytes(shot)
+        staged = README_SCREENSHOT.with_suffix(".png.part")  # whole or not at all: test_docs
+        staged.write_bytes(shot)  # may read it from the other pytest worker meanwhile
+        staged.replace(README_SCREENSHOT)
 
 
 def test_a_caption_link_opens_its_section_of_the_methodology(

@@ -16,7 +16,7 @@ from arena.analytics.replicates import AGENT_COLUMNS
 from arena.lineup import load_lineup
 from tests.e2e.conftest import dashboard_server
 from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page, shoot
-from tests.stated_season import demo_season
+from tests.stated_season import DemoSeasons
 
 pytestmark = pytest.mark.browser
 
@@ -32,10 +32,12 @@ RANKS = re.compile(r"^\d+(–\d+)?$")
 
 
 @pytest.fixture(scope="module")
-def replicated_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def replicated_server(
+    demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     """A dashboard over a 9-day demo season with `--replicates 3` (analyses stored)."""
     folder = tmp_path_factory.mktemp("e2e-replicates")
-    url = demo_season(folder, load_lineup(None), "", 9, replicates=3)
+    url = demo_seasons.copy(folder, load_lineup(None), "", 9, replicates=3)
     with dashboard_server(url, folder) as base_url:
         yield base_url
 

@@ -19,7 +19,7 @@ from arena.storage.db import create_db_engine
 from arena.storage.tables import AGENTS, COHORTS, FAMILIES, TRADES
 from tests.e2e.conftest import dashboard_server
 from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page, shoot
-from tests.stated_season import demo_season
+from tests.stated_season import DemoSeasons
 
 pytestmark = pytest.mark.browser
 
@@ -31,9 +31,9 @@ DASH = "—"
 
 
 @pytest.fixture(scope="module")
-def extended_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+def extended_url(demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory) -> str:
     """A 15-day demo season stamped `stated_probability` (analyses stored)."""
-    return demo_season(
+    return demo_seasons.copy(
         tmp_path_factory.mktemp("e2e-stated"), load_lineup(None), "stated_probability", 15
     )
 
