@@ -4,8 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PORT   ?= 8501
-# pytest-xdist workers for `make test` (auto: one per core); `make test WORKERS=0` runs serially.
-WORKERS ?= auto
+# pytest-xdist workers for `make test`: one per core, at most 4 (each worker starts its own
+# PostgreSQL cluster, dashboard servers and chromium); `make test WORKERS=0` runs serially.
+WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
 
 .PHONY: install system-deps demo demo-extensions test lint serve clean
 
