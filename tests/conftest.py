@@ -4,6 +4,7 @@ import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,7 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     eng = create_db_engine(f"sqlite:///{path}")
     init_db(eng)
     eng.dispose()
-    with sqlite3.connect(path) as conn:  # fold the WAL into the file so a plain copy is whole
+    with closing(sqlite3.connect(path)) as conn:  # fold the WAL in, so a plain copy is whole
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return path
 

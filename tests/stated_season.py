@@ -14,6 +14,7 @@ import fcntl
 import hashlib
 import shutil
 import sqlite3
+from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 
@@ -69,7 +70,7 @@ class DemoSeasons:
                 for leftover in folder.glob("demo.db*"):
                     leftover.unlink()
                 demo_season(folder, lineup, extensions, days, replicates)
-                with sqlite3.connect(played) as conn:  # fold the WAL in: a file copy is whole
+                with closing(sqlite3.connect(played)) as conn:  # fold the WAL in: a copy is whole
                     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 (folder / "played").touch()
         into.mkdir(parents=True, exist_ok=True)
