@@ -74,7 +74,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics.cohorts import FLOAT, INT, MONEY, TEXT, latest_snapshots, query_frame
-from arena.analytics.leaderboard_inputs import agent_pnl, float_values
+from arena.analytics.leaderboard_inputs import agent_pnl
 from arena.analytics.scope import cohort_id_of
 from arena.config import stamped_replicates
 from arena.core import stats
@@ -232,12 +232,13 @@ def replicate_agents(engine: Engine, *, cohort: int | None = None) -> pd.DataFra
             "brier_sum": FLOAT,
         }
         rows = query_frame(conn, query, kinds)
-    capital = float_values(rows["capital"])
+    # query_frame reads money as float64 already (NaN for NULL): no per-value conversion.
+    capital = rows["capital"].to_numpy(dtype=np.float64)
     rows["pnl"] = agent_pnl(
         capital,
-        float_values(rows["cash"]),
-        float_values(rows["open_cost"]),
-        float_values(rows["total_pnl"]),
+        rows["cash"].to_numpy(dtype=np.float64),
+        rows["open_cost"].to_numpy(dtype=np.float64),
+        rows["total_pnl"].to_numpy(dtype=np.float64),
     )
     rows["return_pct"] = _ratio(rows["pnl"].to_numpy(), capital) * 100.0
     bets = rows["resolved_bets"].to_numpy()
