@@ -1,7 +1,8 @@
 """Operations (locked): job runs and failures, last success per job, the system log, API spend.
 
 Locked unless ARENA_ADMIN_PASSWORD is set AND entered in this session; the comparison is
-constant-time and repeated failures lock the page for a while (`arena.dashboard.admin.AdminGate`).
+constant-time, repeated failures lock that browser session for a while, and wrong guesses from
+all sessions are answered slowly (`arena.dashboard.admin.AdminGate`).
 Nothing here shows the database URL or any key."""
 
 from typing import Any
@@ -120,7 +121,7 @@ if health.empty:
 else:
     failing = health[health["last_status"] == "failed"]
     if not failing.empty:
-        st.error("Last run failed: " + ", ".join(str(job) for job in failing["job"]))
+        st.error("Last run failed: " + fmt.escaped(", ".join(str(job) for job in failing["job"])))
     show(health, "ops-health", HEALTH)
     ui.download_csv(health, "job-health")
 

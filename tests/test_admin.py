@@ -1,6 +1,8 @@
-"""The Operations password gate: constant-time match, lockout after repeated failures, and
-the page's form around it."""
+"""The Operations password gate: constant-time match, a lockout per browser session (another
+visitor's wrong guesses never refuse the right password), a process-wide pacer that slows a
+burst of wrong guesses, and the page's form around it."""
 
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -8,33 +10,65 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from arena.dashboard.admin import AdminGate
+from arena.dashboard import admin
+from arena.dashboard.admin import AdminGate, GuessPacer, SessionTries
 
 T0 = datetime(2026, 11, 22, tzinfo=UTC)
+SECOND = timedelta(seconds=1)
 
 
 def test_right_password_unlocks_and_wrong_ones_do_not() -> None:
-    gate = AdminGate()
-    assert gate.check("nope", "s3cret", T0) == "wrong"
-    assert gate.check("s3cret", "s3cret", T0) == "ok"
-    assert gate.check("", "", T0) == "wrong"  # an empty secret never unlocks
+    gate, tries = AdminGate(), SessionTries()
+    assert gate.check("nope", "s3cret", T0, tries).verdict == "wrong"
+    assert gate.check("s3cret", "s3cret", T0, tries).verdict == "ok"
+    assert gate.check("", "", T0, tries).verdict == "wrong"  # an empty secret never unlocks
 
 
-def test_lockout_after_repeated_failures_even_for_the_right_password() -> None:
-    gate = AdminGate(max_failures=3, lockout=timedelta(minutes=15))
+def test_a_sessions_own_failures_lock_that_session_even_for_the_right_password() -> None:
+    gate, mine = AdminGate(max_failures=3, lockout=timedelta(minutes=15)), SessionTries()
     for _ in range(3):
-        assert gate.check("guess", "s3cret", T0) == "wrong"
-    assert gate.check("s3cret", "s3cret", T0 + timedelta(minutes=1)) == "locked"
-    assert gate.check("s3cret", "s3cret", T0 + timedelta(minutes=16)) == "ok"
+        assert gate.check("guess", "s3cret", T0, mine).verdict == "wrong"
+    assert gate.check("s3cret", "s3cret", T0 + timedelta(minutes=1), mine).verdict == "locked"
+    assert gate.check("s3cret", "s3cret", T0 + timedelta(minutes=16), mine).verdict == "ok"
+
+
+def test_another_sessions_failures_never_refuse_the_right_password() -> None:
+    gate = AdminGate(max_failures=5)
+    attacker, operator = SessionTries(), SessionTries()
+    for i in range(50):  # ten lockouts' worth of wrong guesses from elsewhere
+        gate.check(f"guess-{i}", "s3cret", T0, attacker)
+    assert gate.check("s3cret", "s3cret", T0, attacker).verdict == "locked"
+    right = gate.check("s3cret", "s3cret", T0, operator)
+    assert right == admin.Attempt("ok")  # unlocked, and not held back by the pacer
 
 
 def test_a_success_resets_the_count() -> None:
-    gate = AdminGate(max_failures=3)
-    gate.check("a", "s3cret", T0)
-    gate.check("b", "s3cret", T0)
-    assert gate.check("s3cret", "s3cret", T0) == "ok"
-    gate.check("c", "s3cret", T0)
-    assert gate.check("s3cret", "s3cret", T0) == "ok"
+    gate, tries = AdminGate(max_failures=3), SessionTries()
+    gate.check("a", "s3cret", T0, tries)
+    gate.check("b", "s3cret", T0, tries)
+    assert gate.check("s3cret", "s3cret", T0, tries).verdict == "ok"
+    gate.check("c", "s3cret", T0, tries)
+    assert gate.check("s3cret", "s3cret", T0, tries).verdict == "ok"
+
+
+def test_the_pacer_slows_a_burst_of_wrong_guesses_from_many_sessions() -> None:
+    gate = AdminGate(pacer=GuessPacer(interval=SECOND, most=timedelta(seconds=30)))
+    # Forty sessions guess once each at the same instant: answered one slot apart, capped.
+    held = [gate.check(f"g{i}", "s3cret", T0, SessionTries()).held for i in range(40)]
+    assert held[:3] == [SECOND, 2 * SECOND, 3 * SECOND]
+    assert held[29:] == [timedelta(seconds=30)] * 11
+    # Once the burst has drained, a lone wrong guess costs one slot again.
+    later = T0 + timedelta(minutes=5)
+    assert gate.check("g", "s3cret", later, SessionTries()).held == SECOND
+
+
+def test_a_lone_sessions_guesses_each_cost_one_slot() -> None:
+    pacer = GuessPacer(interval=SECOND)
+    at = T0
+    for _ in range(4):
+        held = pacer.charge(at)
+        assert held == SECOND
+        at += held  # it waited for its answer before guessing again
 
 
 # --------------------------------------------------------------------------------------------
@@ -62,8 +96,10 @@ def _unconfigured_page() -> None:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_gate() -> Iterator[None]:
-    """Each test starts with a new process-wide gate (it lives in st.cache_resource)."""
+def _fresh_gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test starts with a new process-wide gate (it lives in st.cache_resource), paced
+    at 50 ms a slot so the form's tests do not wait a second per wrong guess."""
+    monkeypatch.setattr(admin, "PACE", timedelta(milliseconds=50))
     st.cache_resource.clear()
     yield
     st.cache_resource.clear()
@@ -96,13 +132,23 @@ def test_the_form_unlocks_on_the_right_password_and_forgets_it() -> None:
     assert _texts(at) == [] and at.text_input
 
 
-def test_after_five_wrong_passwords_every_session_is_locked_out() -> None:
+def test_five_wrong_passwords_lock_that_session_and_no_other() -> None:
     at = AppTest.from_function(_locked_page).run()
     for _ in range(5):
         at.text_input(key="admin-password").input("guess").run()
     assert [e.value for e in at.error] == ["Wrong password."]
+    at.text_input(key="admin-password").input("s3cret").run()
+    assert _texts(at) == []
+    assert [e.value for e in at.error] == [admin.LOCKED]
 
-    other = AppTest.from_function(_locked_page).run()  # a new browser session
+    other = AppTest.from_function(_locked_page).run()  # the operator's own browser session
     other.text_input(key="admin-password").input("s3cret").run()
-    assert _texts(other) == []
-    assert [e.value for e in other.error] == ["Too many wrong passwords: locked for 15 minutes."]
+    assert _texts(other) == ["unlocked"] and not other.error
+
+
+def test_a_wrong_answer_is_held_back_by_the_pacer() -> None:
+    at = AppTest.from_function(_locked_page).run()
+    started = time.monotonic()
+    at.text_input(key="admin-password").input("guess").run()
+    assert time.monotonic() - started >= 0.05  # one 50 ms slot (the test's pace)
+    assert [e.value for e in at.error] == ["Wrong password."]
