@@ -657,7 +657,11 @@ def restore(
     source: Annotated[Path, typer.Argument(help="A file written by `arena backup`.")],
     yes: Annotated[bool, typer.Option("--yes", help="Confirm replacing the database.")] = False,
 ) -> None:
-    """Replace the database's contents with a backup (stop the scheduler first)."""
+    """Replace the database's contents with a backup (stop the scheduler first).
+
+    The backup is checked first (an arena database at a known schema revision) and the
+    replaced database is kept; the line printed says where.
+    """
     from arena.config import get_settings
     from arena.storage.backup import restore as run_restore
 
@@ -665,8 +669,17 @@ def restore(
         raise InputError(
             "restore replaces the whole database", "stop the scheduler, then add --yes"
         )
-    run_restore(get_settings().database_url, source)
-    typer.echo(f"database restored from {source}")
+    settings = get_settings()
+    result = run_restore(settings.database_url, source, settings.sqlite_busy_timeout_ms)
+    kept = (
+        f"the replaced database is kept at {result.kept}"
+        if result.kept
+        else "there was no database to keep"
+    )
+    migrate = "" if result.current else "; run `arena init-db` to bring its schema up to date"
+    typer.echo(
+        f"database restored from {source} (schema revision {result.revision}); {kept}{migrate}"
+    )
 
 
 @app.command("serve")
