@@ -333,6 +333,7 @@ def pg_unknown_revision_dump(cluster: PostgresCluster, template: str, folder: Pa
         ("foreign-dump", "none of the arena tables"),
         ("unknown-revision", UNKNOWN_REVISION),
     ],
+    ids=["zero-bytes", "random-bytes", "foreign-dump", "unknown-revision"],
 )
 def test_pg_restore_refuses_what_is_not_an_arena_dump(
     kind: str,
