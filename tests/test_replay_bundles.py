@@ -232,7 +232,7 @@ def test_unfinished_unknown_and_unreadable(
     assert code != 0 and "no MANIFEST.json in the bundle" in out
     (folder / "x.zip").write_bytes(b"not a zip")
     code, out = cli("verify", str(folder / "x.zip"))
-    assert code != 0 and "is not a zip file" in out
+    assert code == 2 and "is not a readable zip" in out
     with pytest.raises(InputError, match="no bundle at"):
         read_bundle(folder / "missing.zip")
 

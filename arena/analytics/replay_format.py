@@ -14,14 +14,16 @@ import hashlib
 import io
 import json
 import zipfile
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from arena.core.errors import InputError
+from arena.core.errors import InputError, UnreadableInput
+from arena.core.text import printable
 
 FORMAT = "forecaster-arena-replay/1"
 MANIFEST = "MANIFEST.json"
@@ -169,39 +171,132 @@ def build_files(payload: Mapping[str, bytes], meta: Mapping[str, Any]) -> Bundle
 
 
 def read_bundle(path: Path) -> BundleFiles:
-    """A bundle from a `.zip` or a folder; InputError when it is neither, or has no manifest."""
+    """A bundle from a `.zip` or a folder; UnreadableInput (exit 2) when it is neither, is
+    damaged, is over a size cap, or has no manifest."""
     bundle = _read_files(path)
     if MANIFEST not in bundle.files:
-        raise InputError(
-            f"no {MANIFEST} in the bundle at {path}",
+        raise UnreadableInput(
+            f"no {MANIFEST} in the bundle at {printable(str(path))}",
             "a replay bundle is the folder or .zip `arena bundle` wrote, manifest included",
         )
     return bundle
 
 
 def _read_files(path: Path) -> BundleFiles:
-    if path.is_dir():
-        files = {
-            p.relative_to(path).as_posix(): p.read_bytes()
-            for p in sorted(path.rglob("*"))
-            if p.is_file()
-        }
-        return BundleFiles(files)
-    if path.is_file():
-        try:
-            with zipfile.ZipFile(path) as archive:
-                return BundleFiles(
-                    {
-                        info.filename: archive.read(info)
-                        for info in archive.infolist()
-                        if not info.is_dir()
-                    }
-                )
-        except zipfile.BadZipFile as exc:
-            raise InputError(
-                f"{path} is not a zip file ({exc})", "pass a bundle folder or its .zip"
-            ) from None
-    raise InputError(f"no bundle at {path}", "pass the folder or .zip `arena bundle` wrote")
+    shown = printable(str(path))
+    try:
+        if path.is_dir():
+            return BundleFiles(_read_folder(path, shown))
+        if path.is_file():
+            return BundleFiles(_read_zip(path, shown))
+    except OSError as exc:
+        raise UnreadableInput(
+            f"cannot read {shown}: {exc.strerror or type(exc).__name__}",
+            "pass a bundle folder or .zip you can read",
+        ) from None
+    raise UnreadableInput(f"no bundle at {shown}", "pass the folder or .zip `arena bundle` wrote")
+
+
+# Size caps, checked from the zip's central directory (or the folder's stat) before a byte is
+# read, and again on the bytes as they are read (a directory can lie). A year-long cohort of
+# ten agents (bench/RESULTS.md) has 25.9 MB of files, the largest portfolio_snapshots.csv at
+# 20.1 MB, in 13 files: the caps leave about 6x (one file) and 10x (all files) of headroom.
+MAX_MEMBER_BYTES = 128 * 2**20
+MAX_BUNDLE_BYTES = 256 * 2**20
+MAX_MEMBERS = 64
+READ_CHUNK = 2**20
+# What `arena bundle` writes; anything else (bzip2, lzma, …) is not one of its bundles.
+ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
+CAP_HINT = (
+    f"a replay bundle has at most {MAX_MEMBERS} files of at most {MAX_MEMBER_BYTES // 2**20} MiB "
+    f"each, {MAX_BUNDLE_BYTES // 2**20} MiB in all (contract §7)"
+)
+ZIP_HINT = "pass the folder or .zip `arena bundle` wrote; if it was downloaded, fetch it again"
+
+
+def _read_zip(path: Path, shown: str) -> dict[str, bytes]:
+    """Every member of the zip at `path`, once its directory passed `_check_listing`."""
+    on_disk = path.stat().st_size
+    if on_disk > MAX_BUNDLE_BYTES:
+        raise UnreadableInput(f"{shown} is {on_disk:,} bytes", CAP_HINT)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = [info for info in archive.infolist() if not info.is_dir()]
+            _check_listing(shown, [(info.filename, info.file_size) for info in members])
+            for info in members:
+                _check_member(shown, info)
+            files: dict[str, bytes] = {}
+            for info in members:
+                with archive.open(info) as member:
+                    files[info.filename] = _read_capped(shown, info.filename, member, files)
+            return files
+    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError) as exc:
+        raise UnreadableInput(
+            f"{shown} is not a readable zip ({printable(str(exc))})", ZIP_HINT
+        ) from None
+
+
+def _read_folder(path: Path, shown: str) -> dict[str, bytes]:
+    """Every file under `path`, under the same caps as a zip's members (sizes from stat)."""
+    found: list[Path] = []
+    for item in sorted(path.rglob("*")):
+        if item.is_file():
+            found.append(item)
+            if len(found) > MAX_MEMBERS:
+                break
+    named = [(p.relative_to(path).as_posix(), p) for p in found]
+    _check_listing(shown, [(name, p.stat().st_size) for name, p in named])
+    files: dict[str, bytes] = {}
+    for name, item in named:
+        with item.open("rb") as handle:
+            files[name] = _read_capped(shown, name, handle, files)
+    return files
+
+
+def _check_listing(shown: str, listing: Sequence[tuple[str, int]]) -> None:
+    """The members' count, names and declared sizes, before any is read."""
+    if len(listing) > MAX_MEMBERS:
+        raise UnreadableInput(f"{shown} has more than {MAX_MEMBERS} files", CAP_HINT)
+    names: set[str] = set()
+    total = 0
+    for name, size in listing:
+        if name in names:
+            raise UnreadableInput(f"{shown}: {printable(name)} appears twice", ZIP_HINT)
+        names.add(name)
+        if size > MAX_MEMBER_BYTES:
+            raise UnreadableInput(f"{shown}: {printable(name)} is {size:,} bytes", CAP_HINT)
+        total += size
+        if total > MAX_BUNDLE_BYTES:
+            raise UnreadableInput(f"{shown}: its files are over {total:,} bytes", CAP_HINT)
+
+
+def _check_member(shown: str, info: zipfile.ZipInfo) -> None:
+    """A member `arena bundle` could have written: not encrypted, stored or deflated."""
+    name = printable(info.filename)
+    if info.flag_bits & 0x1:
+        raise UnreadableInput(
+            f"{shown}: {name} is encrypted", "replay bundles are never encrypted: " + ZIP_HINT
+        )
+    if info.compress_type not in ZIP_METHODS:
+        raise UnreadableInput(
+            f"{shown}: {name} uses compression method {info.compress_type}, not stored or deflated",
+            ZIP_HINT,
+        )
+
+
+def _read_capped(shown: str, name: str, source: IO[bytes], read: Mapping[str, bytes]) -> bytes:
+    """One file's bytes in chunks, stopped at the caps whatever its declared size said."""
+    room = min(MAX_MEMBER_BYTES, MAX_BUNDLE_BYTES - sum(len(data) for data in read.values()))
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := source.read(READ_CHUNK):
+        size += len(chunk)
+        if size > room:
+            raise UnreadableInput(
+                f"{shown}: {printable(name)} holds more than {room:,} bytes", CAP_HINT
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 @dataclass(frozen=True)

@@ -55,12 +55,24 @@ from arena.core.errors import InputError
 from arena.core.execution import ExecutionPlan, HeldPosition, SnapshotMarket, plan_execution
 from arena.core.scoring import brier, cumulative_brier, return_pct
 from arena.core.stats import competition_ranks
+from arena.core.text import printable
 from arena.markets.resolution import Verdict, resolution_verdict
 from arena.markets.types import ParsedMarket
 
 EXECUTED = ("ok", "zero_trade", "fallback_hold")  # decisions whose plan was applied
 FLOAT_TOLERANCE = 1e-9
 MAX_SHOWN = 5  # mismatches listed per check
+# What a file that reads as JSON / CSV but is not what it should be raises in the replay (a
+# missing key, a wrong type, a bad number, nesting deeper than the parser's stack).
+DAMAGED = (
+    KeyError,
+    ValueError,
+    TypeError,
+    AttributeError,
+    IndexError,
+    ArithmeticError,
+    RecursionError,
+)
 
 
 @dataclass
@@ -152,7 +164,7 @@ def verify_bundle(bundle: BundleFiles, published_hash: str | None = None) -> Rep
         cohort = None
     try:
         checks = Replay(bundle).run()
-    except (KeyError, ValueError, TypeError) as exc:  # a file too damaged to read
+    except DAMAGED as exc:  # a file too damaged to read
         broken = Check("bundle readable")
         broken.fail(f"{type(exc).__name__}: {exc}")
         checks = [broken]
@@ -772,12 +784,15 @@ def _json(data: bytes) -> Any:
 
 
 def report_table(report: Report) -> Any:
-    """A rich Table: each file's hash, then each recomputed kind of number, matched or not."""
+    """A rich Table: each file's hash, then each recomputed kind of number, matched or not.
+
+    Every cell is a `Text` of `printable` text: a name from the bundle can neither drive the
+    terminal (escape sequences) nor style itself (Rich markup such as `[bold red]`)."""
     from rich import box
     from rich.table import Table
 
     table = Table(
-        title=f"Replay bundle of cohort {report.cohort}: {report.bundle_hash}",
+        title=_cell(f"Replay bundle of cohort {report.cohort}: {report.bundle_hash}"),
         box=box.SIMPLE_HEAD,
     )
     table.add_column("check")
@@ -786,29 +801,41 @@ def report_table(report: Report) -> Any:
     table.add_column("result")
     changed = report.tampered
     table.add_row(
-        "files against MANIFEST.json",
-        str(len(report.files)),
-        str(len(changed)),
-        "ok" if not changed else "; ".join(f"{f.path} {f.status}" for f in changed),
+        _cell("files against MANIFEST.json"),
+        _cell(str(len(report.files))),
+        _cell(str(len(changed))),
+        _cell("ok" if not changed else "; ".join(f"{f.path} {f.status}" for f in changed)),
     )
     for check in report.checks:
         table.add_row(
-            check.name,
-            f"{check.compared:,}",
-            f"{check.mismatch_count:,}",
-            "ok" if check.ok else "MISMATCH",
+            _cell(check.name),
+            _cell(f"{check.compared:,}"),
+            _cell(f"{check.mismatch_count:,}"),
+            _cell("ok" if check.ok else "MISMATCH"),
         )
     return table
 
 
+def _cell(text: str) -> Any:
+    from rich.text import Text
+
+    return Text(printable(text))
+
+
 def mismatch_lines(report: Report, shown: Callable[[str], None]) -> None:
-    """The first mismatches of each failed check, one per line."""
+    """The first mismatches of each failed check, one per line, each `printable`: names and
+    values come from the bundle's files."""
+    for line in _mismatch_lines(report):
+        shown(printable(line))
+
+
+def _mismatch_lines(report: Report) -> Iterable[str]:
     for file in report.tampered:
-        shown(f"file {file.path}: {file.status} (expected {file.expected}, found {file.actual})")
+        yield f"file {file.path}: {file.status} (expected {file.expected}, found {file.actual})"
     for check in report.checks:
         for line in check.mismatches:
-            shown(f"{check.name}: {line}")
+            yield f"{check.name}: {line}"
         if check.mismatch_count > len(check.mismatches):
-            shown(f"{check.name}: … and {check.mismatch_count - len(check.mismatches)} more")
+            yield f"{check.name}: … and {check.mismatch_count - len(check.mismatches)} more"
         for line in check.notes:
-            shown(f"{check.name} (not compared): {line}")
+            yield f"{check.name} (not compared): {line}"

@@ -25,6 +25,7 @@ from arena.core.errors import ArenaError, InputError
 from arena.engine.sources import GammaSource
 
 if TYPE_CHECKING:
+    import pandas as pd
     from sqlalchemy.engine import Engine
 
     from arena.agents.responders import ResponderFactory
@@ -523,7 +524,17 @@ def leaderboard(
     if left_out:
         title = f"Leaderboard, all v1 cohorts (extended cohorts {named} left out)"
     console = Console(width=None if sys.stdout.isatty() else 240)
-    console.print(board.leaderboard_table(frame, title))
+    console.print(board.leaderboard_table(_shown_text(frame, ("family_id", "kind")), title))
+
+
+def _shown_text(frame: "pd.DataFrame", columns: tuple[str, ...]) -> "pd.DataFrame":
+    """`frame` with its database text `printable` and Rich markup escaped, for a Rich table:
+    a family id cannot drive the terminal or style itself (`[bold red]`)."""
+    from rich.markup import escape
+
+    from arena.core.text import printable
+
+    return frame.assign(**{c: frame[c].map(lambda v: escape(printable(str(v)))) for c in columns})
 
 
 @app.command("export")
@@ -597,17 +608,18 @@ def bundle(
 ) -> None:
     """Write a cohort's replay bundle: every input and output, hashed, for `arena verify`."""
     from arena.analytics.replay_bundle import build_bundle
+    from arena.core.text import printable
 
     built = build_bundle(_engine("reader"), cohort, provisional=provisional)
     try:
         written = built.bundle.write(out)
     except OSError as exc:
         raise InputError(
-            f"cannot write {out}: {exc.strerror}", "choose a writable --out path"
+            f"cannot write {printable(str(out))}: {exc.strerror}", "choose a writable --out path"
         ) from None
     size = sum(len(data) for data in built.bundle.files.values())
     typer.echo(
-        f"cohort {cohort}: bundle {built.hash} -> {written} "
+        f"cohort {cohort}: bundle {built.hash} -> {printable(str(written))} "
         f"({len(built.bundle.files)} files, {size:,} bytes)"
     )
 
@@ -627,7 +639,7 @@ def verify(
     from arena.analytics.replay_verify import mismatch_lines, report_table, verify_bundle
 
     report = verify_bundle(read_bundle(path), published_hash=hash)
-    console = Console(width=None if sys.stdout.isatty() else 160)
+    console = Console(width=None if sys.stdout.isatty() else 160, markup=False)
     console.print(report_table(report))
     mismatch_lines(report, typer.echo)
     if not report.ok:
@@ -762,5 +774,5 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             raise
         print(f"arena: {_error_line(exc)}", file=sys.stderr)
-        sys.exit(1)
+        sys.exit(exc.exit_code if isinstance(exc, ArenaError) else 1)
     sys.exit(code if isinstance(code, int) else 0)

@@ -6,6 +6,8 @@ from collections.abc import Iterable
 class ArenaError(Exception):
     """A problem the user can act on: bad input, bad configuration, an unreachable service."""
 
+    exit_code = 1  # what `arena` exits with (contract §1: non-zero, one line)
+
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
@@ -23,6 +25,13 @@ class ConfigError(ArenaError):
 
 class InputError(ArenaError):
     """A command argument or a requested value is invalid."""
+
+
+class UnreadableInput(InputError):
+    """A file given to a command cannot be read as what it should be (not a bundle, damaged,
+    over a size cap): exit 2, apart from 1 for "read fine but wrong" (contract §7)."""
+
+    exit_code = 2
 
 
 class DatabaseBusyError(ArenaError):
