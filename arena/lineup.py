@@ -31,8 +31,9 @@ class FamilySpec(BaseModel):
     # List prices in USD per million prompt (input) and completion (output) tokens: data, used
     # to cost an attempt whose server reports no `usage.cost` (local servers, the simulated
     # model server). A reported cost (OpenRouter) always wins.
-    price_in: float | None = Field(default=None, ge=0)
-    price_out: float | None = Field(default=None, ge=0)
+    # Finite only: TOML spells inf and nan, and an infinite price would cost every attempt inf.
+    price_in: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    price_out: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
     def cost_usd(self, tokens_in: int, tokens_out: int) -> float:
         """What `tokens_in` prompt and `tokens_out` completion tokens cost at the list prices."""
@@ -84,7 +85,8 @@ def parse_lineup(text: str, source: str = "lineup") -> Lineup:
         except (ValidationError, ValueError) as exc:
             detail = _first_error(exc)
             raise ConfigError(
-                f"{source}: family #{index}: {detail}", "fix the lineup file (README, Lineup)"
+                f"{source}: family #{index}{_named(entry)}: {detail}",
+                "fix the lineup file (README, Lineup)",
             ) from None
     seen: set[str] = set()
     for family in families:
@@ -107,7 +109,18 @@ def load_lineup(path: Path | None = None) -> Lineup:
         raise ConfigError(
             f"cannot read lineup file {path}: {exc.strerror}", "set ARENA_LINEUP to a readable TOML"
         ) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"lineup file {path} is not UTF-8 text (byte {exc.start} cannot be read)",
+            "set ARENA_LINEUP to a TOML lineup file",
+        ) from None
     return parse_lineup(text, str(path))
+
+
+def _named(entry: object) -> str:
+    """` (id 'x')` for an entry that names its id, so the error points at the family."""
+    family_id = entry.get("id") if isinstance(entry, dict) else None
+    return f" (id {family_id!r})" if isinstance(family_id, str) and family_id else ""
 
 
 def _first_error(exc: Exception) -> str:
