@@ -268,8 +268,16 @@ def sync_markets(at: AtOption = None) -> None:
     _done(
         run,
         f"synced {result.top} top markets and {result.held_refreshed} held markets "
-        f"({result.inserted} new, {result.updated} updated, {len(result.missing)} unavailable)",
+        f"({result.inserted} new, {result.updated} updated, {len(result.missing)} unavailable)"
+        + _skipped_part(result.skipped, source.name),
     )
+
+
+def _skipped_part(skipped: list[str], source_name: str) -> str:
+    """The summary's clause for markets of the other kind the job left alone (none: empty)."""
+    from arena.engine.sources import skipped_line
+
+    return f"; {skipped_line(len(skipped), source_name)}" if skipped else ""
 
 
 @app.command("start-cohort")
@@ -395,7 +403,7 @@ def resolve(at: AtOption = None) -> None:
         f"checked {result.checked} markets: {len(result.resolved)} resolved, "
         f"{len(result.cancelled)} cancelled, {result.unresolved} not yet resolved, "
         f"{len(result.unavailable)} unavailable; {result.positions_settled} positions settled, "
-        f"{result.brier_rows} Brier rows",
+        f"{result.brier_rows} Brier rows" + _skipped_part(result.skipped, source.name),
     )
 
 

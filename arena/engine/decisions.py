@@ -165,8 +165,10 @@ def run_decisions(
     *,
     stale_after: timedelta = timedelta(minutes=60),
     owner: str | None = None,
+    exclude_source: str | None = None,
 ) -> DecideResult:
-    """Decide for every agent of every cohort in its window; one frozen snapshot per run."""
+    """Decide for every agent of every cohort in its window; one frozen snapshot per run
+    (without the markets whose `source` is `exclude_source`: `universe.tradable_markets`)."""
     owner = owner or new_owner()
     result = DecideResult()
     with session_scope(engine) as session:
@@ -188,7 +190,8 @@ def run_decisions(
                 continue
             result.claimed += 1
             if universe is None:
-                result.snapshot_id = _freeze(engine, at, methodology, [c for c, _ in work])
+                cohorts = [c for c, _ in work]
+                result.snapshot_id = _freeze(engine, at, methodology, cohorts, exclude_source)
                 with session_scope(engine) as session:
                     universe = load_universe(session, result.snapshot_id)
             try:
@@ -241,7 +244,13 @@ def _family(lineup: Lineup, agent: Agent) -> FamilySpec | None:
         return None
 
 
-def _freeze(engine: Engine, at: datetime, methodology: Methodology, cohorts: list[Cohort]) -> int:
+def _freeze(
+    engine: Engine,
+    at: datetime,
+    methodology: Methodology,
+    cohorts: list[Cohort],
+    exclude_source: str | None = None,
+) -> int:
     """The run's one market snapshot: the universe plus every market the agents hold."""
     with session_scope(engine) as session:
         cohort_ids = [c.id for c in cohorts]
@@ -251,7 +260,9 @@ def _freeze(engine: Engine, at: datetime, methodology: Methodology, cohorts: lis
             .where(col(Agent.cohort_id).in_(cohort_ids), Position.status == "open")
             .distinct()
         ).all()
-        snapshot = freeze_universe(session, at, methodology.market_universe_size, held)
+        snapshot = freeze_universe(
+            session, at, methodology.market_universe_size, held, exclude_source
+        )
         assert snapshot.id is not None
         return snapshot.id
 

@@ -48,8 +48,10 @@ from arena.engine.logs import log_event
 from arena.engine.market_sync import sync_markets
 from arena.engine.settlement import resolve_markets
 from arena.engine.snapshots import take_snapshots
-from arena.engine.sources import MarketSource
+from arena.engine.sources import MarketSource, foreign_markets, skipped_line
+from arena.engine.universe import open_markets_of
 from arena.lineup import Lineup
+from arena.storage.db import session_scope
 from arena.storage.tables import JOB_RUNS as _RUNS
 from arena.storage.tables import MARKETS as _MARKETS
 
@@ -125,13 +127,19 @@ class CohortOutcome:
 
 @dataclass(frozen=True)
 class DecideOutcome:
-    """The week's cohort (ensured) and the decision run's counts."""
+    """The week's cohort (ensured), the decision run's counts and how many open markets of
+    the other kind were left out of the universe (`left_out`, methodology §18)."""
 
     cohort: CohortOutcome
     decisions: JobOutcome
+    left_out: int = 0
 
     def counts(self) -> dict[str, Any]:
-        return {**self.decisions.counts(), "cohort": self.cohort.counts()}
+        return {
+            **self.decisions.counts(),
+            "cohort": self.cohort.counts(),
+            "markets_left_out": self.left_out,
+        }
 
 
 # --------------------------------------------------------------------------------------------
@@ -177,6 +185,8 @@ def decide_job(ctx: JobContext, at: datetime) -> DecideOutcome:
     """Ensure this week's cohort, then run the decisions of every cohort in its window."""
     require_fresh_universe(ctx.engine, at)
     cohort = start_cohort_job(ctx, at)
+    foreign = foreign_markets(ctx.source.name)
+    left_out = _left_out(ctx, at, foreign)
     result = run_decisions(
         ctx.engine,
         at,
@@ -185,8 +195,19 @@ def decide_job(ctx: JobContext, at: datetime) -> DecideOutcome:
         ctx.responders,
         stale_after=ctx.stale_after,
         owner=ctx.owner,
+        exclude_source=foreign,
     )
-    return DecideOutcome(cohort, result)
+    return DecideOutcome(cohort, result, left_out)
+
+
+def _left_out(ctx: JobContext, at: datetime, foreign: str) -> int:
+    """Count (and log) the open markets of the other kind the universe will not show."""
+    with session_scope(ctx.engine) as session:
+        count = open_markets_of(session, at, foreign)
+        if count:
+            line = skipped_line(count, ctx.source.name, "left out of the universe")
+            log_event(session, at, "WARNING", DECIDE, line, market_source=foreign)
+    return count
 
 
 def snapshot_job(ctx: JobContext, at: datetime) -> JobOutcome:

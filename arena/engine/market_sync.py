@@ -2,6 +2,9 @@
 
 Markets are upserted by Gamma id. A value the source did not send never overwrites a known
 one, and a market the engine has settled (resolved / cancelled) keeps that final status.
+A market row of the other kind (simulated for a live source, live for the simulated world) is
+never asked about nor overwritten, even when the source lists a market with its id: the sync
+counts it as skipped (`arena.engine.sources.foreign_markets`).
 """
 
 import logging
@@ -16,7 +19,7 @@ from sqlmodel import Session, select
 
 from arena.core.errors import ArenaError
 from arena.engine.logs import log_event
-from arena.engine.sources import MarketSource
+from arena.engine.sources import MarketSource, foreign_markets, skipped_line
 from arena.markets.types import ParsedMarket
 from arena.storage.db import bulk_execute, session_scope
 from arena.storage.models import FINAL_STATUSES, Position
@@ -48,6 +51,8 @@ class SyncResult:
     inserted: int = 0
     updated: int = 0
     missing: list[str] = field(default_factory=list)
+    # Markets of the other kind this sync left alone (not asked about, not overwritten).
+    skipped: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, object]:
         return {
@@ -56,6 +61,7 @@ class SyncResult:
             "inserted": self.inserted,
             "updated": self.updated,
             "missing": self.missing,
+            "skipped": self.skipped,
         }
 
 
@@ -118,18 +124,15 @@ def upsert_markets(
     session: Session, markets: Iterable[ParsedMarket], at: datetime
 ) -> tuple[int, int]:
     """Insert or update each market, set-based (one select, one insert, one update); returns
-    (inserted, updated). A value the source did not send never overwrites a known one."""
+    (inserted, updated). A value the source did not send never overwrites a known one, and a
+    row listed by the other kind of source (its `source` differs) is never overwritten."""
     by_id = {market.id: _values(market, at) for market in markets}
-    existing: set[str] = set()
-    ids = list(by_id)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        existing.update(
-            session.execute(select(_MARKETS.c.id).where(_MARKETS.c.id.in_(chunk))).scalars()
-        )
+    existing = stored_sources(session, by_id)
     new = [{**values, "first_seen_at": at} for key, values in by_id.items() if key not in existing]
     known = [
-        {f"b_{k}": v for k, v in values.items()} for key, values in by_id.items() if key in existing
+        {f"b_{k}": v for k, v in values.items()}
+        for key, values in by_id.items()
+        if existing.get(key) == values["source"]  # never a row another source listed
     ]
     conn = session.connection()
     if new:
@@ -142,6 +145,17 @@ def upsert_markets(
 def _with_defaults(row: dict[str, Any]) -> dict[str, Any]:
     """A new market row: a missing price list is stored as an empty list."""
     return {**row, "prices": row["prices"] if row["prices"] is not None else []}
+
+
+def stored_sources(session: Session, ids: Iterable[str]) -> dict[str, str]:
+    """The stored `source` of each of `ids` that has a market row."""
+    wanted = list(ids)
+    found: dict[str, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        query = select(_MARKETS.c.id, _MARKETS.c.source).where(_MARKETS.c.id.in_(chunk))
+        found.update((row.id, row.source) for row in session.execute(query))
+    return found
 
 
 def held_market_ids(session: Session) -> set[str]:
@@ -157,15 +171,20 @@ def sync_markets(
 
     The source is read before anything is written, so a source that is down fails the job
     without a half-written sync. A held market the source no longer knows is logged and its
-    row (with its last prices) kept, so its positions keep their valuation.
+    row (with its last prices) kept, so its positions keep their valuation. Markets of the
+    other kind (held, or listed under an id a market of the other kind has) are left alone
+    and counted in `skipped`.
     """
     result = SyncResult()
     top = source.top_markets(at, universe_size)
     result.top = len(top)
     with session_scope(engine) as session:
         held = held_market_ids(session)
-    fetched = {market.id: market for market in top}
-    for market_id in sorted(held - fetched.keys()):
+        stored = stored_sources(session, held | {market.id for market in top})
+    foreign = {mid for mid, kind in stored.items() if kind == foreign_markets(source.name)}
+    result.skipped = sorted(foreign)
+    fetched = {market.id: market for market in top if market.id not in foreign}
+    for market_id in sorted(held - fetched.keys() - foreign):
         try:
             refreshed = source.get_market(market_id, at)
         except ArenaError as exc:
@@ -186,6 +205,15 @@ def sync_markets(
                 "sync-markets",
                 f"{len(result.missing)} held market(s) not available from {source.name}",
                 market_ids=result.missing,
+            )
+        if result.skipped:
+            log_event(
+                session,
+                at,
+                "WARNING",
+                "sync-markets",
+                skipped_line(len(result.skipped), source.name),
+                market_ids=result.skipped,
             )
         log_event(
             session,

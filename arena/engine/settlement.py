@@ -10,6 +10,10 @@ goes on, so a market that fails every time cannot starve the markets after it. A
 outcomes are equal up to case and spacing, or a position whose side names no outcome of its
 market (`accounting.named_outcome`), is never settled by guesswork: it stays open and is
 logged as an ERROR for a person, every run, until mended (the Operations page lists it).
+
+A due market of the other kind (simulated, for a live source; live, for the simulated world)
+is never asked about nor settled: it is counted in `skipped` and its positions stay open
+(`arena.engine.sources.foreign_markets`, methodology §18).
 """
 
 import logging
@@ -33,7 +37,7 @@ from arena.core.errors import ArenaError, error_line
 from arena.core.scoring import brier
 from arena.engine.logs import log_event
 from arena.engine.market_sync import upsert_markets
-from arena.engine.sources import MarketSource
+from arena.engine.sources import MarketSource, foreign_markets, skipped_line
 from arena.markets.resolution import Verdict, resolution_verdict
 from arena.storage.db import session_scope
 from arena.storage.models import FINAL_STATUSES, Agent, BrierScore, Market, Position, Trade
@@ -56,6 +60,8 @@ class ResolveResult:
     # Markets left for a person: settlement raised, outcomes ambiguous, or a position refused.
     failed: list[str] = field(default_factory=list)
     refused_positions: list[int] = field(default_factory=list)
+    # Due markets of the other kind: not asked about, not settled.
+    skipped: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, object]:
         return dict(vars(self))
@@ -101,11 +107,16 @@ def markets_due(session: Session, at: datetime) -> list[Market]:
 
 
 def resolve_markets(engine: Engine, source: MarketSource, at: datetime) -> ResolveResult:
-    """Check every due market against the source and settle the decided ones, one by one."""
+    """Check every due market against the source and settle the decided ones, one by one.
+
+    Due markets of the other kind are skipped before the source is asked about any of them.
+    """
     result = ResolveResult()
+    foreign = foreign_markets(source.name)
     with session_scope(engine) as session:
-        due = [market.id for market in markets_due(session, at)]
-    for market_id in due:
+        due = [(market.id, market.source) for market in markets_due(session, at)]
+    result.skipped = [market_id for market_id, kind in due if kind == foreign]
+    for market_id in [market_id for market_id, kind in due if kind != foreign]:
         result.checked += 1
         try:
             _resolve_one(engine, source, market_id, at, result)
@@ -131,6 +142,15 @@ def resolve_markets(engine: Engine, source: MarketSource, at: datetime) -> Resol
                 SOURCE,
                 f"{len(result.unavailable)} market(s) could not be checked",
                 market_ids=result.unavailable,
+            )
+        if result.skipped:
+            log_event(
+                session,
+                at,
+                "WARNING",
+                SOURCE,
+                skipped_line(len(result.skipped), source.name),
+                market_ids=result.skipped,
             )
         failed = f", failed {len(result.failed)}" if result.failed else ""
         log_event(

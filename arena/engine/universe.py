@@ -7,25 +7,50 @@ so any prompt, trade and price can be traced back to the snapshot id.
 from collections.abc import Iterable
 from datetime import datetime
 
+from sqlalchemy import func
 from sqlmodel import Session, col, or_, select
+from sqlmodel.sql.expression import SelectOfScalar
 
 from arena.storage.models import Market, MarketSnapshot, MarketSnapshotItem
 
 
-def tradable_markets(session: Session, at: datetime, limit: int) -> list[Market]:
-    """Open markets with prices and an end after `at`, by volume (ties by id), top `limit`."""
-    query = (
+def _open_at(at: datetime) -> SelectOfScalar[Market]:
+    """Markets open for trading at `at`, by volume (ties by id)."""
+    return (
         select(Market)
         .where(Market.status == "open", col(Market.closed).is_(False))
         .where(or_(col(Market.end_date).is_(None), col(Market.end_date) > at))
         .order_by(col(Market.volume).desc().nulls_last(), col(Market.id))
     )
+
+
+def tradable_markets(
+    session: Session, at: datetime, limit: int, exclude_source: str | None = None
+) -> list[Market]:
+    """Open markets with prices and an end after `at`, by volume (ties by id), top `limit`.
+
+    `exclude_source` leaves out the markets of the other kind (a live run never shows a
+    simulated market, whose stale prices it could never settle; `sources.foreign_markets`).
+    """
+    query = _open_at(at)
+    if exclude_source is not None:
+        query = query.where(Market.source != exclude_source)
     markets = [m for m in session.exec(query) if m.prices and len(m.prices) == len(m.outcomes)]
     return markets[:limit]
 
 
+def open_markets_of(session: Session, at: datetime, source: str) -> int:
+    """How many markets of `source` are open at `at` (what `exclude_source` leaves out)."""
+    of_source = _open_at(at).where(Market.source == source).order_by(None).subquery()
+    return session.exec(select(func.count()).select_from(of_source)).one()
+
+
 def freeze_universe(
-    session: Session, at: datetime, limit: int, held_market_ids: Iterable[str] = ()
+    session: Session,
+    at: datetime,
+    limit: int,
+    held_market_ids: Iterable[str] = (),
+    exclude_source: str | None = None,
 ) -> MarketSnapshot:
     """Store the current top markets as one snapshot; returns it with its id assigned.
 
@@ -33,7 +58,7 @@ def freeze_universe(
     hold but that are outside it follow with higher ranks, so the position prices each prompt
     shows (and SELLs execute at) are frozen in the same snapshot.
     """
-    universe = tradable_markets(session, at, limit)
+    universe = tradable_markets(session, at, limit, exclude_source)
     shown = {market.id for market in universe}
     extra_ids = sorted(set(held_market_ids) - shown)
     extra = (
