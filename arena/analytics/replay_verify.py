@@ -19,6 +19,7 @@ extension's parser, so each leg's stated probability (in its record and on its B
 recomputed from the raw answer like every other field.
 """
 
+import csv
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -63,8 +64,10 @@ EXECUTED = ("ok", "zero_trade", "fallback_hold")  # decisions whose plan was app
 FLOAT_TOLERANCE = 1e-9
 MAX_SHOWN = 5  # mismatches listed per check
 # What a file that reads as JSON / CSV but is not what it should be raises in the replay (a
-# missing key, a wrong type, a bad number, nesting deeper than the parser's stack).
+# missing key, a wrong type, a bad number, a CSV field over csv's limit, nesting deeper than
+# the parser's stack).
 DAMAGED = (
+    csv.Error,
     KeyError,
     ValueError,
     TypeError,
