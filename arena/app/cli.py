@@ -56,6 +56,14 @@ AtOption = Annotated[
     typer.Option("--at", help="Run as of this UTC instant (ISO-8601); default now."),
 ]
 
+# The largest integer a command accepts (`max=` of every integer option): what an id column
+# (SQLite INTEGER, PostgreSQL BIGINT) and the drivers can bind. Beyond it a value is a usage
+# error before anything runs, not an OverflowError half way through the output.
+MAX_ID = 2**63 - 1
+# A cohort number is an INTEGER column: 4 bytes on PostgreSQL, which refuses to compare it
+# with anything larger (a DataError) where SQLite just finds no cohort.
+MAX_COHORT = 2**31 - 1
+
 
 @app.callback()
 def _root(
@@ -73,17 +81,50 @@ def _at(value: str | None) -> datetime:
     return parse_instant(value) if value else datetime.now(UTC)
 
 
-def _engine(role: "Role" = "writer") -> "Engine":
+def _engine(role: "Role" = "writer", *, create: bool = False) -> "Engine":
     """The configured database's engine; a command that only reads takes a reader's.
 
     Why a reader: on SQLite a writer's transaction takes the write lock as it begins, so
     `arena export trades | less` on a writer would hold the scheduler's writes off until the
     pager quit (and past the busy timeout, fail them).
+
+    Only a command that builds the schema (`create`: init-db, demo) may create a SQLite file;
+    any other would leave an empty file (and its folder) behind and fail on its first table.
     """
     from arena.config import get_settings
     from arena.storage.db import get_engine
 
-    return get_engine(get_settings().database_url, role=role)
+    url = get_settings().database_url
+    if not create:
+        _require_sqlite_file(url)
+    return get_engine(url, role=role)
+
+
+def _require_sqlite_file(url: str) -> None:
+    """Refuse a SQLite URL whose file does not exist, naming the file or its missing folder."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    from arena.core.errors import ConfigError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return  # get_engine names a malformed URL itself
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return
+    if database.startswith("file:"):
+        return
+    path = Path(database).expanduser()
+    if path.exists():
+        return
+    what = (
+        f"database file {path} does not exist"
+        if path.parent.is_dir()
+        else f"database folder {path.parent} does not exist (for {path})"
+    )
+    raise ConfigError(what, "run `arena init-db` to create it, or fix ARENA_DATABASE_URL")
 
 
 @app.command("init-db")
@@ -95,7 +136,7 @@ def init_db() -> None:
     from arena.storage.seed import sync_families
 
     settings = get_settings()
-    engine = _engine()
+    engine = _engine(create=True)
     revision = run_init(engine)
     sync_families(engine, load_lineup(settings.lineup))
     typer.echo(f"database ready at schema revision {revision}")
@@ -410,7 +451,7 @@ def resolve(at: AtOption = None) -> None:
 @app.command("demo")
 def demo(
     weeks: Annotated[int, typer.Option(min=1, max=260, help="Simulated weeks.")] = 8,
-    seed: Annotated[int, typer.Option(help="Seed of the simulated world.")] = 7,
+    seed: Annotated[int, typer.Option(min=0, max=MAX_ID, help="Seed of the simulated world.")] = 7,
     extensions: Annotated[
         str | None,
         typer.Option(
@@ -446,7 +487,7 @@ def demo(
         settings = settings.model_copy(update={"extensions": names})
     if replicates is not None:
         settings = settings.model_copy(update={"replicates": replicates})
-    engine = _engine()
+    engine = _engine(create=True)
     try:
         run_init(engine)
         ensure_empty(engine)
@@ -464,7 +505,9 @@ def model_server(
     port: Annotated[
         int, typer.Option(min=0, max=65535, help="Loopback port; 0 lets the OS choose.")
     ] = 8701,
-    seed: Annotated[int, typer.Option(help="Seed of the simulated world and personas.")] = 7,
+    seed: Annotated[
+        int, typer.Option(min=0, max=MAX_ID, help="Seed of the simulated world and personas.")
+    ] = 7,
     weeks: Annotated[int, typer.Option(min=1, max=260, help="Weeks of the demo world.")] = 8,
 ) -> None:
     """Serve the simulated model personas (OpenAI-compatible) on 127.0.0.1 until stopped.
@@ -502,7 +545,9 @@ def model_server(
 
 @app.command("leaderboard")
 def leaderboard(
-    cohort: Annotated[int | None, typer.Option(min=1, help="Only this cohort number.")] = None,
+    cohort: Annotated[
+        int | None, typer.Option(min=1, max=MAX_COHORT, help="Only this cohort number.")
+    ] = None,
     format: Annotated[str, typer.Option("--format", help="table or csv")] = "table",
 ) -> None:
     """Print the leaderboard with its intervals."""
@@ -554,17 +599,28 @@ def export(
         ),
     ],
     format: Annotated[str, typer.Option("--format", help="Output format (csv).")] = "csv",
-    cohort: Annotated[int | None, typer.Option(min=1, help="Only this cohort number.")] = None,
+    cohort: Annotated[
+        int | None, typer.Option(min=1, max=MAX_COHORT, help="Only this cohort number.")
+    ] = None,
     family: Annotated[str | None, typer.Option(help="Only this family id.")] = None,
     since: Annotated[str | None, typer.Option(help="From this UTC instant (inclusive).")] = None,
     until: Annotated[str | None, typer.Option(help="Up to this UTC instant (exclusive).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Write to this file instead of stdout.")] = None,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            help="Write to this file instead of stdout (replaced whole when done; a device, "
+            "a FIFO or - is written straight through)."
+        ),
+    ] = None,
     limit: Annotated[
-        int | None, typer.Option(min=1, help="Row cap (default from settings).")
+        # The query asks for one row more than the cap: the cap stays below the id range.
+        int | None,
+        typer.Option(min=1, max=MAX_ID - 1, help="Row cap (default from settings)."),
     ] = None,
 ) -> None:
     """Export a bounded slice of one table as CSV (stdout unless --out)."""
     from arena.analytics.export import ExportFilters, get_spec, write_csv
+    from arena.app.output import open_output
     from arena.config import get_settings
     from arena.core.timeutil import parse_instant
 
@@ -580,23 +636,8 @@ def export(
     if filters.since and filters.until and filters.since >= filters.until:
         raise InputError("--since must be before --until", "swap or widen the range")
     cap = limit or get_settings().export_row_cap
-    engine = _engine("reader")
-    if out is None:
-        result = write_csv(engine, table, filters, sys.stdout, cap)
-    else:
-        tmp = out.with_name(out.name + ".partial")
-        try:
-            with tmp.open("w", encoding="utf-8", newline="") as handle:
-                result = write_csv(engine, table, filters, handle, cap)
-            tmp.replace(out)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            raise InputError(
-                f"cannot write {out}: {exc.strerror}", "choose a writable --out path"
-            ) from None
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+    with open_output(out) as handle:
+        result = write_csv(_engine("reader"), table, filters, handle, cap)
     if result.truncated:
         typer.echo(
             f"arena: row cap of {result.cap} reached: output truncated; narrow with "
@@ -607,7 +648,7 @@ def export(
 
 @app.command("bundle")
 def bundle(
-    cohort: Annotated[int, typer.Argument(min=1, help="The cohort number.")],
+    cohort: Annotated[int, typer.Argument(min=1, max=MAX_COHORT, help="The cohort number.")],
     out: Annotated[Path, typer.Option(help="A folder to write the files into, or a FILE.zip.")],
     provisional: Annotated[
         bool,
@@ -658,7 +699,7 @@ def verify(
 @app.command("backup")
 def backup(
     directory: Annotated[Path, typer.Option("--dir", help="Where backups go.")] = Path("backups"),
-    keep: Annotated[int, typer.Option(min=1, help="How many backups to keep.")] = 7,
+    keep: Annotated[int, typer.Option(min=1, max=MAX_ID, help="How many backups to keep.")] = 7,
     at: AtOption = None,
 ) -> None:
     """Write a consistent backup of the database (SQLite backup API / pg_dump), with retention."""
@@ -705,12 +746,23 @@ def restore(
 @app.command("serve")
 def serve(
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8501,
+    address: Annotated[
+        str,
+        typer.Option(
+            help="Address to listen on; the default serves this machine only, "
+            "0.0.0.0 serves every network it is on."
+        ),
+    ] = "127.0.0.1",
 ) -> None:
-    """Start the dashboard (streamlit run dashboard.py).
+    """Start the dashboard (streamlit run dashboard.py) on 127.0.0.1 unless --address.
+
+    Why loopback: Streamlit's own default listens on every interface, so a researcher's
+    laptop would serve the dashboard to whatever network it is on.
 
     The process replaces itself with Streamlit (exec), so a process manager's SIGTERM reaches
     the server itself: no orphaned child keeps the port after `kill PID`.
     """
+    address = _listen_address(address)
     entry = Path(__file__).resolve().parents[2] / "dashboard.py"
     if not entry.exists():
         raise ArenaError(f"dashboard entry {entry} not found", "run from a checkout of the project")
@@ -724,11 +776,31 @@ def serve(
         "true",
         "--server.port",
         str(port),
+        "--server.address",
+        address,
     ]
     os.chdir(entry.parent)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, command)
+
+
+def _listen_address(value: str) -> str:
+    """`--address` as Streamlit takes it: an IP address or a host name, nothing else."""
+    import ipaddress
+    import re
+
+    text = value.strip()
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        pass
+    if re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})", text) and ".." not in text:
+        return text
+    raise InputError(
+        f"--address {value!r} is not an IP address or host name",
+        "use e.g. --address 127.0.0.1 (this machine) or --address 0.0.0.0 (every network)",
+    )
 
 
 def _error_line(exc: BaseException) -> str:
@@ -740,6 +812,12 @@ def _error_line(exc: BaseException) -> str:
         exc = busy_error()
     if isinstance(exc, ArenaError):
         return f"error: {exc.one_line()}"
+    detail = _missing_table(exc)
+    if detail:
+        return (
+            f"error: the database has no schema yet ({detail}) — run `arena init-db`, or "
+            "point ARENA_DATABASE_URL at the arena database"
+        )
     if isinstance(exc, OperationalError):
         detail = str(exc.orig).strip().splitlines()[0] if exc.orig else "operational error"
         return (
@@ -750,6 +828,21 @@ def _error_line(exc: BaseException) -> str:
         name = type(exc).__name__
         return f"error: database error: {name} — run `arena init-db`, or retry with --debug"
     return f"error: unexpected {type(exc).__name__}: {exc} — retry with --debug for a traceback"
+
+
+def _missing_table(exc: BaseException) -> str | None:
+    """The driver's first line when a query met a table that is not there (SQLite's "no such
+    table", PostgreSQL's undefined_table, SQLSTATE 42P01): the schema was never built, which
+    `arena init-db` fixes, not an unreachable server."""
+    from sqlalchemy.exc import DBAPIError
+
+    if not isinstance(exc, DBAPIError) or exc.orig is None:
+        return None
+    detail = str(exc.orig).strip()
+    first = detail.splitlines()[0] if detail else "undefined table"
+    if getattr(exc.orig, "sqlstate", None) == "42P01" or first.lower().startswith("no such table"):
+        return first
+    return None
 
 
 def main(argv: list[str] | None = None) -> None:
