@@ -21,9 +21,11 @@ Notes for the README (what this module does, and why):
   missing or null content becomes "" so the caller's parser reports it as malformed.
   `reasoning` / `reasoning_content` are kept apart and never mixed into the content.
 - **Secrets.** The API key is sent only as `Authorization: Bearer …` and is redacted from every
-  text this module surfaces (error messages, attempt records, logs), as are bearer tokens and
-  OpenRouter-style `sk-or-…` keys. `ChatClient.from_settings` sends the configured key only to
-  the configured `ARENA_LLM_BASE_URL` host or to OpenRouter, never to another per-family host.
+  text this module surfaces (error messages, attempt records, the answer's content, reasoning,
+  `model` and `provider`, logs), as are bearer tokens and OpenRouter-style `sk-or-…` keys, in
+  any case and in their escaped forms (`arena.agents.secrets`): an endpoint that echoes the key
+  back cannot get it stored. `ChatClient.from_settings` sends the configured key only to the
+  configured `ARENA_LLM_BASE_URL` host or to OpenRouter, never to another per-family host.
 """
 
 from __future__ import annotations
@@ -32,14 +34,14 @@ import json
 import logging
 import math
 import random
-import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import httpx
 
+from arena.agents.secrets import REDACTED, redact
 from arena.core.backoff import backoff_delay, retry_after_seconds
 from arena.core.errors import ArenaError
 from arena.core.text import storable
@@ -55,15 +57,23 @@ CHAT_PATH = "/chat/completions"
 OPENROUTER_HOST_SUFFIX = "openrouter.ai"
 APP_TITLE = "Forecaster Arena"
 ERROR_TEXT_CHARS = 200
-REDACTED = "[redacted]"
 # 501 Not Implemented and 505 HTTP Version Not Supported will not change on a second try.
 NON_RETRYABLE_5XX = frozenset({501, 505})
 
 AttemptOutcome = Literal["ok", "retry", "error"]
 ErrorKind = Literal["transport", "http", "provider"]
 
-_BEARER = re.compile(r"(?i)\bbearer\s+[^\s\"',;]+")
-_OPENROUTER_KEY = re.compile(r"\bsk-or-[A-Za-z0-9_-]{8,}")
+__all__ = [
+    "REDACTED",
+    "AttemptRecord",
+    "ChatClient",
+    "ChatRequest",
+    "ChatResult",
+    "LLMError",
+    "is_openrouter",
+    "redact",
+    "replicate_user",
+]
 
 
 @dataclass(frozen=True)
@@ -287,6 +297,11 @@ class ChatClient(OwnsHttpClient):
     def __repr__(self) -> str:
         return f"ChatClient({self.base_url!r}, openrouter={self.openrouter})"
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The key this client sends: what whoever stores its answers must redact too."""
+        return tuple(self._secrets)
+
     # ---- public API ------------------------------------------------------------------------
 
     def body_for(self, request: ChatRequest) -> dict[str, Any]:
@@ -458,19 +473,6 @@ def is_openrouter(base_url: str) -> bool:
     """True when `base_url` points at OpenRouter (host `openrouter.ai` or a subdomain)."""
     host = httpx.URL(base_url).host.lower().rstrip(".")
     return host == OPENROUTER_HOST_SUFFIX or host.endswith("." + OPENROUTER_HOST_SUFFIX)
-
-
-def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """`text` with every given secret, bearer token and `sk-or-…` key replaced by a marker.
-
-    The patterns go first so a short literal secret cannot break them up; a secret is redacted
-    however short it is (a dummy local key like "EMPTY" may then mask ordinary words too).
-    """
-    text = _OPENROUTER_KEY.sub(REDACTED, _BEARER.sub(f"Bearer {REDACTED}", text))
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    return text
 
 
 # ---- response parsing (module level: pure functions of the decoded body) ---------------------

@@ -48,6 +48,11 @@ class LLMResponder:
         self.client = client
         self.family = family
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The key its client sends: the engine redacts it from everything it stores."""
+        return self.client.secrets
+
     def respond(self, messages: Messages, context: BaselineInput) -> ChatResult:
         try:
             user = replicate_user(self.family.id, context.replicate)

@@ -17,6 +17,12 @@ its open positions are valued at their latest marks and its numbers may still mo
 Everything is read in one snapshot (`consistent_read`) and ordered by id, so a bundle of the
 same cohort is byte-identical whichever backend or process built it, and whenever.
 
+Every string copied from the database (JSON values string by string) is redacted
+(`arena.agents.secrets.redact`) of the configured API key in any case and escaped form, and of
+`sk-or-…` keys: a database written before the engine redacted what it stored, by an endpoint
+that echoed the key, still gives a bundle without it. Text holding no key is copied unchanged,
+so a clean database's bundle keeps its bytes.
+
 `trades.jsonl` holds every column of the trades table, but `probability` (the protocol
 extension `stated_probability`, migration 0008) only in a bundle of a cohort stamped with that
 extension: a v1 cohort's bundle is byte for byte what it was before the column existed, so a
@@ -26,7 +32,7 @@ rebuild still gives its published hash.
 import csv
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -35,6 +41,7 @@ from typing import Any
 from sqlalchemy import Table, func, select
 from sqlalchemy.engine import Connection, Engine
 
+from arena.agents.secrets import configured_secrets, redact_value
 from arena.analytics.frames import raw_rows
 from arena.analytics.leaderboard import leaderboard
 from arena.analytics.replay_format import (
@@ -173,9 +180,17 @@ def project_version() -> str:
         return "unknown"
 
 
-def build_bundle(engine: Engine, cohort_number: int, *, provisional: bool = False) -> BuiltBundle:
+def build_bundle(
+    engine: Engine,
+    cohort_number: int,
+    *,
+    provisional: bool = False,
+    secrets: Sequence[str] | None = None,
+) -> BuiltBundle:
     """The bundle of cohort `cohort_number`: InputError for an unknown cohort, and (unless
-    `provisional`) for one not finished yet."""
+    `provisional`) for one not finished yet. `secrets`: the keys to redact from every string
+    copied (default: the configured API key, `configured_secrets`)."""
+    scrub = _Scrub(configured_secrets() if secrets is None else tuple(secrets))
     with consistent_read(engine) as conn:
         cohort = _cohort(conn, cohort_number)
         unfinished = _unfinished(conn, cohort)
@@ -185,9 +200,9 @@ def build_bundle(engine: Engine, cohort_number: int, *, provisional: bool = Fals
                 "wait until it is (the scheduler then keeps its bundle), or pass --provisional "
                 "for a bundle of its state so far, stamped not final",
             )
-        payload = _payload(conn, cohort, final=not unfinished)
+        payload = _payload(conn, cohort, scrub, final=not unfinished)
     board = leaderboard(engine, cohort=cohort_number, replicates=200, null_seeds=0)
-    payload["leaderboard.jsonl"] = jsonl_bytes(
+    payload["leaderboard.jsonl"] = scrub.jsonl(
         {column: _number(row[column]) for column in LEADERBOARD_POINTS}
         for row in board.to_dict("records")
     )
@@ -242,7 +257,23 @@ def trade_columns(constants: dict[str, Any] | None) -> list[str]:
     return [c.name for c in TRADES.c if stated or c.name != "probability"]
 
 
-def _payload(conn: Connection, cohort: dict[str, Any], *, final: bool) -> dict[str, bytes]:
+@dataclass(frozen=True)
+class _Scrub:
+    """The bundle's spelling of rows read from the database, every string redacted."""
+
+    secrets: tuple[str, ...]
+
+    def value(self, value: Any) -> Any:
+        # Bearer-looking words are free text here ("the flag bearer at …"), not tokens.
+        return redact_value(value, self.secrets, bearer=False)
+
+    def jsonl(self, rows: Iterable[dict[str, Any]]) -> bytes:
+        return jsonl_bytes(self.value(row) for row in rows)
+
+
+def _payload(
+    conn: Connection, cohort: dict[str, Any], scrub: _Scrub, *, final: bool
+) -> dict[str, bytes]:
     agents = conn.execute(
         select(
             AGENTS.c.id.label("agent_id"),
@@ -287,24 +318,27 @@ def _payload(conn: Connection, cohort: dict[str, Any], *, final: bool) -> dict[s
     return {
         README: _readme(cohort["number"]).encode("utf-8"),
         "cohort.json": json_bytes(
-            {
-                "cohort": cohort["number"],
-                "week_start": cohort["week_start"],
-                "methodology_version": cohort["methodology_version"],
-                "constants": cohort["constants"] or {},
-                "status": cohort["status"],
-                "completed_at": cohort["completed_at"],
-                "final": final,
-            }
+            scrub.value(
+                {
+                    "cohort": cohort["number"],
+                    "week_start": cohort["week_start"],
+                    "methodology_version": cohort["methodology_version"],
+                    "constants": cohort["constants"] or {},
+                    "status": cohort["status"],
+                    "completed_at": cohort["completed_at"],
+                    "final": final,
+                }
+            )
         ),
-        "lineup.jsonl": jsonl_bytes(lineup),
-        "market_snapshots.jsonl": jsonl_bytes(_snapshots(conn, snapshot_ids)),
-        "decisions.jsonl": jsonl_bytes(decisions),
-        "attempts.jsonl": jsonl_bytes(dict(row) for row in attempts),
-        "trades.jsonl": jsonl_bytes(trades),
-        "positions.jsonl": jsonl_bytes(positions),
-        "markets.jsonl": jsonl_bytes(markets),
-        "brier_scores.jsonl": jsonl_bytes(briers),
+        "lineup.jsonl": scrub.jsonl(lineup),
+        "market_snapshots.jsonl": scrub.jsonl(_snapshots(conn, snapshot_ids)),
+        "decisions.jsonl": scrub.jsonl(decisions),
+        "attempts.jsonl": scrub.jsonl(dict(row) for row in attempts),
+        "trades.jsonl": scrub.jsonl(trades),
+        "positions.jsonl": scrub.jsonl(positions),
+        "markets.jsonl": scrub.jsonl(markets),
+        "brier_scores.jsonl": scrub.jsonl(briers),
+        # ids, instants and amounts only: nothing in it is text that could hold a key
         "portfolio_snapshots.csv": curve_csv(conn, agent_ids),
     }
 

@@ -15,6 +15,11 @@ told; what the cohort's stamp says decides, not the settings of the process that
 Every model attempt is stored as it returns; the trades and the decision's final status are
 written together in one transaction that first checks the claim is still ours, so a crash
 between an answer and its trades leaves a re-claimable row and no half-executed decision.
+
+Every decision and attempt row goes through `_save`, which redacts every text column it
+changed (JSON columns string by string) of the responder's key, in any case and any escaped
+form, and of `sk-or-…` keys: an endpoint that echoes the key back cannot get it stored, not in
+the raw answer, the parsed reasoning, a validation error or an error message (issue 31).
 """
 
 import logging
@@ -27,7 +32,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, inspect
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -45,6 +50,7 @@ from arena.agents.prompts import (
     user_prompt,
 )
 from arena.agents.responders import Responder, ResponderFactory
+from arena.agents.secrets import redact, redact_value
 from arena.config import (
     STATED_PROBABILITY,
     Methodology,
@@ -138,7 +144,7 @@ def claim_decision(
             row.claimed_at = at
             row.updated_at = at
             row.error = None
-            session.add(row)
+            _save(session, row, ())
             session.flush()
             assert row.id is not None
             log_event(
@@ -208,7 +214,9 @@ def run_decisions(
                 )
             except Exception as exc:  # one agent's failure never stops the run
                 log.exception("decision of agent %s failed", agent.id)
-                status, trades = _finish_error(engine, claim, _describe(exc), [], 0, at), 0
+                message = _describe(exc)
+                status = _finish_error(engine, claim, message, [], 0, at, _secrets_of(responder))
+                trades = 0
             result.statuses[status] = result.statuses.get(status, 0) + 1
             result.trades += trades
     with session_scope(engine) as session:
@@ -432,6 +440,7 @@ def decide_one(
         stated_probability=stated,
     )
     user = user_prompt(at, week, inputs.portfolio, universe.markets, market_lines=universe.lines)
+    secrets = _secrets_of(responder)
     _store_prompts(engine, claim, universe.snapshot_id, system, user, at)
     replicated = stamped_replicates(cohort.constants) > 1
     context = BaselineInput(
@@ -454,13 +463,14 @@ def decide_one(
         try:
             answer = responder.respond(messages, context)
         except LLMError as exc:
-            _record_attempts(engine, claim, exc.attempts, None, None, at)
-            return _finish_error(engine, claim, exc.one_line(), errors, answers, at), 0
+            _record_attempts(engine, claim, exc.attempts, None, None, at, secrets)
+            return _finish_error(engine, claim, exc.one_line(), errors, answers, at, secrets), 0
         except Exception as exc:  # a broken responder is this decision's error, not the run's
-            return _finish_error(engine, claim, _describe(exc), errors, answers, at), 0
+            message = _describe(exc)
+            return _finish_error(engine, claim, message, errors, answers, at, secrets), 0
         answers += 1
         outcome = parse_decision(answer.content, stated_probability=stated)
-        _record_attempts(engine, claim, answer.attempts, answer, outcome.error, at)
+        _record_attempts(engine, claim, answer.attempts, answer, outcome.error, at, secrets)
         if outcome.ok is not None:
             parsed = outcome.ok
             break
@@ -469,7 +479,18 @@ def decide_one(
             {"role": "assistant", "content": answer.content},
             {"role": "user", "content": retry_feedback(outcome.error or "malformed")},
         ]
-    return _finish(engine, claim, agent.id, parsed, errors, answers, universe, methodology, at)  # type: ignore[arg-type]
+    return _finish(
+        engine,
+        claim,
+        agent.id,  # type: ignore[arg-type]
+        parsed,
+        errors,
+        answers,
+        universe,
+        methodology,
+        at,
+        secrets,
+    )
 
 
 def _describe(exc: BaseException) -> str:
@@ -477,6 +498,29 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, ArenaError):
         return exc.one_line()
     return " ".join(f"unexpected {type(exc).__name__}: {exc}".split())[:500]
+
+
+def _secrets_of(responder: Responder | None) -> tuple[str, ...]:
+    """The key a responder sends (an LLM family's), none for a baseline."""
+    return tuple(getattr(responder, "secrets", ()))
+
+
+def _save(session: Session, row: Decision | DecisionAttempt, secrets: Sequence[str]) -> None:
+    """Add `row` with every text column it changed redacted (`redact_value`: JSON columns
+    string by string): the one way this module writes the rows a model's answer reaches, so
+    no column, present or future, carries the key. Bearer-looking words are left alone here
+    (prompts quote market questions: "the flag bearer at …"); the client redacted real ones."""
+    state = inspect(row)
+    for attribute in state.mapper.column_attrs:
+        name = attribute.key
+        if state.persistent and not state.attrs[name].history.has_changes():
+            continue
+        value = getattr(row, name)
+        if isinstance(value, str | dict | list):
+            cleaned = redact_value(value, secrets, bearer=False)
+            if cleaned != value:
+                setattr(row, name, cleaned)
+    session.add(row)
 
 
 def _store_prompts(
@@ -489,7 +533,7 @@ def _store_prompts(
         row.prompt_system, row.prompt_user = system, user
         row.market_snapshot_id = snapshot_id
         row.updated_at = at
-        session.add(row)
+        _save(session, row, ())
 
 
 def _owned(session: Session, claim: Claim) -> Decision | None:
@@ -507,6 +551,7 @@ def _record_attempts(
     answer: ChatResult | None,
     parse_error: str | None,
     at: datetime,
+    secrets: Sequence[str],
 ) -> None:
     """Store every HTTP attempt of one answer; the last one carries the raw text and verdict."""
     with session_scope(engine) as session:
@@ -524,7 +569,8 @@ def _record_attempts(
                 outcome = "malformed" if parse_error else "valid"
             else:
                 outcome = "transport_error" if record.outcome == "error" else "transport_retry"
-            session.add(
+            _save(
+                session,
                 DecisionAttempt(
                     decision_id=claim.decision_id,
                     attempt_no=next_no + offset,
@@ -538,7 +584,8 @@ def _record_attempts(
                     served_model=record.served_model,
                     provider=record.provider,
                     created_at=at,
-                )
+                ),
+                secrets,
             )
 
 
@@ -563,8 +610,15 @@ def _totals(session: Session, row: Decision) -> None:
 
 
 def _finish_error(
-    engine: Engine, claim: Claim, message: str, errors: list[str], answers: int, at: datetime
+    engine: Engine,
+    claim: Claim,
+    message: str,
+    errors: list[str],
+    answers: int,
+    at: datetime,
+    secrets: Sequence[str],
 ) -> str:
+    message = redact(message, secrets, bearer=False)  # the event log gets it too
     with session_scope(engine) as session:
         row = _owned(session, claim)
         if row is None:
@@ -573,7 +627,7 @@ def _finish_error(
         row.status, row.error, row.attempts = "error", message, answers
         row.validation_errors = errors
         row.updated_at = at
-        session.add(row)
+        _save(session, row, secrets)
         log_event(
             session,
             at,
@@ -595,6 +649,7 @@ def _finish(
     universe: FrozenUniverse,
     methodology: Methodology,
     at: datetime,
+    secrets: Sequence[str],
 ) -> tuple[str, int]:
     """Execute and close the decision in one transaction, re-reading the agent's state."""
     with session_scope(engine) as session:
@@ -626,7 +681,7 @@ def _finish(
         row.error = None if status != "zero_trade" else "no leg executed"
         row.decided_at = at
         row.updated_at = at
-        session.add(row)
+        _save(session, row, secrets)
         log_event(
             session,
             at,

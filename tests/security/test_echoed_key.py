@@ -1,0 +1,473 @@
+"""An endpoint that echoes the API key back never gets it stored (issue 31, item 4).
+
+Proxies and misconfigured gateways echo the key: as the answer's action, inside its reasoning
+(JSON-escaped, `\\u`-escaped, URL-encoded, upper or lower case, split by invisible
+characters), in `model` and `provider`, in error bodies. A decision run against such an
+endpoint, every `arena export TABLE --out` and `arena bundle N --out x.zip` are then searched,
+case-insensitively and in decoded views (JSON escapes and percent escapes undone), for the key,
+for its random part alone and for every 12-character piece of it: in the SQLite database
+file's raw bytes (and its WAL), in every value PostgreSQL holds (dumped through SQLAlchemy),
+in every export and in every member of the bundle. Both an OpenRouter-shaped
+`sk-or-v1-<64 hex>` key and a plain `ARENA_LLM_API_KEY` are tried.
+
+A database written before the fix (a row holding the key, inserted directly as an old version
+stored it) gives a bundle without the key too. `redact` itself is checked for every form.
+"""
+
+import json
+import re
+import secrets
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sqlalchemy import create_engine, func, select
+from sqlalchemy.engine import Engine
+from sqlmodel import select as sqlmodel_select
+
+from arena.agents.llm import REDACTED, redact
+from arena.analytics.export import EXPORTS
+from arena.app.cli import main
+from arena.config import get_settings
+from arena.storage.db import create_db_engine, session_scope
+from arena.storage.models import Cohort, Decision, DecisionAttempt
+from arena.storage.tables import DECISION_ATTEMPTS, DECISIONS
+from tests.agents.llm_server import Reply, completion
+from tests.engine.chat_server import PerModelServer, serve_models
+from tests.engine.test_full_loop import WEEK1
+from tests.factories import new_cohort_agents
+from tests.security.test_no_key_leak import dump_database, gamma_url, sqlite_file_bytes
+
+SUNDAY = datetime(2026, 11, 1, tzinfo=UTC)
+NO_WAIT = {"Retry-After": "0"}
+PIECE = 12  # no run of this many characters of the key may survive anywhere
+ZWSP = "\u200b"
+
+
+# ------------------------------------------------------------------ the keys and their forms
+
+
+@dataclass(frozen=True)
+class Key:
+    """A fake key, the environment variable it is set in, and its random part."""
+
+    value: str
+    env: str
+    random_part: str
+
+    def pieces(self) -> set[str]:
+        """Every PIECE-character run of the key (lower case) and its random part."""
+        low = self.value.lower()
+        runs = {low[i : i + PIECE] for i in range(len(low) - PIECE + 1)}
+        return runs | {self.random_part.lower()}
+
+
+def openrouter_key() -> Key:
+    random_part = secrets.token_hex(32)
+    return Key(f"sk-or-v1-{random_part}", "OPENROUTER_API_KEY", random_part)
+
+
+def plain_key() -> Key:
+    """Not OpenRouter-shaped; holds `/` and `+` so its JSON and URL escapes differ from it."""
+    random_part = f"{secrets.token_hex(10)}/{secrets.token_hex(8)}+{secrets.token_hex(6)}"
+    return Key(f"gw-{random_part}", "ARENA_LLM_API_KEY", random_part)
+
+
+KEYS = [pytest.param(openrouter_key, id="sk-or-v1"), pytest.param(plain_key, id="plain")]
+
+
+def u_escaped(text: str) -> str:
+    """Every character as a JSON `\\uXXXX` escape."""
+    return "".join(f"\\u{ord(c):04x}" for c in text)
+
+
+def json_escaped(text: str) -> str:
+    """The first character `\\u`-escaped and every `/` as `\\/`, as some encoders write it."""
+    return u_escaped(text[0]) + text[1:].replace("/", "\\/")
+
+
+def split_invisibly(text: str) -> str:
+    """A zero-width space every 5 characters (the parser removes them before reading)."""
+    return ZWSP.join(text[i : i + 5] for i in range(0, len(text), 5))
+
+
+def forms(key: str) -> dict[str, str]:
+    """The key as an echoing endpoint may send it."""
+    return {
+        "as is": key,
+        "upper": key.upper(),
+        "lower": key.lower(),
+        "swapped": key.swapcase(),
+        "u-escaped": u_escaped(key),
+        "json-escaped": json_escaped(key),
+        "url-encoded": quote(key, safe=""),
+        "url-encoded upper": quote(key.upper(), safe=""),
+        "invisibly split": split_invisibly(key),
+    }
+
+
+# ------------------------------------------------------------------ searching for it
+
+
+_U_ESCAPE = re.compile(r"\\+u([0-9a-fA-F]{4})")
+_CHAR_ESCAPE = re.compile(r"\\+([/\\\"'])")
+
+
+def decoded_views(text: str) -> list[str]:
+    """`text` lower-cased, with JSON escapes undone, percent escapes undone, and both."""
+    plain = text.replace(ZWSP, "")
+    unjson = _CHAR_ESCAPE.sub(
+        lambda m: m.group(1), _U_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), plain)
+    )
+    return [v.lower() for v in (plain, unjson, unquote(plain), unquote(unjson))]
+
+
+def found(key: Key, text: str) -> str | None:
+    """The first piece of the key found in any view of `text`, or None."""
+    views = decoded_views(text)
+    for piece in sorted(key.pieces()):
+        for view in views:
+            if piece in view:
+                index = view.find(piece)
+                return f"{piece!r} in …{view[max(0, index - 60) : index + 60]}…"
+    return None
+
+
+def leaks(key: Key, texts: Iterable[tuple[str, str]]) -> list[str]:
+    return [f"{where}: {hit}" for where, text in texts if (hit := found(key, text))]
+
+
+# ------------------------------------------------------------------ pure `redact`
+
+
+def assert_clean(key: Key, text: str) -> None:
+    hit = found(key, text)
+    assert hit is None, hit
+
+
+@pytest.mark.parametrize("make_key", KEYS)
+@pytest.mark.parametrize("form", list(forms("x" * 20)))
+def test_redact_removes_every_form_of_the_key(make_key: Callable[[], Key], form: str) -> None:
+    key = make_key()
+    echoed = forms(key.value)[form]
+    for text in (
+        echoed,
+        f"invalid key {echoed}.",
+        f'{{"action": "{echoed}", "reasoning": "key={echoed}&x=1"}}',
+        f"Authorization: Bearer {echoed}",
+    ):
+        redacted = redact(text, [key.value])
+        assert_clean(key, redacted)
+        assert REDACTED in redacted
+
+
+@pytest.mark.parametrize("make_key", KEYS)
+def test_redact_removes_pieces_of_the_key(make_key: Callable[[], Key]) -> None:
+    """A quoted key cut short (`got 'SK-OR-V1-0a1b…'`) or a piece of it is still the key."""
+    key = make_key()
+    value = key.value
+    for piece in (value[:PIECE], value[:37] + "…", value[-PIECE:], value[5 : 5 + PIECE + 3]):
+        for text in (piece, piece.upper(), f"got '{piece.upper()}'", u_escaped(piece)):
+            assert_clean(key, redact(text, [value]))
+
+
+def test_the_openrouter_pattern_needs_no_configured_secret() -> None:
+    key = openrouter_key()
+    for text in forms(key.value).values():
+        assert_clean(key, redact(f"echo: {text}"))
+    assert redact("key sk-or-v1-deadbeefcafe0123") == "key [redacted]"
+    assert redact("KEY SK-OR-V1-DEADBEEFCAFE0123") == "KEY [redacted]"
+
+
+def test_redact_keeps_clean_text_and_the_old_behaviour() -> None:
+    key = openrouter_key()
+    clean = 'A "quoted" 50% \\u00e9 \\/ %2F text, Bearer-less: sk-or- too short → fine'
+    assert redact(clean, [key.value]) == clean
+    assert redact("Authorization: Bearer abc.def") == "Authorization: Bearer [redacted]"
+    assert redact(f"a {key.value} b", [key.value]) == "a [redacted] b"
+    assert redact("nothing secret") == "nothing secret"
+
+
+alphabet = st.characters(codec="utf-8")  # surrogates are not UTF-8: none drawn
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.text(alphabet, max_size=40),
+    after=st.text(alphabet, max_size=40),
+    form=st.sampled_from(list(forms("x" * 20))),
+    plain=st.booleans(),
+)
+def test_redact_removes_the_key_wherever_it_sits(
+    before: str, after: str, form: str, plain: bool
+) -> None:
+    key = plain_key() if plain else openrouter_key()
+    text = before + forms(key.value)[form] + after
+    redacted = redact(text, [key.value])
+    assert_clean(key, redacted)
+    assert redact(redacted, [key.value]) == redacted  # idempotent
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet, max_size=200))
+def test_redact_leaves_text_without_the_key_unchanged(text: str) -> None:
+    key = plain_key()
+    if "bearer" in text.lower() or "sk-or-" in text.lower():
+        return  # the patterns apply
+    assert redact(text, [key.value]) == text
+
+
+# ------------------------------------------------------------------ a decision run
+
+
+LINEUP = "".join(
+    f'[[family]]\nid = "{fid}"\ndisplay_name = "{fid}"\nprovider = "T"\nmodel = "echo/{fid}"\n'
+    for fid in ("action-upper", "action-lower", "reasoning", "side", "meta", "errors", "invisible")
+)
+
+
+def script_echoes(server: PerModelServer, key: str) -> None:
+    """Each family's endpoint echoes the key another way."""
+    f = forms(key)
+
+    def raw(content: str, model: str, **fields: str) -> Reply:
+        return Reply(200, completion(content, model=model, **fields), NO_WAIT)
+
+    server.script_model(
+        "echo/action-upper", raw(json.dumps({"action": f["upper"]}), "echo/action-upper")
+    )
+    server.script_model(
+        "echo/action-lower",
+        raw(f'{{"action": "{f["lower"]}", "reasoning": "{f["u-escaped"]}"}}', "echo/action-lower"),
+    )
+    reasoning = " ".join(f[name] for name in ("u-escaped", "json-escaped", "url-encoded"))
+    server.script_model(
+        "echo/reasoning",
+        raw(f'{{"action": "HOLD", "reasoning": "echo {reasoning}"}}', "echo/reasoning"),
+    )
+    bet = {"market_id": "501", "side": f["lower"], "amount": 100}
+    server.script_model(
+        "echo/side",
+        raw(json.dumps({"action": "BET", "bets": [bet], "reasoning": f["swapped"]}), "echo/side"),
+    )
+    server.script_model(
+        "echo/meta",
+        raw(
+            json.dumps({"action": "HOLD", "reasoning": f"Bearer {f['upper']}"}),
+            f["upper"],
+            provider=f["swapped"],
+        ),
+    )
+    server.script_model(
+        "echo/errors",
+        Reply(
+            500, {"error": {"message": f"bad key {f['upper']}", "url": f["url-encoded"]}}, NO_WAIT
+        ),
+        Reply(200, {"error": {"message": f"key {f['swapped']} flagged"}}, NO_WAIT),
+        Reply(401, f"Unauthorized: {f['u-escaped']} / {f['lower']}\n", NO_WAIT),
+    )
+    server.script_model(
+        "echo/invisible",
+        raw(
+            '{"action": "HOLD", "reasoning": "' + f["invisibly split"] + '"}',
+            "echo/invisible",
+            provider=f["invisibly split"],
+        ),
+    )
+
+
+class Cli:
+    """`arena …` in-process: (exit code, stdout, stderr)."""
+
+    def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
+        self.capsys = capsys
+        self.printed: list[tuple[str, str]] = []
+
+    def __call__(self, *args: str) -> tuple[int, str, str]:
+        get_settings.cache_clear()
+        with pytest.raises(SystemExit) as exited:
+            main(list(args))
+        out, err = self.capsys.readouterr()
+        self.printed += [(f"arena {' '.join(args)}", out + err)]
+        code = exited.value.code
+        return (code if isinstance(code, int) else 0), out, err
+
+
+def bundle_members(path: Path) -> Iterator[tuple[str, str]]:
+    with zipfile.ZipFile(path) as archive:
+        for name in archive.namelist():
+            yield f"bundle {name}", archive.read(name).decode("utf-8")
+
+
+def exports_and_bundle(cli: Cli, tmp_path: Path) -> list[tuple[str, str]]:
+    """Every `arena export TABLE --out` and every member of `arena bundle 1 --out x.zip`."""
+    texts = []
+    for table in EXPORTS:
+        target = tmp_path / f"{table}.csv"
+        code, _out, err = cli("export", table, "--out", str(target))
+        assert code == 0, err
+        texts.append((f"export {table}", target.read_text(encoding="utf-8")))
+    archive = tmp_path / "x.zip"
+    code, _out, err = cli("bundle", "1", "--provisional", "--out", str(archive))
+    assert code == 0, err
+    texts += list(bundle_members(archive))
+    return texts
+
+
+def database_texts(url: str) -> list[tuple[str, str]]:
+    """Every value in the database (SQLAlchemy), and on SQLite the file's raw bytes."""
+    from tests.security.test_no_key_leak import Outputs
+
+    outputs = Outputs()
+    assert dump_database(url, outputs) > 20
+    texts = list(outputs.texts)
+    for where, data in sqlite_file_bytes(url):
+        texts.append((f"bytes of {where}", data.decode("latin-1")))
+    return texts
+
+
+@pytest.mark.parametrize("make_key", KEYS)
+def test_an_echoing_endpoint_leaves_no_key_in_the_database_exports_or_bundle(
+    make_key: Callable[[], Key],
+    db_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    key = make_key()
+    lineup = tmp_path / "lineup.toml"
+    lineup.write_text(LINEUP, encoding="utf-8")
+    cli = Cli(capsys)
+    with serve_models() as llm:
+        script_echoes(llm, key.value)
+        monkeypatch.setenv(key.env, key.value)
+        monkeypatch.setenv("ARENA_DATABASE_URL", db_url)
+        monkeypatch.setenv("ARENA_LLM_BASE_URL", llm.url)
+        monkeypatch.setenv("ARENA_LINEUP", str(lineup))
+        assert cli("init-db")[0] == 0
+        assert cli("start-cohort", "--at", SUNDAY.isoformat())[0] == 0
+        with gamma_url(WEEK1) as url:
+            monkeypatch.setenv("ARENA_GAMMA_URL", url)
+            assert cli("sync-markets", "--at", SUNDAY.isoformat())[0] == 0
+        code, _out, err = cli("decide", "--at", (SUNDAY + timedelta(minutes=5)).isoformat())
+        assert code == 0, err
+        requests = llm.requests
+    assert requests and all(
+        r.headers.get("Authorization") == f"Bearer {key.value}" for r in requests
+    ), "the key was not sent: the endpoint had nothing to echo"
+
+    texts = database_texts(db_url) + exports_and_bundle(cli, tmp_path) + cli.printed
+    found_leaks = leaks(key, texts)
+    assert not found_leaks, "\n".join(found_leaks[:10])
+    _assert_the_echoes_were_stored(db_url)
+
+
+def _assert_the_echoes_were_stored(url: str) -> None:
+    """Guard against a vacuous pass: every echo reached a stored row, redacted."""
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            counted = select(DECISIONS.c.status, func.count()).group_by(DECISIONS.c.status)
+            statuses: dict[str, int] = {s: n for s, n in conn.execute(counted).all()}
+            attempts = conn.execute(select(DECISION_ATTEMPTS.c.error)).scalars().all()
+            served = conn.execute(select(DECISION_ATTEMPTS.c.served_model)).scalars().all()
+            parsed = conn.execute(select(DECISIONS.c.parsed_response)).scalars().all()
+    finally:
+        engine.dispose()
+    assert statuses.get("fallback_hold") == 2 and statuses.get("error") == 1, statuses
+    assert statuses.get("ok", 0) + statuses.get("zero_trade", 0) == 4, statuses
+    errors = " ".join(e for e in attempts if e)
+    assert "HTTP 500" in errors and "HTTP 401" in errors and REDACTED in errors, errors
+    assert REDACTED in served
+    reasons = [p["reasoning"] for p in parsed if p]
+    assert sum(REDACTED in r for r in reasons) >= 3, reasons
+
+
+# ------------------------------------------------------------------ a database from before
+
+
+@pytest.mark.parametrize("make_key", KEYS)
+def test_a_bundle_of_an_older_database_holds_no_key(
+    make_key: Callable[[], Key],
+    db_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """Rows stored by a version before the fix hold the key; the bundle built now does not."""
+    key = make_key()
+    f = forms(key.value)
+    engine = create_db_engine(db_url)
+    try:
+        write_old_rows(engine, f)
+    finally:
+        engine.dispose()
+    monkeypatch.setenv(key.env, key.value)
+    monkeypatch.setenv("ARENA_DATABASE_URL", db_url)
+    archive = tmp_path / "old.zip"
+    cli = Cli(capsys)
+    code, _out, err = cli("bundle", "1", "--provisional", "--out", str(archive))
+    assert code == 0, err
+    members = list(bundle_members(archive))
+    found_leaks = leaks(key, members + cli.printed)
+    assert not found_leaks, "\n".join(found_leaks[:10])
+    attempts = dict(members)["bundle attempts.jsonl"]
+    assert attempts.count(REDACTED) >= 4, attempts  # the old rows are in it, redacted
+
+
+def write_old_rows(engine: Engine, f: dict[str, str]) -> None:
+    """A decision and its attempts as a version before the fix stored an echoing endpoint."""
+    (agent_id,) = new_cohort_agents(engine, ("gpt-5.1",))
+    at = SUNDAY + timedelta(minutes=5)
+    with session_scope(engine) as s:
+        cohort = s.exec(sqlmodel_select(Cohort)).one()
+        decision = Decision(
+            agent_id=agent_id,
+            cohort_id=cohort.id,  # type: ignore[arg-type]
+            decision_week=1,
+            status="ok",
+            action="HOLD",
+            attempts=2,
+            raw_response=f'{{"action": "HOLD", "reasoning": "{f["u-escaped"]}"}}',
+            parsed_response={"action": "HOLD", "reasoning": f["as is"], "notes": [f["lower"]]},
+            validation_errors=[f"action: must be one of BET, SELL, HOLD, got '{f['upper'][:37]}…'"],
+            served_model=f["upper"],
+            provider=f["swapped"],
+            error=None,
+            decided_at=at,
+            created_at=at,
+        )
+        s.add(decision)
+        s.flush()
+        s.add_all(
+            [
+                DecisionAttempt(
+                    decision_id=decision.id,  # type: ignore[arg-type]
+                    attempt_no=1,
+                    outcome="malformed",
+                    raw_response=json.dumps({"action": f["upper"]}),
+                    error=f"action: must be one of BET, SELL, HOLD, got '{f['upper'][:37]}…'",
+                    served_model=f["url-encoded"],
+                    provider=f["as is"],
+                    cost_usd=0.001,
+                    created_at=at,
+                ),
+                DecisionAttempt(
+                    decision_id=decision.id,  # type: ignore[arg-type]
+                    attempt_no=2,
+                    outcome="valid",
+                    raw_response=f'{{"action": "HOLD", "reasoning": "{f["u-escaped"]}"}}',
+                    served_model=f["upper"],
+                    provider=f["swapped"],
+                    cost_usd=float(Decimal("0.001")),
+                    created_at=at,
+                ),
+            ]
+        )
