@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.app.cli import MAX_COHORT, MAX_ID, main
+from arena.app.cli import main
 from arena.storage.db import create_db_engine, dispose_engines
 from tests.conftest import BACKENDS
 from tests.factories import seed_basic
@@ -176,16 +176,12 @@ def test_export_out_dash_writes_stdout(
 
 
 def test_export_out_empty_is_one_clear_line(
-    sqlite_seeded: str, capsys: pytest.CaptureFixture[str]
+    sqlite_seeded: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """`--out ''` said "unexpected ValueError"; an unwritable path is one line naming it too."""
     code, out, err = run(["export", "trades", "--out", ""], capsys)
     one_line_error(code, err, "--out is empty", "stdout")
     assert out == ""
-
-
-def test_export_out_missing_folder_is_one_clear_line(
-    sqlite_seeded: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
     target = tmp_path / "no-such-folder" / "out.csv"
     code, _, err = run(["export", "trades", "--out", str(target)], capsys)
     one_line_error(code, err, f"cannot write {target}", "--out")
@@ -195,6 +191,8 @@ def test_export_out_missing_folder_is_one_clear_line(
 # --- integers: 1 … 2**63-1, checked before anything runs ----------------------------------------
 
 TOO_BIG = "99999999999999999999"
+MAX_ID = 2**63 - 1  # the top of every integer option (contract §4)
+MAX_COHORT = 2**31 - 1  # cohort numbers: PostgreSQL's INTEGER
 
 
 @pytest.mark.parametrize(
