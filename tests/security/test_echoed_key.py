@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote
 
 import pytest
@@ -32,10 +33,16 @@ from sqlalchemy import create_engine, func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import select as sqlmodel_select
 
-from arena.agents.llm import REDACTED, redact
+from arena.agents.llm import REDACTED, AttemptRecord, ChatResult, redact
 from arena.analytics.export import EXPORTS
 from arena.app.cli import main
-from arena.config import get_settings
+from arena.config import Methodology, get_settings
+from arena.engine.cohorts import start_cohort
+from arena.engine.decisions import run_decisions
+from arena.engine.market_sync import sync_markets
+from arena.engine.sources import GammaSource
+from arena.lineup import parse_lineup
+from arena.markets.gamma import GammaClient
 from arena.storage.db import create_db_engine, session_scope
 from arena.storage.models import Cohort, Decision, DecisionAttempt
 from arena.storage.tables import DECISION_ATTEMPTS, DECISIONS
@@ -326,7 +333,7 @@ def database_texts(url: str) -> list[tuple[str, str]]:
     from tests.security.test_no_key_leak import Outputs
 
     outputs = Outputs()
-    assert dump_database(url, outputs) > 20
+    assert dump_database(url, outputs) > 10
     texts = list(outputs.texts)
     for where, data in sqlite_file_bytes(url):
         texts.append((f"bytes of {where}", data.decode("latin-1")))
@@ -471,3 +478,58 @@ def write_old_rows(engine: Engine, f: dict[str, str]) -> None:
                 ),
             ]
         )
+
+
+# ------------------------------------------------------------------ the engine's own choke point
+
+
+class EchoingResponder:
+    """A responder whose answers were not redacted before they reached the engine (a future
+    client, a plug-in): the engine's own redaction must still keep its key out."""
+
+    def __init__(self, key: str) -> None:
+        self.secrets = (key,)
+        self.key = key
+        self.calls = 0
+
+    def respond(self, messages: Any, context: Any) -> ChatResult:
+        self.calls += 1
+        f = forms(self.key)
+        action = f["upper"] if self.calls == 1 else "HOLD"  # malformed first, then valid
+        content = json.dumps({"action": action, "reasoning": f"echo {f['as is']}"})
+        record = AttemptRecord(
+            attempt_no=1,
+            status=200,
+            outcome="ok",
+            latency_ms=1,
+            served_model=f["upper"],
+            provider=f["url-encoded"],
+            error=f"earlier: {f['swapped']}",
+        )
+        return ChatResult(content=content, finish_reason="stop", attempts=[record])
+
+
+@pytest.mark.parametrize("make_key", KEYS)
+def test_the_engine_redacts_what_a_responder_hands_it(
+    make_key: Callable[[], Key], engine: Engine
+) -> None:
+    key = make_key()
+    lineup = parse_lineup(
+        '[[family]]\nid = "echo"\ndisplay_name = "E"\nprovider = "T"\nmodel = "echo/raw"\n'
+    )
+    start_cohort(engine, SUNDAY, lineup, Methodology())
+    with gamma_url(WEEK1) as url, GammaClient(url, min_interval=0.0) as client:
+        sync_markets(engine, GammaSource(client), SUNDAY, 500)
+    responder = EchoingResponder(key.value)
+    result = run_decisions(
+        engine, SUNDAY + timedelta(minutes=5), lineup, Methodology(), lambda _f: responder
+    )
+    assert result.statuses == {"ok": 1} and responder.calls == 2
+    url = engine.url.render_as_string(hide_password=False)
+    found_leaks = leaks(key, database_texts(url))
+    assert not found_leaks, "\n".join(found_leaks[:10])
+    with engine.connect() as conn:
+        errors = conn.execute(select(DECISION_ATTEMPTS.c.error)).scalars().all()
+        parsed = conn.execute(select(DECISIONS.c.parsed_response)).scalars().one()
+    assert parsed["reasoning"] == f"echo {REDACTED}"
+    assert any(e and "got '[redacted]" in e for e in errors), errors  # the quote cut short
