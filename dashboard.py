@@ -10,14 +10,13 @@ runs.
 import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
-from streamlit.runtime.scriptrunner import StopException
 
 from arena import analytics
 from arena.analytics.protocol import number_ranges
 from arena.analytics.scope import excluded_cohorts
 from arena.config import METHODOLOGY_VERSION, get_settings
 from arena.core.errors import ArenaError
-from arena.dashboard import ui
+from arena.dashboard import fmt, ui
 from arena.storage.db import get_engine
 
 TITLE = "Forecaster Arena"
@@ -63,12 +62,6 @@ def _stop_with(message: str, *, error: bool = False) -> None:
     st.stop()
 
 
-def _first_line(exc: SQLAlchemyError) -> str:
-    """The driver's first message line (no SQL, no parameters), or the exception's type."""
-    lines = str(getattr(exc, "orig", None) or "").strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
 def main() -> None:
     """Configure the page, gate on a usable database, then run the selected page."""
     st.set_page_config(page_title=TITLE, layout="wide")
@@ -77,7 +70,7 @@ def main() -> None:
     try:
         settings = get_settings()
     except ArenaError as exc:
-        _stop_with(f"Configuration problem: {exc.one_line()}", error=True)
+        _stop_with(f"Configuration problem: {fmt.escaped(exc.one_line())}", error=True)
         return
     url = settings.database_url
 
@@ -92,12 +85,12 @@ def main() -> None:
     try:
         revision = analytics.schema_revision(reader_engine(url))
     except ArenaError as exc:
-        _stop_with(f"Cannot open the database: {exc.one_line()}", error=True)
+        _stop_with(f"Cannot open the database: {fmt.escaped(exc.one_line())}", error=True)
         return
     except SQLAlchemyError as exc:
         _stop_with(
-            f"Cannot read the database ({_first_line(exc)}) — check ARENA_DATABASE_URL and "
-            "that the database is reachable.",
+            f"Cannot read the database ({fmt.escaped(ui.first_line(exc))}) — check "
+            "ARENA_DATABASE_URL and that the database is reachable.",
             error=True,
         )
         return
@@ -118,18 +111,7 @@ def main() -> None:
     )
 
     ui.restore_links(page.url_path)
-    try:
-        page.run()
-    except StopException:
-        ui.drop_unused_links()  # a page that stopped early (an empty state, a bad link)
-        raise
-    except SQLAlchemyError as exc:
-        st.error(
-            f"Cannot read the database ({_first_line(exc)}) — it may be migrating; retry in a "
-            "moment, or run `arena init-db`."
-        )
-    else:
-        ui.drop_unused_links()  # never after st.rerun(): that run had not read every key yet
+    ui.run_page(page.run)  # an unexpected error: one line here, the traceback in the log
 
 
 main()

@@ -160,7 +160,7 @@ st.text(f"{me['display_name']} — cohort {cohort} — model {me['model_id']} ({
 links = st.columns([1, 1, 2])
 links[0].page_link(
     "pages/family.py",
-    label=f"{names.get(family, family)} across its cohorts",
+    label=f"{fmt.escaped(names.get(family, family))} across its cohorts",
     icon=":material/groups:",
     query_params={"family": family},
 )
@@ -187,13 +187,16 @@ place[2].metric(
 place[3].metric(
     "vs cohort best",
     fmt.signed_points(field["vs_best"]),
-    help=f"Best: {fmt.text(field['cohort_best'])}, {fmt.signed_pct(field['cohort_best_return'])}.",
+    help=(
+        f"Best: {fmt.escaped(field['cohort_best'])}, {fmt.signed_pct(field['cohort_best_return'])}."
+    ),
 )
 place[4].metric(
     "vs cohort worst",
     fmt.signed_points(field["vs_worst"]),
     help=(
-        f"Worst: {fmt.text(field['cohort_worst'])}, {fmt.signed_pct(field['cohort_worst_return'])}."
+        f"Worst: {fmt.escaped(field['cohort_worst'])}, "
+        f"{fmt.signed_pct(field['cohort_worst_return'])}."
     ),
 )
 st.caption(

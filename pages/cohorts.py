@@ -120,7 +120,7 @@ cohort = ui.select_link(
 row = listing.loc[listing["cohort_number"] == cohort].iloc[0]
 st.header(f"Cohort {cohort}")
 cols = st.columns([1, 1.4, 0.8, 1.2, 1.2])
-cols[0].metric("Status", str(row["status"]))
+cols[0].metric("Status", fmt.escaped(row["status"]))
 cols[1].metric("Week start", f"{row['week_start']:%Y-%m-%d}")
 cols[2].metric("Agents", int(row["agents"]))
 cols[3].metric("Decision weeks done", int(row["decision_weeks"]))
@@ -130,7 +130,8 @@ if str(row["extensions"]):
         EXTENDED_BY.get(name.strip(), name.strip()) for name in str(row["extensions"]).split(",")
     )
     st.warning(
-        f"This cohort ran the protocol extension {row['extensions']} ({did}), so its results "
+        f"This cohort ran the protocol extension {fmt.escaped(row['extensions'])} "
+        f"({fmt.escaped(did)}), so its results "
         "are not stock v1 results and the all-cohort figures leave it out. The extensions' own "
         "figures are on the Stated probability and Replicates pages ([methodology: protocol "
         f"extensions]({NOTES}))."
@@ -180,7 +181,7 @@ else:
         family = str(picked["family_id"])
         st.page_link(
             "pages/agent.py",
-            label=f"Open {picked['display_name']} in cohort {cohort}",
+            label=f"Open {fmt.escaped(picked['display_name'])} in cohort {cohort}",
             icon=":material/smart_toy:",
             query_params={"cohort": str(cohort), "family": family},
         )

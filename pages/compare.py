@@ -116,7 +116,7 @@ if family == versus:
 ui.simulated_notice([family, versus])
 
 frame: pd.DataFrame = ui.read(family_comparison, family, versus, cohort=cohort)
-st.subheader(f"{names[family]} − {names[versus]}")
+st.subheader(f"{fmt.escaped(names[family])} − {fmt.escaped(names[versus])}")
 ui.table(
     display(frame, names),
     key="compare-table",

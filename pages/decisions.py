@@ -303,9 +303,9 @@ def show_decision(detail: DecisionDetail) -> None:
     decided = f"{detail.decided_at:%Y-%m-%d %H:%M:%S} UTC" if detail.decided_at else "—"
     st.caption(
         f"Tokens {detail.tokens_in:,} in / {detail.tokens_out:,} out · configured model "
-        f"{detail.model_id} · served by {detail.served_model or '—'} · provider "
-        f"{detail.provider or '—'} · decided {decided} · {len(detail.attempt_log)} model call(s) "
-        "logged, retries included (each in Attempts)"
+        f"{fmt.escaped(detail.model_id)} · served by {fmt.escaped(detail.served_model)} · "
+        f"provider {fmt.escaped(detail.provider)} · decided {decided} · "
+        f"{len(detail.attempt_log)} model call(s) logged, retries included (each in Attempts)"
     )
     if detail.market_snapshot_id:
         taken = f"{detail.snapshot_taken_at:%Y-%m-%d %H:%M} UTC" if detail.snapshot_taken_at else ""
@@ -373,20 +373,24 @@ def show_decision(detail: DecisionDetail) -> None:
             )
             final = final_attempt(detail)
             for position, (_, attempt) in enumerate(log.iterrows()):
-                title = f"Attempt {int(attempt['attempt_no'])} — {attempt['outcome']}"
+                # Captions and labels render Markdown: the provider's and the model's words
+                # (the outcome, the error) are escaped there.
+                title = f"Attempt {int(attempt['attempt_no'])} — {fmt.escaped(attempt['outcome'])}"
                 raw, error = attempt["raw_response"], attempt["error"]
                 if position == final:
-                    rejected = f" Rejected: {error}" if not fmt.missing(error) else ""
+                    rejected = f" Rejected: {fmt.escaped(error)}" if not fmt.missing(error) else ""
                     st.caption(
                         f"{title}: its answer is the raw response under Rationale, above.{rejected}"
                     )
                 elif fmt.missing(raw):
-                    st.caption(title + (f" — {error}" if not fmt.missing(error) else ""))
+                    st.caption(
+                        title + (f" — {fmt.escaped(error)}" if not fmt.missing(error) else "")
+                    )
                     st.text("(no response body)")
                 else:
                     with st.expander(f"{title} · raw response ({len(str(raw)):,} characters)"):
                         if not fmt.missing(error):
-                            st.caption(f"Rejected: {error}")
+                            st.caption(f"Rejected: {fmt.escaped(error)}")
                         show_raw(str(raw))
             ui.download_csv(
                 log, f"decision-{detail.decision_id}-attempts", label="Download attempts CSV"

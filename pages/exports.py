@@ -205,7 +205,7 @@ def provisional_section(number: int, state: BundleStatus) -> None:
                     get_engine(url, role="reader"), number, provisional=True
                 )
             except InputError as error:
-                st.error(str(error))
+                st.error(fmt.escaped(str(error)))
                 return
         files = built.bundle.files
         st.session_state[memo] = {

@@ -187,7 +187,7 @@ st.caption(
 
 st.subheader("In each cohort")
 if per_cohort.empty:
-    ui.empty(f"{name} has no agent yet.")
+    ui.empty(f"{fmt.escaped(name)} has no agent yet.")
 else:
     st.caption(
         "Its agent in each cohort, newest first, against the cohort's other agents. "
@@ -216,7 +216,7 @@ else:
         number = int(shown.iloc[rows[0]]["cohort_number"])
         st.page_link(
             "pages/agent.py",
-            label=f"Open {name} in cohort {number}",
+            label=f"Open {fmt.escaped(name)} in cohort {number}",
             icon=":material/smart_toy:",
             query_params={"cohort": str(number), "family": family},
         )
@@ -224,7 +224,7 @@ else:
 st.subheader(f"P/L over time, all its {'v1 ' if left_out else ''}cohorts")
 if v1_cohorts.empty and left_out:
     ui.empty(
-        f"{name} ran in extended cohorts only: their curves are on each cohort's view "
+        f"{fmt.escaped(name)} ran in extended cohorts only: their curves are on each cohort's view "
         "(select its row above to open the agent)."
     )
 else:

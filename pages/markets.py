@@ -228,7 +228,7 @@ def show_market(market_id: str, detail: pd.DataFrame) -> None:
     market = detail.iloc[0]
     names: dict[str, str] = ui.read(family_names)
     st.divider()
-    st.header(f"Market {market['market_id']}")
+    st.header(f"Market {fmt.escaped(market['market_id'])}")
     with st.container(border=True):
         st.text(str(market["question"]))
         if not pd.isna(market["event_title"]) and market["event_title"] != market["question"]:
@@ -240,16 +240,17 @@ def show_market(market_id: str, detail: pd.DataFrame) -> None:
                 "Open on Polymarket", str(market["polymarket_url"]), icon=":material/open_in_new:"
             )
     cols = st.columns(5)
-    cols[0].metric("Status", str(market["status"]))
-    cols[1].metric("Type", str(market["market_type"]))
-    cols[2].metric("Category", fmt.text(market["category"]))
+    # Gamma's words, shown in elements that render Markdown: escaped.
+    cols[0].metric("Status", fmt.escaped(market["status"]))
+    cols[1].metric("Type", fmt.escaped(market["market_type"]))
+    cols[2].metric("Category", fmt.escaped(market["category"]))
     cols[3].metric("Agents that held it", fmt.count(market["agents"]))
-    cols[4].metric("Resolved as", fmt.text(market["resolution_outcome"]))
+    cols[4].metric("Resolved as", fmt.escaped(market["resolution_outcome"]))
     closes = "—" if pd.isna(market["end_date"]) else f"{market['end_date']:%Y-%m-%d %H:%M} UTC"
     st.caption(
         f"Closes {closes} · volume {fmt.money(market['volume'])} · last sync "
         f"{market['updated_at']:%Y-%m-%d %H:%M} UTC · UMA status "
-        f"{fmt.text(market['uma_resolution_status'])} · source {market['source']}"
+        f"{fmt.escaped(market['uma_resolution_status'])} · source {fmt.escaped(market['source'])}"
     )
     ui.download_csv(detail, f"market-{market_id}", label="Download market CSV")
 

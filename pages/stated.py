@@ -158,7 +158,7 @@ st.caption(
     + (
         " Bets without a stated probability are recorded as missing, never filled in: "
         + ", ".join(
-            f"{name} ({fmt.count(bets)} bet{'s' if bets != 1 else ''}, none stated)"
+            f"{fmt.escaped(name)} ({fmt.count(bets)} bet{'s' if bets != 1 else ''}, none stated)"
             for name, bets in zip(silent["display_name"], silent["bets"], strict=True)
         )
         + "."

@@ -9,6 +9,7 @@ the session) and check that what a page shows equals what its read model returns
 import inspect
 import json
 import re
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,11 @@ def _run(page: str | None = None, **params: Any) -> AppTest:
         # Before the first run AppTest finds the page by file name: the pages keep theirs.
         at.switch_page(f"pages/{page}.py")
     return at.run()
+
+
+def _read(markdown: str) -> str:
+    """Markdown as a person reads it: `fmt.escaped`'s backslashes and word joiners gone."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace(fmt.WORD_JOINER, "")
 
 
 def _sidebar_text(at: AppTest) -> str:
@@ -303,7 +309,7 @@ def test_bad_configuration_is_one_clear_error(use_database: Callable[[str], None
 
     assert not at.exception
     assert len(at.error) == 1
-    assert "ARENA_DATABASE_URL" in str(at.error[0].value)
+    assert "ARENA_DATABASE_URL" in _read(str(at.error[0].value))
 
 
 # --------------------------------------------------------------------------------------------
@@ -709,7 +715,7 @@ def test_a_link_naming_nothing_warns_and_does_not_fall_back(season_engine: Engin
     ]:
         at = _run(page, **params)
         _ok(at)
-        warnings = " ".join(w.value for w in at.warning)
+        warnings = " ".join(_read(w.value) for w in at.warning)
         assert named in warnings, (page, warnings)
         assert not at.dataframe, page  # nothing shown in place of what the link named
 
@@ -816,3 +822,81 @@ def test_family_agent_and_cohorts_tables_read_for_a_person(
     assert at.dataframe
     _tables_read_for_a_person(at)
     assert "§" not in _all_text(at)  # a citation a reader cannot open
+
+
+# --------------------------------------------------------------------------------------------
+# Errors: a bad id is a bad link, a page's bug is one line, never a traceback
+
+HUGE_ID = "99999999999999999999999999"  # past 2**63-1: the driver raised OverflowError
+
+
+@pytest.mark.parametrize(
+    ("page", "key", "named"),
+    [("decisions", "decision", "decision"), ("markets", "snapshot", "market snapshot")],
+)
+def test_an_id_past_the_database_range_is_a_named_bad_link(
+    season_engine: Engine, page: str, key: str, named: str
+) -> None:
+    at = _run(page, **{key: HUGE_ID})
+
+    assert not at.exception, [e.value for e in at.exception]
+    assert [_read(w.value) for w in at.warning] == [
+        f"This link's {key}='{HUGE_ID}' names no {named} in this database. Pick one above, "
+        "or check the link."
+    ]
+
+
+def test_an_id_link_is_a_positive_64_bit_integer() -> None:
+    assert ui.id_value("42") == 42 and ui.id_value(" 7 ") == 7
+    assert ui.id_value(str(2**63 - 1)) == 2**63 - 1
+    for bad in (None, "", "0", "-3", "+4", "1_000", "٣", "4.0", str(2**63), HUGE_ID, "9" * 5000):
+        assert ui.id_value(bad) is None, bad
+
+
+def test_a_failing_page_shows_one_line_and_logs_the_traceback(
+    season_engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The real entry running a page whose read model breaks (a bug, not a bad link)."""
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("boom at /srv/secret/path.py")
+
+    monkeypatch.setattr(cohorts, "cohort_numbers", broken)
+    at = _run("overview")
+
+    assert not at.exception, [e.value for e in at.exception]  # no traceback for the visitor
+    assert [e.value for e in at.error] == [ui.PAGE_FAILED]
+    assert "/srv/secret" not in _all_text(at)
+    logged = [r for r in caplog.records if r.levelname == "ERROR" and r.exc_info]
+    assert logged and "overview" in logged[0].getMessage()
+    assert "boom at /srv/secret/path.py" in str((logged[0].exc_info or (None, None))[1])
+
+
+def _failing_script() -> None:
+    """A page run through `ui.run_page`, as the entry runs every page (AppTest runs this
+    function's source as a script)."""
+    import streamlit as st
+
+    from arena.dashboard import ui
+
+    def page() -> None:
+        st.text("before")
+        raise KeyError("missing column")
+
+    ui.run_page(page)
+    st.text("after: the entry goes on")
+
+
+def test_run_page_turns_a_page_error_into_one_line() -> None:
+    at = AppTest.from_function(_failing_script).run()
+
+    assert not at.exception
+    assert [e.value for e in at.error] == [ui.PAGE_FAILED]
+    assert [t.value for t in at.text] == ["before", "after: the entry goes on"]
+
+
+def test_visitors_never_see_tracebacks() -> None:
+    """.streamlit/config.toml hides exception details: "none" (false would mean "stacktrace"
+    in Streamlit 1.67, which still shows the traceback)."""
+    config = tomllib.loads((DASHBOARD.parent / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["showErrorDetails"] == "none"

@@ -117,7 +117,8 @@ def test_times_and_durations_read_the_same_way(written: str, expected: str) -> N
 
 def test_escaped_text_cannot_become_markdown() -> None:
     assert fmt.escaped("Model A") == "Model A"
-    assert fmt.escaped("[x](http://e) *b* $1") == r"\[x\]\(http\://e\) \*b\* \$1"
+    joined = fmt.WORD_JOINER  # after the scheme: a bare URL is never autolinked
+    assert fmt.escaped("[x](http://e) *b* $1") == rf"\[x\]\(http{joined}\://e\) \*b\* \$1"
     assert fmt.escaped(None) == "—"
 
 

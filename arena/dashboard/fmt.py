@@ -9,6 +9,7 @@ Pure functions, no Streamlit.
 """
 
 import math
+import re
 from typing import Any
 
 import pandas as pd
@@ -294,13 +295,31 @@ def seconds(value: Any) -> str:
     return f"{minutes} min {rest:02d} s"
 
 
-_MARKDOWN_SPECIALS = set("\\`*_{}[]()<>#+-.!|$~:")
+# Every character Markdown (GitHub's, with Streamlit's directives), HTML or LaTeX reads as
+# syntax: links and images ([ ] ( ) !), emphasis, code, headings (# and a "===" underline),
+# lists, tables, HTML tags and entities (< > &), formulas ($), `:material/…:` icons and
+# `:red[…]` colours (:); "=", "&" and "@" too (a setext underline, an entity, an e-mail).
+_MARKDOWN_SPECIALS = set("\\`*_{}[]()<>#+-.!|$~:=&@")
+
+
+# Streamlit also turns a bare "https://…", "www.…" or "name@host.tld" into a link, and it
+# finds them in the text AFTER the escapes are read (GitHub-flavoured Markdown's autolink
+# literals: a backslash before the ":" or "." does not stop it, checked in Chromium with
+# Streamlit 1.67). An invisible WORD JOINER (U+2060) after the scheme, the "www" and the "@"
+# does: the text reads the same and is never a link.
+WORD_JOINER = "\u2060"
+_AUTOLINK = re.compile(r"(https?|ftp|mailto|xmpp|www)(?=[:.])|(@)", re.IGNORECASE)
 
 
 def escaped(value: Any) -> str:
-    """Text for st.markdown / st.caption, every Markdown, HTML and LaTeX character escaped:
-    a name or id shown inside a sentence can never turn into a link, markup or a formula."""
-    return "".join(f"\\{c}" if c in _MARKDOWN_SPECIALS else c for c in text(value))
+    """Untrusted text (a URL's value, a market's question, a model's or provider's words, a
+    display name) for any element that renders Markdown — st.markdown, st.caption,
+    st.warning / st.info / st.error, st.metric, st.subheader, expander and page-link labels:
+    every Markdown, HTML and LaTeX character backslash-escaped and every autolink broken, so
+    it shows literally and can never turn into a link, an image that the viewer's browser
+    fetches, markup or a formula."""
+    unlinked = _AUTOLINK.sub(lambda m: m.group(0) + WORD_JOINER, text(value))
+    return "".join(f"\\{c}" if c in _MARKDOWN_SPECIALS else c for c in unlinked)
 
 
 def signed_points(value: Any, places: int = 1) -> str:

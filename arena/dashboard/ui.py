@@ -16,12 +16,20 @@ Why one place:
   in its on_change callback.
 - **Downloads**: `download_csv` offers exactly the DataFrame shown, as CSV with the export's
   cell rules (ISO UTC times, formula-looking text neutralised).
-- **Untrusted text** (market questions, model output) never goes through Markdown or HTML:
-  pages show it with `st.text`, `st.code` or in dataframes, never with `unsafe_allow_html`.
+- **Untrusted text** — anything from a URL, the database, a provider or Gamma (market
+  questions and categories, model output and errors, served models, display names, a link's
+  value) — never goes through Markdown or HTML unescaped: pages show it with `st.text`,
+  `st.code`, in dataframes or selectbox options (which render no Markdown), and wherever it
+  sits in a Markdown element (a caption, a warning, a metric, a subheader, a label) through
+  `fmt.escaped`; never with `unsafe_allow_html`.
+- **Errors**: `run_page` runs each page; an unexpected exception shows one line to the
+  visitor and goes, with its traceback, to the server log (`client.showErrorDetails` is
+  "none" in .streamlit/config.toml for anything that escapes it).
 - **Documents**: `document` turns one of the project's own docs/ Markdown files into a title
   and a body for `st.markdown`, with its links made to work inside the dashboard.
 """
 
+import logging
 import posixpath
 import re
 from collections.abc import Callable, Sequence
@@ -30,6 +38,8 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
+from sqlalchemy.exc import SQLAlchemyError
+from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException, StopException
 
 from arena.analytics.scope import excluded_cohorts
 from arena.analytics.simulated import SERVED_BY, simulated_families
@@ -63,6 +73,13 @@ _PAGE = "_arena_page"  # the url path of the page running now
 _USED = "_arena_used_links"  # the link keys it has read so far
 ALL = "All"
 T = TypeVar("T")
+LINK_INT_MAX = 2**63 - 1  # the largest id a database integer column holds
+_ID_TEXT = re.compile(r"[0-9]{1,19}")
+PAGE_FAILED = (
+    "This page hit an unexpected error and could not be shown; it has been logged for the "
+    "operator. Reload it, or open another page."
+)
+log = logging.getLogger(__name__)
 
 # Reference rows (baselines) and "too early" rows in tables.
 REFERENCE_STYLE = "background-color: #eef2f7; font-style: italic"
@@ -102,6 +119,45 @@ def entry_guard() -> None:
     if getattr(PagesManager, "uses_pages_directory", None):
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+def first_line(exc: SQLAlchemyError) -> str:
+    """The driver's first message line (no SQL, no parameters), or the exception's type."""
+    lines = str(getattr(exc, "orig", None) or "").strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def run_page(run: Callable[[], Any]) -> None:
+    """Run one page (`run`, the page's `run` method) the way the entry does for every page.
+
+    Streamlit's control flow (`st.stop`, `st.rerun`, `st.switch_page`) passes through; a page
+    that ran to its end or stopped early drops the link keys it did not read. Any other
+    exception is the page's bug: the visitor sees one line (`PAGE_FAILED`), never a traceback
+    with the server's file paths, and the traceback goes to the server log. A database error
+    keeps its own one line (the database may be migrating).
+    """
+    try:
+        run()
+    except StopException:
+        drop_unused_links()  # a page that stopped early (an empty state, a bad link)
+        raise
+    except ScriptControlException:
+        raise  # st.rerun / st.switch_page: that run had not read every key yet
+    except SQLAlchemyError as exc:
+        log.exception("dashboard page %s could not read the database", _page_name())
+        st.error(
+            f"Cannot read the database ({fmt.escaped(first_line(exc))}) — it may be migrating; "
+            "retry in a moment, or run `arena init-db`."
+        )
+    except Exception:
+        log.exception("dashboard page %s failed", _page_name())
+        st.error(PAGE_FAILED, icon=":material/error:")
+    else:
+        drop_unused_links()
+
+
+def _page_name() -> str:
+    return str(st.session_state.get(_PAGE, "")) or "(home)"
 
 
 # --------------------------------------------------------------------------------------------
@@ -221,7 +277,7 @@ def simulated_notice(family_ids: Sequence[str] | None = None, detail: str | None
     if simulated:
         closing = detail or "Personas, reasoning, tokens and costs are simulated."
         st.warning(
-            f"**Simulated** — {', '.join(simulated)}: answered by the {SERVED_BY} "
+            f"**Simulated** — {fmt.escaped(', '.join(simulated))}: answered by the {SERVED_BY} "
             f"(`arena demo`), not by real models. {closing}",
             icon="🧪",
         )
@@ -301,7 +357,7 @@ def set_link(key: str, value: Any) -> None:
 def names_nothing(label: str, key: str, value: str, hint: str = "") -> None:
     """A deep link whose `key` names nothing here: say so and stop (never a silent fallback)."""
     st.warning(
-        f"This link's {key}={value!r} names no {label.lower()} in this database"
+        f"This link's {key}={fmt.escaped(repr(value))} names no {label.lower()} in this database"
         + (f": {hint}" if hint else ".")
         + " Pick one above, or check the link.",
         icon="⚠️",
@@ -310,12 +366,21 @@ def names_nothing(label: str, key: str, value: str, hint: str = "") -> None:
 
 
 def link_int(key: str) -> int | None:
-    """Link `key` as an int (None when absent or not a number)."""
-    value = get_link(key)
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
+    """Link `key` as a database id: None when absent, not a number, or outside 1..2**63-1
+    (an id no row can have; a larger one would overflow the database driver), so the page
+    treats it like any other link naming nothing."""
+    return id_value(get_link(key))
+
+
+def id_value(value: str | None) -> int | None:
+    """`value` as a positive 64-bit id, or None (pure: the rule of `link_int`)."""
+    text = (value or "").strip()
+    # Digits only, and at most 19 of them: int() would take "٣" or "1_000", and refuse a
+    # 5,000-digit value with ValueError (Python's int-from-text limit).
+    if not _ID_TEXT.fullmatch(text):
         return None
+    number = int(text)
+    return number if 1 <= number <= LINK_INT_MAX else None
 
 
 def _bound(

@@ -1,0 +1,282 @@
+"""Untrusted text is shown as text in Chromium, and a bad link never shows a traceback.
+
+A hostile database: the e2e season with its free-text columns (market questions, categories,
+resolution outcomes, UMA statuses, a family's display name, a decision's served model,
+provider, error and reasoning, its attempts' errors) rewritten to Markdown that would make a
+working link, an image the viewer's browser fetches, a bare autolinked URL, raw HTML and bold
+text. Every page, drilled into the hostile decision and market, must show none of it as a link,
+an image or markup, and must show it literally. Then hostile links: every deep-link key of
+every page set to a phishing link plus a tracking pixel; the page names the bad link in its
+warning as text. Finally ids too large for the database (OverflowError before) are bad links,
+not tracebacks.
+"""
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from arena.dashboard.fmt import WORD_JOINER
+from arena.dashboard.ui import LINK_KEYS
+from arena.engine.analyses import store_analyses
+from arena.storage.db import get_engine
+from tests.analytics.season import LLM_A, LLM_B, Season
+from tests.e2e.conftest import ADMIN_PASSWORD, dashboard_server, settle
+from tests.e2e.test_page_markets import VIEWPORT, shoot
+
+pytestmark = pytest.mark.browser
+
+LINK = "[click](https://evil.example/x)"
+IMAGE = "![x](http://127.0.0.1:9/pixel.png)"
+BARE = "https://evil.example"
+HTML = "<img src=x>"
+BOLD = "**bold**"
+HOSTILE = f"{LINK} {IMAGE} {BARE} {HTML} {BOLD}"
+NAME = f"Model A {LINK}"  # llm-a's display name
+PHISH = "[Session expired - log in again](https://evil.example/login)"
+BAD_LINK = f"{PHISH} {IMAGE}"
+DECISION = 1  # llm-a's week-1 decision in cohort 1: three attempts (500, malformed, valid)
+HUGE = "99999999999999999999999999"  # past 2**63-1: OverflowError in the driver before
+PAGES = {
+    "": "Forecaster Arena",
+    "leaderboard": "Leaderboard",
+    "compare": "Compare",
+    "family": "Family",
+    "agent": "Agent",
+    "cohorts": "Cohorts",
+    "calibration": "Calibration",
+    "stated": "Stated probability",
+    "replicates": "Replicates",
+    "decisions": "Decisions",
+    "markets": "Markets",
+    "exports": "Exports",
+    "overview": "Overview",
+    "operations": "Operations",
+    "methodology": "Methodology",
+}
+KEYS = (*LINK_KEYS, "doc", "replicate")  # every key a page reads from the address bar
+HELD_MARKET: list[str] = []  # a market an agent held (positions, trades): set by the fixture
+
+
+def make_hostile(path: Path) -> None:
+    """Rewrite the season copy at `path`: every free-text column a page shows gets HOSTILE."""
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "UPDATE markets SET question = :h || ' ' || id, category = :h, "
+            "uma_resolution_status = :h, resolution_outcome = :h",
+            {"h": HOSTILE},
+        )
+        db.execute("UPDATE market_snapshot_items SET question = ? || ' ' || market_id", (HOSTILE,))
+        db.execute("UPDATE families SET display_name = ? WHERE id = ?", (NAME, LLM_A))
+        db.execute("UPDATE agents SET display_name = ? WHERE family_id = ?", (NAME, LLM_A))
+        db.execute(
+            "UPDATE decisions SET served_model = :h, provider = :h, error = :h, "
+            "parsed_response = json_set(coalesce(parsed_response, '{}'), '$.reasoning', :h) "
+            "WHERE id = :d",
+            {"h": HOSTILE, "d": DECISION},
+        )
+        db.execute(
+            "UPDATE decision_attempts SET served_model = :h, provider = :h, "
+            "error = 'HTTP 500 ' || :h WHERE decision_id = :d",
+            {"h": HOSTILE, "d": DECISION},
+        )
+        db.execute("UPDATE system_logs SET message = ?", (HOSTILE,))
+        held = db.execute("SELECT market_id FROM positions ORDER BY id LIMIT 1").fetchone()
+        HELD_MARKET[:] = [str(held[0])]
+
+
+@pytest.fixture(scope="module")
+def hostile_server(season: Season, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A dashboard over the hostile copy of the season, its hourly analyses stored after the
+    rewrite (as the scheduler's job would have)."""
+    folder = tmp_path_factory.mktemp("e2e-hostile")
+    target = folder / "hostile.db"
+    with (
+        sqlite3.connect(season.url.removeprefix("sqlite:///")) as origin,
+        sqlite3.connect(target) as copy,
+    ):
+        origin.backup(copy)
+    make_hostile(target)
+    url = f"sqlite:///{target}"
+    engine = get_engine(url)
+    try:
+        store_analyses(engine, season.end)
+    finally:
+        engine.dispose()
+    with dashboard_server(url, folder) as base_url:
+        yield base_url
+
+
+def visit(page: Page, base: str, path: str) -> None:
+    """Open `path`, wait for its run to end, and check it shows no exception."""
+    page.set_viewport_size(VIEWPORT)
+    page.goto(f"{base}/{path}")
+    settle(page)
+    main = page.get_by_test_id("stMain")
+    # A page's heading, or (a bad link stops some pages before it) its warning.
+    assert main.get_by_role("heading").count() or main.get_by_test_id("stAlert").count(), path
+    page.wait_for_timeout(300)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def assert_inert(page: Page, where: str) -> None:
+    """No hostile link, image or markup anywhere on the page (sidebar included)."""
+    for selector in (
+        'a[href*="evil.example"]',
+        'img[src*="pixel"]',
+        'img[src="x"]',
+        'iframe, script[src*="evil"]',
+    ):
+        found = page.locator(selector)
+        assert found.count() == 0, (where, selector, _context(found.first))
+    bold = page.get_by_test_id("stMain").locator("strong, b").filter(has_text=re.compile("^bold$"))
+    assert bold.count() == 0, where
+    body = page.inner_text("body")
+    assert "Traceback" not in body and 'File "/' not in body, where
+
+
+def _context(found: Locator) -> str:
+    """The outer HTML of the element holding a hostile find (for the failure message)."""
+    return str(
+        found.evaluate(
+            "e => (e.closest('[data-testid]:not([data-testid=stMarkdownContainer])') || e)"
+            ".outerHTML.slice(0, 1500)"
+        )
+    )
+
+
+def shown(found: Locator) -> str:
+    """What a person reads in `found`: its text without the invisible word joiners that break
+    an autolink (`fmt.escaped`)."""
+    expect(found).to_be_visible()
+    return found.inner_text().replace(WORD_JOINER, "")
+
+
+def test_every_page_shows_hostile_database_text_as_text(
+    hostile_server: str, page: Page, screenshots_dir: Path
+) -> None:
+    for path, heading in PAGES.items():
+        visit(page, hostile_server, path)
+        expect(page.get_by_role("heading", name=heading, exact=True).first).to_be_visible()
+        if path == "operations":
+            page.get_by_label("Admin password (press Enter)").fill(ADMIN_PASSWORD)
+            page.get_by_label("Admin password (press Enter)").press("Enter")
+            expect(page.get_by_role("heading", name="System log")).to_be_visible()
+            settle(page)
+        assert_inert(page, path or "home")
+
+    # Pages opened on the hostile family, and the comparison naming it in its heading.
+    for path in (
+        f"family?family={LLM_A}",
+        f"agent?cohort=1&family={LLM_A}",
+        f"compare?family={LLM_A}&versus={LLM_B}",
+        "cohorts?cohort=1",
+    ):
+        visit(page, hostile_server, path)
+        assert_inert(page, path)
+        if path.startswith("compare"):
+            pair = page.get_by_test_id("stMain").get_by_role("heading", name=re.compile("^Model"))
+            assert shown(pair.first) == f"Model A {LINK} − Model B"  # as written
+
+
+def test_the_hostile_decision_shows_its_served_model_provider_and_errors_as_text(
+    hostile_server: str, page: Page, screenshots_dir: Path
+) -> None:
+    visit(page, hostile_server, f"decisions?cohort=1&family={LLM_A}&decision={DECISION}")
+    expect(page.get_by_role("heading", name=f"Decision {DECISION}", exact=True)).to_be_visible()
+    main = page.get_by_test_id("stMain")
+    caption = main.get_by_test_id("stCaptionContainer").filter(has_text="served by")
+    assert f"served by {HOSTILE} · provider {HOSTILE} · decided" in shown(caption)
+    expect(main.get_by_test_id("stText").filter(has_text=HOSTILE).first).to_be_visible()
+    assert_inert(page, "decision")
+    shoot(page, screenshots_dir, "hostile-decision")
+
+    page.get_by_role("tab", name="Attempts").click()
+    captions = main.get_by_test_id("stCaptionContainer")
+    first = captions.filter(has_text="Attempt 1 — transport_retry")
+    assert shown(first) == f"Attempt 1 — transport_retry — HTTP 500 {HOSTILE}"
+    malformed = main.get_by_test_id("stExpander").filter(has_text="Attempt 2 — malformed")
+    malformed.get_by_text("Attempt 2 — malformed").click()
+    rejected = malformed.get_by_test_id("stCaptionContainer").filter(has_text="Rejected:")
+    assert shown(rejected) == f"Rejected: HTTP 500 {HOSTILE}"
+    final = captions.filter(has_text="Attempt 3 — valid")
+    assert shown(final).endswith(f"Rejected: HTTP 500 {HOSTILE}")
+    assert_inert(page, "decision attempts")
+    shoot(page, screenshots_dir, "hostile-decision-attempts")
+
+
+def test_the_hostile_market_shows_gamma_text_as_text(
+    hostile_server: str, page: Page, screenshots_dir: Path
+) -> None:
+    market = HELD_MARKET[0]
+    visit(page, hostile_server, f"markets?market={market}")
+    expect(page.get_by_role("heading", name=f"Market {market}", exact=True)).to_be_visible()
+    main = page.get_by_test_id("stMain")
+    for label in ("Category", "Resolved as"):
+        metric = main.get_by_test_id("stMetric").filter(has_text=label)
+        assert shown(metric.get_by_test_id("stMetricValue")) == HOSTILE
+    uma = main.get_by_test_id("stCaptionContainer").filter(has_text="UMA status")
+    assert f"UMA status {HOSTILE} · source" in shown(uma)
+    assert_inert(page, "market")
+    visit(page, hostile_server, "markets?snapshot=1")
+    assert_inert(page, "market snapshot")
+    shoot(page, screenshots_dir, "hostile-market")
+
+
+def test_hostile_links_are_named_as_text_on_every_page(
+    hostile_server: str, page: Page, screenshots_dir: Path
+) -> None:
+    """Every deep-link key of every page set to a phishing link and a tracking pixel: each
+    key the page checks is named in a warning as text; the page never renders the Markdown."""
+    value = quote(BAD_LINK)
+    flagged: dict[str, list[str]] = {}
+    for path in PAGES:
+        keys = list(KEYS)
+        while True:
+            query = "&".join(f"{key}={value}" for key in keys)
+            visit(page, hostile_server, f"{path}?{query}")
+            assert_inert(page, f"{path}?{','.join(keys)}")
+            warnings = page.get_by_test_id("stAlert").all_inner_texts()
+            named = [
+                match.group(1)
+                for text in warnings
+                if (match := re.search(r"This link's (\w+)=", text))
+            ]
+            if not named:
+                break
+            key = named[0]
+            said = [t.replace(WORD_JOINER, "") for t in warnings if f"This link's {key}=" in t]
+            assert f"This link's {key}='{BAD_LINK}' names no" in said[0], said
+            flagged.setdefault(path, []).append(key)
+            keys.remove(key)
+    assert flagged["leaderboard"][0] == "cohort", flagged
+    assert "decision" in flagged.get("decisions", []), flagged
+    assert "market" in flagged.get("markets", []), flagged
+
+    visit(page, hostile_server, f"leaderboard?cohort={quote(PHISH)}")
+    warning = page.get_by_test_id("stAlert").filter(has_text="This link's cohort=")
+    assert f"cohort='{PHISH}' names no cohort" in shown(warning)
+    assert_inert(page, "leaderboard phishing link")
+    shoot(page, screenshots_dir, "hostile-link-warning")
+
+
+@pytest.mark.parametrize(
+    ("path", "named"),
+    [
+        (f"decisions?decision={HUGE}", f"This link's decision='{HUGE}' names no decision"),
+        (f"markets?snapshot={HUGE}", f"This link's snapshot='{HUGE}' names no market snapshot"),
+        ("decisions?decision=-3", "This link's decision='-3' names no decision"),
+    ],
+)
+def test_an_id_too_large_for_the_database_is_a_bad_link_not_a_traceback(
+    hostile_server: str, page: Page, path: str, named: str
+) -> None:
+    visit(page, hostile_server, path)
+    expect(page.get_by_text(named)).to_be_visible()
+    assert_inert(page, path)
+    body = page.inner_text("body")
+    assert "OverflowError" not in body and "site-packages" not in body
