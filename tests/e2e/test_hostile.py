@@ -222,9 +222,9 @@ def test_the_hostile_market_shows_gamma_text_as_text(
     uma = main.get_by_test_id("stCaptionContainer").filter(has_text="UMA status")
     assert f"UMA status {HOSTILE} · source" in shown(uma)
     assert_inert(page, "market")
+    shoot(page, screenshots_dir, "hostile-market")
     visit(page, hostile_server, "markets?snapshot=1")
     assert_inert(page, "market snapshot")
-    shoot(page, screenshots_dir, "hostile-market")
 
 
 def test_hostile_links_are_named_as_text_on_every_page(
