@@ -11,21 +11,23 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from arena.dashboard import admin
-from arena.dashboard.admin import AdminGate, GuessPacer, SessionTries
 
 T0 = datetime(2026, 11, 22, tzinfo=UTC)
 SECOND = timedelta(seconds=1)
 
 
 def test_right_password_unlocks_and_wrong_ones_do_not() -> None:
-    gate, tries = AdminGate(), SessionTries()
+    gate, tries = admin.AdminGate(), admin.SessionTries()
     assert gate.check("nope", "s3cret", T0, tries).verdict == "wrong"
     assert gate.check("s3cret", "s3cret", T0, tries).verdict == "ok"
     assert gate.check("", "", T0, tries).verdict == "wrong"  # an empty secret never unlocks
 
 
 def test_a_sessions_own_failures_lock_that_session_even_for_the_right_password() -> None:
-    gate, mine = AdminGate(max_failures=3, lockout=timedelta(minutes=15)), SessionTries()
+    gate, mine = (
+        admin.AdminGate(max_failures=3, lockout=timedelta(minutes=15)),
+        admin.SessionTries(),
+    )
     for _ in range(3):
         assert gate.check("guess", "s3cret", T0, mine).verdict == "wrong"
     assert gate.check("s3cret", "s3cret", T0 + timedelta(minutes=1), mine).verdict == "locked"
@@ -33,8 +35,8 @@ def test_a_sessions_own_failures_lock_that_session_even_for_the_right_password()
 
 
 def test_another_sessions_failures_never_refuse_the_right_password() -> None:
-    gate = AdminGate(max_failures=5)
-    attacker, operator = SessionTries(), SessionTries()
+    gate = admin.AdminGate(max_failures=5)
+    attacker, operator = admin.SessionTries(), admin.SessionTries()
     for i in range(50):  # ten lockouts' worth of wrong guesses from elsewhere
         gate.check(f"guess-{i}", "s3cret", T0, attacker)
     assert gate.check("s3cret", "s3cret", T0, attacker).verdict == "locked"
@@ -43,7 +45,7 @@ def test_another_sessions_failures_never_refuse_the_right_password() -> None:
 
 
 def test_a_success_resets_the_count() -> None:
-    gate, tries = AdminGate(max_failures=3), SessionTries()
+    gate, tries = admin.AdminGate(max_failures=3), admin.SessionTries()
     gate.check("a", "s3cret", T0, tries)
     gate.check("b", "s3cret", T0, tries)
     assert gate.check("s3cret", "s3cret", T0, tries).verdict == "ok"
@@ -52,18 +54,18 @@ def test_a_success_resets_the_count() -> None:
 
 
 def test_the_pacer_slows_a_burst_of_wrong_guesses_from_many_sessions() -> None:
-    gate = AdminGate(pacer=GuessPacer(interval=SECOND, most=timedelta(seconds=30)))
+    gate = admin.AdminGate(pacer=admin.GuessPacer(interval=SECOND, most=timedelta(seconds=30)))
     # Forty sessions guess once each at the same instant: answered one slot apart, capped.
-    held = [gate.check(f"g{i}", "s3cret", T0, SessionTries()).held for i in range(40)]
+    held = [gate.check(f"g{i}", "s3cret", T0, admin.SessionTries()).held for i in range(40)]
     assert held[:3] == [SECOND, 2 * SECOND, 3 * SECOND]
     assert held[29:] == [timedelta(seconds=30)] * 11
     # Once the burst has drained, a lone wrong guess costs one slot again.
     later = T0 + timedelta(minutes=5)
-    assert gate.check("g", "s3cret", later, SessionTries()).held == SECOND
+    assert gate.check("g", "s3cret", later, admin.SessionTries()).held == SECOND
 
 
 def test_a_lone_sessions_guesses_each_cost_one_slot() -> None:
-    pacer = GuessPacer(interval=SECOND)
+    pacer = admin.GuessPacer(interval=SECOND)
     at = T0
     for _ in range(4):
         held = pacer.charge(at)
@@ -99,7 +101,7 @@ def _unconfigured_page() -> None:
 def _fresh_gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Each test starts with a new process-wide gate (it lives in st.cache_resource), paced
     at 50 ms a slot so the form's tests do not wait a second per wrong guess."""
-    monkeypatch.setattr(admin, "PACE", timedelta(milliseconds=50))
+    monkeypatch.setattr(admin, "PACE", timedelta(milliseconds=50), raising=False)
     st.cache_resource.clear()
     yield
     st.cache_resource.clear()
@@ -139,7 +141,9 @@ def test_five_wrong_passwords_lock_that_session_and_no_other() -> None:
     assert [e.value for e in at.error] == ["Wrong password."]
     at.text_input(key="admin-password").input("s3cret").run()
     assert _texts(at) == []
-    assert [e.value for e in at.error] == [admin.LOCKED]
+    assert [e.value for e in at.error] == [
+        "Too many wrong passwords in this browser session: locked for 15 minutes."
+    ]
 
     other = AppTest.from_function(_locked_page).run()  # the operator's own browser session
     other.text_input(key="admin-password").input("s3cret").run()
