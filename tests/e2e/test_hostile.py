@@ -20,7 +20,6 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from arena.dashboard.fmt import WORD_JOINER
 from arena.dashboard.ui import LINK_KEYS
 from arena.engine.analyses import store_analyses
 from arena.storage.db import get_engine
@@ -29,6 +28,8 @@ from tests.e2e.conftest import ADMIN_PASSWORD, dashboard_server, settle
 from tests.e2e.test_page_markets import VIEWPORT, shoot
 
 pytestmark = pytest.mark.browser
+
+WORD_JOINER = "\u2060"  # fmt.WORD_JOINER: what breaks an autolink, invisible to a reader
 
 LINK = "[click](https://evil.example/x)"
 IMAGE = "![x](http://127.0.0.1:9/pixel.png)"
