@@ -135,7 +135,7 @@ class Settings(BaseSettings):
     extensions: Annotated[tuple[str, ...], NoDecode] = ()
     # Independent agents per family in every cohort this process starts (1 = v1).
     replicates: int = Field(default=1, ge=1, le=MAX_REPLICATES)
-    export_row_cap: int = Field(default=1_000_000, ge=1)
+    export_row_cap: int = Field(default=1_000_000, ge=1, le=2**63 - 2)  # the query asks cap + 1
     sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0)
     claim_stale_minutes: int = Field(default=60, ge=1)
 

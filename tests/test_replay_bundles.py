@@ -9,6 +9,8 @@ a published number is caught, and the same season on PostgreSQL gives the same b
 
 import json
 import re
+import subprocess
+import sys
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -360,3 +362,39 @@ def test_the_curve_file_is_the_typed_rows_spelled_on_both_backends(finished_copy
         assert fast == csv_bytes(PORTFOLIO_COLUMNS, typed)
     finally:
         engine.dispose()
+
+
+_WRITE_UNDER_A_FILE_SIZE_LIMIT = """
+import os, resource, signal, sys
+from pathlib import Path
+from arena.analytics.replay_format import build_files
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
+files = build_files({"big.bin": os.urandom(200_000)}, {"cohort": 1})
+try:
+    files.write(Path(sys.argv[1]))
+except OSError as exc:
+    print(type(exc).__name__)
+"""
+
+
+def test_a_zip_bundle_written_over_an_old_one_fails_whole_or_not_at_all(tmp_path: Path) -> None:
+    """`arena bundle --out x.zip` on a full disk (here: a file size limit) keeps the old zip
+    and leaves no temporary file; it used to truncate the old zip and leave half a new one."""
+    out = tmp_path / "x.zip"
+    out.write_bytes(b"old")
+    done = subprocess.run(
+        [sys.executable, "-c", _WRITE_UNDER_A_FILE_SIZE_LIMIT, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.strip() == "OSError", done.stderr
+    assert out.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.zip"]
+
+    files = build_files({"a.jsonl": b'{"a": 1}\n'}, {"cohort": 1})
+    assert files.write(out) == out
+    assert out.read_bytes() == files.zip_bytes()
+    assert out.stat().st_mode & 0o777 == 0o644  # readable by others, as a published file is
