@@ -10,6 +10,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -42,7 +44,10 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def test_sigterm_to_arena_serve_frees_the_port(tmp_path: Path) -> None:
+@contextmanager
+def serving(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """`arena serve` on a free port, started from outside the checkout (serve finds
+    dashboard.py itself) and answering its health check; killed whole on the way out."""
     port = free_port()
     env = {
         **os.environ,
@@ -52,7 +57,7 @@ def test_sigterm_to_arena_serve_frees_the_port(tmp_path: Path) -> None:
     env.pop("ARENA_ADMIN_PASSWORD", None)
     server = subprocess.Popen(
         [str(ARENA), "serve", "--port", str(port)],
-        cwd=tmp_path,  # not the checkout: serve finds dashboard.py itself
+        cwd=tmp_path,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -64,6 +69,15 @@ def test_sigterm_to_arena_serve_frees_the_port(tmp_path: Path) -> None:
             assert server.poll() is None, "arena serve exited before answering"
             assert time.monotonic() < deadline, "arena serve did not answer within 120 s"
             time.sleep(0.3)
+        yield server, port
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=30)
+
+
+def test_sigterm_to_arena_serve_frees_the_port(tmp_path: Path) -> None:
+    with serving(tmp_path) as (server, port):
         server.send_signal(signal.SIGTERM)  # what `kill PID` or a process manager sends
         server.wait(timeout=30)
         deadline = time.monotonic() + 30
@@ -74,9 +88,6 @@ def test_sigterm_to_arena_serve_frees_the_port(tmp_path: Path) -> None:
             ["pgrep", "-s", str(server.pid)], capture_output=True, text=True, check=False
         )
         assert left.stdout.strip() == "", f"processes left in the session: {left.stdout}"
-    finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)
 
 
 def listening_addresses(port: int) -> set[ipaddress.IPv4Address | ipaddress.IPv6Address]:
@@ -102,33 +113,10 @@ def listening_addresses(port: int) -> set[ipaddress.IPv4Address | ipaddress.IPv6
 def test_arena_serve_listens_on_loopback_only(tmp_path: Path) -> None:
     """`arena serve` listened on every interface (Streamlit's default), serving a laptop's
     dashboard to its whole network: now only loopback unless --address widens it."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "ARENA_DATABASE_URL": f"sqlite:///{tmp_path / 'arena.db'}",
-        "HOME": str(tmp_path),
-    }
-    server = subprocess.Popen(
-        [str(ARENA), "serve", "--port", str(port)],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while not healthy(port):
-            assert server.poll() is None, "arena serve exited before answering"
-            assert time.monotonic() < deadline, "arena serve did not answer within 120 s"
-            time.sleep(0.3)
+    with serving(tmp_path) as (_server, port):
         addresses = listening_addresses(port)
         assert addresses, f"nothing listens on {port} in /proc/net/tcp*"
         assert all(address.is_loopback for address in addresses), addresses
-    finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=30)
 
 
 class Execd(BaseException):
