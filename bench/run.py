@@ -414,13 +414,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    only = {part.strip() for part in args.only.split(",") if part.strip()}
-    unknown = only - {"pages", "snapshot", "demo", "prompt"}
-    if unknown:
-        print(f"unknown --only part(s): {', '.join(sorted(unknown))}", file=sys.stderr)
-        return 2
+def _backends(args: argparse.Namespace, only: set[str]) -> list[tuple[str, str]] | None:
+    """The (label, URL) databases to measure; None (after one stderr line) when the SQLite
+    file asked for does not exist."""
     backends: list[tuple[str, str]] = []
     if args.sqlite and only & {"pages", "snapshot"}:
         url = database_url(args.sqlite)
@@ -428,10 +424,70 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(
                 f"no database at {args.sqlite}: build it with bench/make_year.py", file=sys.stderr
             )
-            return 2
+            return None
         backends.append((f"SQLite {Path(make_url(url).database or '').name}", url))
     if args.postgres:
         backends.append((f"PostgreSQL {make_url(args.postgres).database}", args.postgres))
+    return backends
+
+
+def _snapshot_rows(args: argparse.Namespace, backends: list[tuple[str, str]]) -> list[Row]:
+    targets = backends + [(f"extra {Path(e).name}", database_url(e)) for e in args.snapshot_extra]
+    points = [snapshot_point(url, label) for label, url in targets]
+    print_snapshots(points)
+    return [
+        Row(
+            f"snapshot job pass < {SNAPSHOT_MS / 1000:.0f} s, {p.label}",
+            "bench/run.py --only snapshot",
+            f"{fmt_ms(p.first_ms)} ms (next pass {fmt_ms(p.second_ms)} ms); "
+            f"{p.agents:,} agents, {p.open_positions:,} open positions, "
+            f"{p.history_rows:,} snapshot rows",
+            p.first_ms < SNAPSHOT_MS,
+        )
+        for p in points
+    ]
+
+
+def _demo_row(weeks: int) -> Row:
+    print(f"\n== Demo: bench/demo.py --weeks {weeks} (subprocess)", flush=True)
+    demo = measure_demo(weeks)
+    print(
+        f"wall {demo['wall_s']:.1f} s (target < {DEMO_S:.0f} s), CPU {demo['cpu_s']:.1f} s, "
+        f"peak RSS {demo['rss_mb']:.0f} MB"
+    )
+    return Row(
+        f"`arena demo --weeks {weeks}` wall time < {DEMO_S:.0f} s",
+        f"bench/demo.py --weeks {weeks}",
+        f"{demo['wall_s']:.1f} s wall, {demo['cpu_s']:.1f} s CPU, {demo['rss_mb']:.0f} MB peak RSS",
+        demo["wall_s"] < DEMO_S,
+    )
+
+
+def _prompt_row() -> Row:
+    prompt = measure_prompt()
+    print(
+        f"\n== Prompt size: bench/prompt_size.py — {prompt['markets']:.0f} markets, "
+        f"{prompt['bytes']:.1f} bytes and {prompt['tokens']:.1f} est. tokens per market "
+        f"(target <= {TOKENS_PER_MARKET:.0f}, anchor ~{ANCHOR_TOKENS:.0f})"
+    )
+    return Row(
+        f"{prompt['markets']:.0f}-market prompt <= {TOKENS_PER_MARKET:.0f} est. tokens per market",
+        "bench/prompt_size.py",
+        f"{prompt['tokens']:.1f} est. tokens ({prompt['bytes']:.1f} bytes) per market",
+        prompt["tokens"] <= TOKENS_PER_MARKET,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    only = {part.strip() for part in args.only.split(",") if part.strip()}
+    unknown = only - {"pages", "snapshot", "demo", "prompt"}
+    if unknown:
+        print(f"unknown --only part(s): {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    backends = _backends(args, only)
+    if backends is None:
+        return 2
     pages = list(PAGES)
     if args.pages:
         wanted = [p.strip() for p in args.pages.split(",") if p.strip()]
@@ -445,54 +501,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             results, note = measure_pages(url, pages, args.repeats, not args.keep_cache)
             print_pages(label, results, note)
     if "snapshot" in only:
-        targets = backends + [
-            (f"extra {Path(e).name}", database_url(e)) for e in args.snapshot_extra
-        ]
-        points = [snapshot_point(url, label) for label, url in targets]
-        print_snapshots(points)
-        for p in points:
-            rows.append(
-                Row(
-                    f"snapshot job pass < {SNAPSHOT_MS / 1000:.0f} s, {p.label}",
-                    "bench/run.py --only snapshot",
-                    f"{fmt_ms(p.first_ms)} ms (next pass {fmt_ms(p.second_ms)} ms); "
-                    f"{p.agents:,} agents, {p.open_positions:,} open positions, "
-                    f"{p.history_rows:,} snapshot rows",
-                    p.first_ms < SNAPSHOT_MS,
-                )
-            )
+        rows.extend(_snapshot_rows(args, backends))
     if "demo" in only:
-        print(f"\n== Demo: bench/demo.py --weeks {args.demo_weeks} (subprocess)", flush=True)
-        demo = measure_demo(args.demo_weeks)
-        print(
-            f"wall {demo['wall_s']:.1f} s (target < {DEMO_S:.0f} s), CPU {demo['cpu_s']:.1f} s, "
-            f"peak RSS {demo['rss_mb']:.0f} MB"
-        )
-        rows.append(
-            Row(
-                f"`arena demo --weeks {args.demo_weeks}` wall time < {DEMO_S:.0f} s",
-                f"bench/demo.py --weeks {args.demo_weeks}",
-                f"{demo['wall_s']:.1f} s wall, {demo['cpu_s']:.1f} s CPU, "
-                f"{demo['rss_mb']:.0f} MB peak RSS",
-                demo["wall_s"] < DEMO_S,
-            )
-        )
+        rows.append(_demo_row(args.demo_weeks))
     if "prompt" in only:
-        prompt = measure_prompt()
-        print(
-            f"\n== Prompt size: bench/prompt_size.py — {prompt['markets']:.0f} markets, "
-            f"{prompt['bytes']:.1f} bytes and {prompt['tokens']:.1f} est. tokens per market "
-            f"(target <= {TOKENS_PER_MARKET:.0f}, anchor ~{ANCHOR_TOKENS:.0f})"
-        )
-        rows.append(
-            Row(
-                f"{prompt['markets']:.0f}-market prompt <= {TOKENS_PER_MARKET:.0f} est. tokens "
-                "per market",
-                "bench/prompt_size.py",
-                f"{prompt['tokens']:.1f} est. tokens ({prompt['bytes']:.1f} bytes) per market",
-                prompt["tokens"] <= TOKENS_PER_MARKET,
-            )
-        )
+        rows.append(_prompt_row())
     print(load_average() + " at the end")
     if args.markdown:
         print_markdown(rows)
