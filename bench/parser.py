@@ -6,7 +6,8 @@ The parser sits on the decision path of every agent, so a hostile answer must st
 
 import time
 
-from arena.agents.parsing import MAX_RAW_CHARS, parse_decision
+from arena.agents.json_extraction import MAX_RAW_CHARS
+from arena.agents.parsing import parse_decision
 
 HOLD = '{"action": "HOLD", "reasoning": "wait"}'
 INPUTS = {

@@ -17,7 +17,7 @@ import pytest
 from sqlmodel import select
 from streamlit.testing.v1 import AppTest
 
-from arena.agents.parsing import split_thinking
+from arena.agents.json_extraction import split_thinking
 from arena.storage.db import create_db_engine, session_scope
 from arena.storage.migrate import init_db
 from arena.storage.models import Agent, Decision, DecisionAttempt

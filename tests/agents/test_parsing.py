@@ -8,18 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.agents.parsing import (
+from arena.agents.json_extraction import (
     FROM_THINKING_NOTE,
-    MAX_LEGS,
     MAX_RAW_CHARS,
-    Decision,
     MalformedResponse,
-    ParseResult,
     extract_json,
-    parse_decision,
-    retry_feedback,
     split_thinking,
 )
+from arena.agents.parsing import MAX_LEGS, Decision, ParseResult, parse_decision, retry_feedback
 
 
 @dataclass(frozen=True)

@@ -39,15 +39,8 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
-from arena.agents.parsing import (
-    FROM_THINKING_NOTE,
-    MAX_LEGS,
-    MAX_RAW_CHARS,
-    BetLeg,
-    Decision,
-    SellLeg,
-    parse_decision,
-)
+from arena.agents.json_extraction import FROM_THINKING_NOTE, MAX_RAW_CHARS
+from arena.agents.parsing import MAX_LEGS, BetLeg, Decision, SellLeg, parse_decision
 from arena.agents.responders import default_responders
 from arena.config import Methodology, Settings, load_settings
 from arena.core.accounting import BetLimits, Holding
