@@ -80,9 +80,11 @@ from arena.engine.jobs import (
     START_COHORT,
     SYNC_MARKETS,
     JobContext,
+    record_run,
     run_job,
     slot_for,
 )
+from arena.engine.snapshots import carry_forward
 from arena.lineup import FamilySpec, Lineup
 from arena.markets.simulated import (
     DEFAULT_TAIL_WEEKS,
@@ -90,7 +92,7 @@ from arena.markets.simulated import (
     demo_world,
 )
 from arena.storage import tables
-from arena.storage.db import session_scope
+from arena.storage.db import session_scope, transaction
 from arena.storage.models import (
     Cohort,
     Position,
@@ -105,6 +107,7 @@ BACKOFF_BASE = 0.02
 MAX_BACKOFF = 0.1
 SYNC_EVERY = timedelta(hours=6)
 DEMO_OWNER = "demo"
+MAX_COPY_BATCH = 36  # copied snapshot passes per transaction: six simulated hours
 
 ORACLE = FamilySpec(
     id="oracle",
@@ -354,10 +357,13 @@ def run_demo(
     start: datetime = DEMO_START,
     stop_at: datetime | None = None,
     on_tick: ProgressHook | None = None,
+    carry: bool = True,
 ) -> DemoSummary:
     """Play `weeks` simulated weeks plus the settling tail into a migrated, empty database.
 
-    `stop_at` stops the clock early (a replay of a season's beginning, in tests and benches).
+    `stop_at` stops the clock early, before the final analyses and bundle runs: a half-played
+    season, as a killed background demo leaves it (tests, benches). `carry=False` values
+    every snapshot pass afresh (the slow path `carry_forward` must equal; tests compare them).
     """
     ensure_empty(engine)
     world = demo_world(seed, weeks, tail_weeks=tail_weeks, start=start)
@@ -376,21 +382,24 @@ def run_demo(
     summary.server_log = server.log
     summary.extensions = settings.extensions
     summary.replicates = settings.replicates
+    season = _Season(ctx, carry)
     try:
         for tick in season_ticks(start, weeks, tail_weeks):
             if stop_at is not None and tick.at >= stop_at:
                 break
-            _run_tick(ctx, tick)
+            season.run_tick(tick)
             summary.end = tick.at
             if on_tick is not None:
                 on_tick(tick)
             if tick.settling and RESOLVE in tick.jobs and not any_open_position(engine):
-                _run_final_snapshot(ctx, tick)
+                season.run_tick(_final_snapshot(tick))
                 break
-        # The dashboard's leaderboard and calibration, stored as the scheduler's hourly job
-        # would have stored them, so the demo opens instantly; then the finished cohorts'
-        # replay bundles, as the hourly bundle job keeps them.
-        _run_tick(ctx, Tick(summary.end, (ANALYSES, BUNDLE), True))
+        season.flush()
+        if stop_at is None:
+            # The dashboard's leaderboard and calibration, stored as the scheduler's hourly
+            # job would have stored them; then the finished cohorts' replay bundles, as the
+            # hourly bundle job keeps them. Their bundle run marks the season finished.
+            _run_tick(ctx, Tick(summary.end, (ANALYSES, BUNDLE), True))
     finally:
         close()
         server.stop()
@@ -408,10 +417,59 @@ def _run_tick(ctx: JobContext, tick: Tick) -> None:
             )
 
 
-def _run_final_snapshot(ctx: JobContext, tick: Tick) -> None:
+def _final_snapshot(tick: Tick) -> Tick:
     """Everything settled: one last valuation (completing the cohorts) if the tick had none."""
-    if SNAPSHOT not in tick.jobs:
-        _run_tick(ctx, Tick(tick.at, (SNAPSHOT,), True))
+    return Tick(tick.at, () if SNAPSHOT in tick.jobs else (SNAPSHOT,), True)
+
+
+class _Season:
+    """Runs the ticks; a snapshot pass with nothing changed since the last real one is copied.
+
+    Only snapshot jobs ran since that pass (no sync, trade, settlement or cohort: the demo
+    runs every job itself, so it knows), hence every price, position, cash balance and Brier
+    row it read is unchanged and it would write the same values: `carry_forward` copies them
+    and `record_run` records the run, several passes per transaction (`MAX_COPY_BATCH`).
+    """
+
+    def __init__(self, ctx: JobContext, carry: bool) -> None:
+        self.ctx = ctx
+        self.carry = carry
+        self.source: datetime | None = None  # slot of the latest real snapshot pass
+        self.dirty = True  # another job ran since that pass
+        self.pending: list[datetime] = []
+
+    def run_tick(self, tick: Tick) -> None:
+        for name in tick.jobs:
+            if name == SNAPSHOT and self.carry and not self.dirty and self.source is not None:
+                self.pending.append(tick.at)
+                if len(self.pending) >= MAX_COPY_BATCH:
+                    self.flush()
+                continue
+            self.flush()
+            _run_tick(self.ctx, Tick(tick.at, (name,), tick.settling))
+            if name == SNAPSHOT:
+                self.source, self.dirty = slot_for(SNAPSHOT, tick.at), False
+            else:
+                self.dirty = True
+
+    def flush(self) -> None:
+        """Write the pending copied passes in one transaction."""
+        if not self.pending:
+            return
+        assert self.source is not None
+        methodology = self.ctx.settings.methodology
+        with transaction(self.ctx.engine) as conn:
+            for at in self.pending:
+                result = carry_forward(
+                    conn,
+                    self.source,
+                    at,
+                    interval_minutes=methodology.snapshot_interval_minutes,
+                    decision_window_weeks=methodology.decision_window_weeks,
+                )
+                slot = slot_for(SNAPSHOT, at)  # the job_runs slot, as run_job gets it
+                record_run(conn, SNAPSHOT, slot, at, self.ctx.owner, result.counts())
+        self.pending = []
 
 
 # --------------------------------------------------------------------------------------------

@@ -464,6 +464,25 @@ def _log_line(conn: Connection, at: datetime, level: str, message: str, **contex
     log_event(conn, at, level, LOG_SOURCE, message, **context)
 
 
+def record_run(
+    conn: Connection, name: str, slot_at: datetime, at: datetime, owner: str, counts: dict[str, Any]
+) -> None:
+    """A finished `ok` run of `name` for `slot_at`, in the caller's transaction: the job_runs
+    row and log line `run_job` leaves, without its two extra transactions.
+
+    Why: on a simulated clock (the demo) one process runs every job and takes no time
+    (started = finished = at), so nobody else can hold the slot; a fresh insert that collides
+    raises IntegrityError, as a double run should.
+    """
+    values = {"job": name, "slot": slot_at, "owner": owner, "started_at": at, "finished_at": at}
+    conn.execute(_RECORD, {**values, "status": "ok", "counts": _json_safe(counts), "error": None})
+    slot = slot_at.isoformat()
+    _log_line(conn, at, "INFO", f"{name} {slot}: ok", job=name, slot=slot)
+
+
+_RECORD = insert(_RUNS)
+
+
 @dataclass(frozen=True)
 class SlotRun:
     """The job_runs row that holds a job × slot: what a skipped run found."""

@@ -30,6 +30,7 @@ from sqlalchemy import (
     cast,
     exists,
     func,
+    insert,
     select,
     type_coerce,
     update,
@@ -166,6 +167,31 @@ def take_snapshots(
     return result
 
 
+def carry_forward(
+    conn: Connection,
+    source: datetime,
+    at: datetime,
+    *,
+    interval_minutes: int = 10,
+    decision_window_weeks: int = 5,
+) -> SnapshotResult:
+    """The pass of `at` when nothing it reads has changed since the pass of slot `source`:
+    that pass's rows of still-live agents copied under the new slot (one INSERT … SELECT),
+    then `finish_pass` as usual, in the caller's transaction.
+
+    Why: between two market syncs a pass recomputes identical rows. Only a caller that knows
+    nothing changed may use it — no sync, trade, settlement or new cohort since `source`:
+    the demo's simulated clock knows (it runs every job itself); the live scheduler does not,
+    so it always takes a real pass. A cohort completed by the source pass drops out here.
+    """
+    result = SnapshotResult(slot=slot_start(at, interval_minutes))
+    params = {"b_source": source, "b_slot": result.slot, "b_at": at}
+    copied = conn.execute(_COPY, params).all()  # RETURNING: rowcount is -1 on psycopg
+    result.rows_written = result.agents = len(copied)
+    finish_pass(conn, at, result, decision_window_weeks)
+    return result
+
+
 def finish_pass(
     conn: Connection,
     at: datetime,
@@ -202,6 +228,35 @@ def finish_pass(
 _NOW = bindparam("b_now", type_=_cohorts.c.week_start.type)
 # a cohort still worth valuing at `b_now`: not completed and already started
 _LIVE_COHORT = and_(_cohorts.c.status != "completed", _cohorts.c.week_start <= _NOW)
+
+
+def _copy_statement() -> Any:
+    """INSERT … SELECT of slot `b_source`'s rows of agents whose cohort is not completed,
+    under slot `b_slot` and timestamp `b_at` (`carry_forward`)."""
+    live = (
+        select(_snapshots)
+        .join(_agents, _agents.c.id == _snapshots.c.agent_id)
+        .join(_cohorts, _cohorts.c.id == _agents.c.cohort_id)
+        .where(
+            _snapshots.c.slot == bindparam("b_source", type_=_snapshots.c.slot.type),
+            _cohorts.c.status != "completed",
+        )
+        .subquery("live")
+    )
+    new = {
+        "slot": bindparam("b_slot", type_=_snapshots.c.slot.type),
+        "snapshot_timestamp": bindparam("b_at", type_=_snapshots.c.snapshot_timestamp.type),
+    }
+    columns = [column.name for column in _snapshots.c if column.name != "id"]
+    values = [new.get(name, live.c[name]) for name in columns]
+    return (
+        insert(_snapshots)
+        .from_select(columns, select(*values).order_by(live.c.agent_id))
+        .returning(_snapshots.c.agent_id)
+    )
+
+
+_COPY = _copy_statement()
 
 
 def _raw(column: Any) -> Any:
