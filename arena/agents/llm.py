@@ -17,9 +17,10 @@ Notes for the README (what this module does, and why):
   honoured, capped at `max_backoff`. Other statuses (400, 401, 402 no credits, 403, 404, …)
   fail at once. Every attempt, failed or not, is kept as an `AttemptRecord`, and its tokens and
   cost count in the totals (a failed 200 can still be billed).
-- **Content.** `choices[0].message.content` as text; a list of content parts is joined; a
-  missing or null content becomes "" so the caller's parser reports it as malformed.
-  `reasoning` / `reasoning_content` are kept apart and never mixed into the content.
+- **Content** (read by `arena.agents.chat_response`). `choices[0].message.content` as text;
+  a list of content parts is joined; a missing or null content becomes "" so the caller's
+  parser reports it as malformed. `reasoning` / `reasoning_content` are kept apart and never
+  mixed into the content.
 - **Secrets.** The API key is sent only as `Authorization: Bearer …` and is redacted from every
   text this module surfaces (error messages, attempt records, the answer's content, reasoning,
   `model` and `provider`, logs), as are bearer tokens and OpenRouter-style `sk-or-…` keys, in
@@ -30,9 +31,7 @@ Notes for the README (what this module does, and why):
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -41,7 +40,19 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import httpx
 
-from arena.agents.secrets import REDACTED, redact
+from arena.agents.chat_response import (
+    Answer,
+    ErrorKind,
+    Failure,
+    Usage,
+    error_message,
+    json_or_none,
+    provider_failure,
+    read_answer,
+    read_usage,
+    transport_failure,
+)
+from arena.agents.secrets import redact
 from arena.core.backoff import backoff_delay, retry_after_seconds
 from arena.core.errors import ArenaError
 from arena.core.text import storable
@@ -61,17 +72,14 @@ ERROR_TEXT_CHARS = 200
 NON_RETRYABLE_5XX = frozenset({501, 505})
 
 AttemptOutcome = Literal["ok", "retry", "error"]
-ErrorKind = Literal["transport", "http", "provider"]
 
 __all__ = [
-    "REDACTED",
     "AttemptRecord",
     "ChatClient",
     "ChatRequest",
     "ChatResult",
     "LLMError",
     "is_openrouter",
-    "redact",
     "replicate_user",
 ]
 
@@ -207,37 +215,13 @@ class LLMError(ArenaError):
 
 
 @dataclass(frozen=True)
-class _Usage:
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost_usd: float = 0.0
-    served_model: str | None = None
-    provider: str | None = None
-
-
-@dataclass(frozen=True)
-class _Answer:
-    content: str
-    finish_reason: str | None
-    reasoning: str | None
-
-
-@dataclass(frozen=True)
-class _Failure:
-    kind: ErrorKind
-    description: str
-    retryable: bool
-    wait: float | None = None
-
-
-@dataclass(frozen=True)
 class _Outcome:
     """What one attempt produced: an answer or a failure, plus whatever usage was reported."""
 
     status: int | None
-    usage: _Usage
-    answer: _Answer | None = None
-    failure: _Failure | None = None
+    usage: Usage
+    answer: Answer | None = None
+    failure: Failure | None = None
 
 
 class ChatClient(OwnsHttpClient):
@@ -387,47 +371,51 @@ class ChatClient(OwnsHttpClient):
         try:
             response = self._client.post(self.base_url + CHAT_PATH, json=body)
         except httpx.TimeoutException as exc:
-            return _Outcome(None, _Usage(), failure=_transport(f"timed out ({_name(exc)})"))
+            return _Outcome(None, Usage(), failure=transport_failure(f"timed out ({_name(exc)})"))
         except httpx.TransportError as exc:
-            return _Outcome(None, _Usage(), failure=_transport(f"connection failed ({_name(exc)})"))
+            return _Outcome(
+                None, Usage(), failure=transport_failure(f"connection failed ({_name(exc)})")
+            )
         status = response.status_code
-        payload = _json_or_none(response.content)
-        usage = self._safe_usage(_usage(payload))
+        payload = json_or_none(response.content)
+        usage = self._safe_usage(read_usage(payload))
         if not 200 <= status < 300:
             retryable = status in (408, 429) or (status >= 500 and status not in NON_RETRYABLE_5XX)
             wait = retry_after_seconds(response.headers.get("Retry-After")) if retryable else None
             detail = self._error_text(payload, response.text)
             description = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
-            return _Outcome(status, usage, failure=_Failure("http", description, retryable, wait))
+            return _Outcome(status, usage, failure=Failure("http", description, retryable, wait))
         if not isinstance(payload, Mapping):
             what = "a body that is not JSON" if payload is None else "a JSON body that is no object"
             snippet = self._clean(response.text)
             return _Outcome(
-                status, usage, failure=_provider(f"HTTP {status} with {what}: {snippet}")
+                status, usage, failure=provider_failure(f"HTTP {status} with {what}: {snippet}")
             )
         if payload.get("error"):
             detail = self._error_text(payload, response.text)
-            return _Outcome(status, usage, failure=_provider(f"provider error: {detail}"))
+            return _Outcome(status, usage, failure=provider_failure(f"provider error: {detail}"))
         choices = payload.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-            return _Outcome(status, usage, failure=_provider("the answer has no choices"))
+            return _Outcome(status, usage, failure=provider_failure("the answer has no choices"))
         if any(isinstance(c, Mapping) and c.get("finish_reason") == "error" for c in choices):
             detail = self._error_text(choices[0], "") or "no detail"
-            return _Outcome(status, usage, failure=_provider(f"finish_reason 'error': {detail}"))
+            return _Outcome(
+                status, usage, failure=provider_failure(f"finish_reason 'error': {detail}")
+            )
         return _Outcome(
-            status, self._safe_usage(usage), answer=self._safe_answer(_answer(choices[0]))
+            status, self._safe_usage(usage), answer=self._safe_answer(read_answer(choices[0]))
         )
 
     def _safe(self, text: str | None) -> str | None:
         """Server-controlled text as stored: storable, and never holding the key."""
         return None if text is None else redact(storable(text), self._secrets)
 
-    def _safe_answer(self, answer: _Answer) -> _Answer:
+    def _safe_answer(self, answer: Answer) -> Answer:
         return replace(
             answer, content=self._safe(answer.content) or "", reasoning=self._safe(answer.reasoning)
         )
 
-    def _safe_usage(self, usage: _Usage) -> _Usage:
+    def _safe_usage(self, usage: Usage) -> Usage:
         return replace(
             usage, served_model=self._safe(usage.served_model), provider=self._safe(usage.provider)
         )
@@ -436,7 +424,7 @@ class ChatClient(OwnsHttpClient):
         self,
         request: ChatRequest,
         status: int | None,
-        failure: _Failure,
+        failure: Failure,
         attempts: list[AttemptRecord],
     ) -> LLMError:
         """The LLMError for a final failure: one line, the status and the provider's words."""
@@ -461,7 +449,7 @@ class ChatClient(OwnsHttpClient):
 
     def _error_text(self, payload: Any, raw: str) -> str:
         """The server's own error message (OpenAI, OpenRouter, vLLM, Ollama shapes), cleaned."""
-        return self._clean(_error_message(payload) or raw)
+        return self._clean(error_message(payload) or raw)
 
     def _clean(self, text: str) -> str:
         """One line, secrets redacted, at most ERROR_TEXT_CHARS characters."""
@@ -475,117 +463,8 @@ def is_openrouter(base_url: str) -> bool:
     return host == OPENROUTER_HOST_SUFFIX or host.endswith("." + OPENROUTER_HOST_SUFFIX)
 
 
-# ---- response parsing (module level: pure functions of the decoded body) ---------------------
-
-
-def _json_or_none(content: bytes) -> Any:
-    """The decoded JSON body, or None when it is not JSON."""
-    try:
-        return json.loads(content)
-    except ValueError:
-        return None
-
-
-def _usage(payload: Any) -> _Usage:
-    """Tokens, cost, served model and provider, from whatever the body reports."""
-    if not isinstance(payload, Mapping):
-        return _Usage()
-    usage = payload.get("usage")
-    usage = usage if isinstance(usage, Mapping) else {}
-    return _Usage(
-        tokens_in=_count(usage.get("prompt_tokens")),
-        tokens_out=_count(usage.get("completion_tokens")),
-        cost_usd=_cost(usage.get("cost")),
-        served_model=_text_or_none(payload.get("model")),
-        provider=_text_or_none(payload.get("provider")),
-    )
-
-
-def _answer(choice: Mapping[str, Any]) -> _Answer:
-    """Content (text or joined text parts, "" when missing), finish reason and reasoning."""
-    message = choice.get("message")
-    message = message if isinstance(message, Mapping) else {}
-    reasoning = message.get("reasoning")
-    if not isinstance(reasoning, str):
-        reasoning = message.get("reasoning_content")
-    return _Answer(
-        content=_content_text(message.get("content")),
-        finish_reason=_text_or_none(choice.get("finish_reason")),
-        reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
-    )
-
-
-def _content_text(content: Any) -> str:
-    """A message content as text: a string as is, a list of parts joined by their text."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts: list[str] = []
-        for part in content:
-            if isinstance(part, str):
-                parts.append(part)
-            elif (
-                isinstance(part, Mapping)
-                and part.get("type", "text") == "text"
-                and isinstance(part.get("text"), str)
-            ):
-                parts.append(part["text"])
-        return "".join(parts)
-    return ""
-
-
-def _error_message(payload: Any) -> str | None:
-    """The error text from `{"error": {"message"}}`, `{"error": "..."}`, `message` or `detail`."""
-    if not isinstance(payload, Mapping):
-        return None
-    error = payload.get("error")
-    if isinstance(error, Mapping):
-        message = error.get("message")
-        if isinstance(message, str) and message.strip():
-            code = error.get("code")
-            return f"{message} (code {code})" if isinstance(code, int | str) and code else message
-        return json.dumps(error)
-    if isinstance(error, str) and error.strip():
-        return error
-    for key in ("message", "detail"):
-        value = payload.get(key)
-        if isinstance(value, str) and value.strip():
-            return value
-    return None
-
-
-def _count(value: Any) -> int:
-    """A token count; anything that is not a non-negative integer counts as 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return max(0, int(value)) if math.isfinite(value) else 0
-
-
-def _cost(value: Any) -> float:
-    """A reported cost in USD; missing, malformed or negative means 0.0."""
-    if isinstance(value, bool):
-        return 0.0
-    try:
-        cost = float(value)
-    except (TypeError, ValueError):
-        return 0.0
-    return cost if math.isfinite(cost) and cost > 0 else 0.0
-
-
-def _text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def _name(exc: Exception) -> str:
     return type(exc).__name__
-
-
-def _transport(description: str) -> _Failure:
-    return _Failure("transport", description, retryable=True)
-
-
-def _provider(description: str) -> _Failure:
-    return _Failure("provider", description, retryable=True)
 
 
 def _hint(kind: ErrorKind, status: int | None) -> str:

@@ -19,8 +19,8 @@ from arena.agents.llm import (
     ChatResult,
     LLMError,
     is_openrouter,
-    redact,
 )
+from arena.agents.secrets import redact
 from arena.config import load_settings
 from arena.core.errors import ArenaError
 from arena.lineup import FamilySpec

@@ -33,7 +33,8 @@ from sqlalchemy import create_engine, func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import select as sqlmodel_select
 
-from arena.agents.llm import REDACTED, AttemptRecord, ChatResult, redact
+from arena.agents.llm import AttemptRecord, ChatResult
+from arena.agents.secrets import REDACTED, redact
 from arena.analytics.export import EXPORTS
 from arena.app.cli import main
 from arena.config import Methodology, get_settings
