@@ -17,7 +17,7 @@ import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Connection, Engine
 
-from arena.agents.parsing import split_thinking
+from arena.agents.json_extraction import split_thinking
 from arena.analytics.cohorts import (
     AGENTS,
     BOOL,
