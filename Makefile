@@ -18,30 +18,19 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## make demo: build the offline demo database (data/demo.db: a simulated 8-week season through
-## the real jobs; built once, `rm data/demo.db` to rebuild) and serve the dashboard on :8501.
-## It never touches data/arena.db, the default database of real runs.
+## make demo: serve the dashboard on :8501 at once while the offline demo season (a simulated
+## 8-week season through the real jobs) plays into data/demo.db behind it (log: data/demo.log;
+## Home shows its progress). A finished season is reused (`rm data/demo.db` to rebuild); a
+## half-played one is rebuilt. Ctrl-C stops both. It never touches data/arena.db.
 demo: $(STAMP)
-	@if [ -f data/demo.db ]; then echo "reusing data/demo.db (delete it to rebuild the demo)"; \
-	else rm -f data/demo.build.db data/demo.build.db-wal data/demo.build.db-shm \
-	  && ARENA_DATABASE_URL=sqlite:///data/demo.build.db $(BIN)/arena init-db \
-	  && ARENA_DATABASE_URL=sqlite:///data/demo.build.db $(BIN)/arena demo --weeks 8 \
-	  && mv data/demo.build.db data/demo.db; fi
-	ARENA_DATABASE_URL=sqlite:///data/demo.db $(BIN)/arena serve --port $(PORT)
+	$(BIN)/python -m arena.app.demo_launch --database data/demo.db --port $(PORT) -- --weeks 8
 
 ## make demo-extensions: the same, under the protocol extensions: stated_probability and three
 ## replicates per family (every cohort stamped with both; the Stated probability and Replicates
 ## pages show their figures), in data/demo-extensions.db.
 demo-extensions: $(STAMP)
-	@if [ -f data/demo-extensions.db ]; then \
-	  echo "reusing data/demo-extensions.db (delete it to rebuild the demo)"; \
-	else rm -f data/demo-extensions.build.db data/demo-extensions.build.db-wal \
-	    data/demo-extensions.build.db-shm \
-	  && ARENA_DATABASE_URL=sqlite:///data/demo-extensions.build.db $(BIN)/arena init-db \
-	  && ARENA_DATABASE_URL=sqlite:///data/demo-extensions.build.db $(BIN)/arena demo --weeks 8 \
-	    --extensions stated_probability --replicates 3 \
-	  && mv data/demo-extensions.build.db data/demo-extensions.db; fi
-	ARENA_DATABASE_URL=sqlite:///data/demo-extensions.db $(BIN)/arena serve --port $(PORT)
+	$(BIN)/python -m arena.app.demo_launch --database data/demo-extensions.db --port $(PORT) \
+	  -- --weeks 8 --extensions stated_probability --replicates 3
 
 ## make system-deps: chromium and a PostgreSQL server for the suite (apt-get when missing)
 system-deps:
