@@ -237,8 +237,7 @@ class MarketSnapshotItem(SQLModel, table=True):
     end_date: datetime | None = _ts(nullable=True, default=None)
 
 
-# Every column the Decisions list reads, in its covering index's order (id first: the list
-# is newest first).
+# Every column the Decisions list reads, in its covering index's order (id first: newest first).
 DECISION_LIST_COLUMNS: tuple[str, ...] = (
     "id",
     "cohort_id",
@@ -454,8 +453,7 @@ class PortfolioRollup(SQLModel, table=True):
     """
 
     __tablename__ = "portfolio_rollups"
-    # A curve reads one width from a start bucket on: a range scan here, not the whole table
-    # (PostgreSQL would otherwise scan every width's rows).
+    # A curve reads one width from a start bucket on: a range scan, not every width's rows.
     __table_args__ = (Index("ix_portfolio_rollups_width_bucket", "width", "bucket"),)
 
     agent_id: int = Field(
