@@ -11,9 +11,9 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from arena import analytics
-from arena.analytics.protocol import number_ranges
-from arena.analytics.scope import excluded_cohorts
+from arena.analytics.query.scope import excluded_cohorts
+from arena.analytics.views.database import backend_name, schema_revision, sqlite_file_missing
+from arena.analytics.views.protocol import number_ranges
 from arena.config import METHODOLOGY_VERSION, get_settings
 from arena.core.errors import ArenaError
 from arena.dashboard import fmt, ui
@@ -76,14 +76,14 @@ def main() -> None:
 
     st.sidebar.markdown(f"**{TITLE}**")
     # The backend only: the URL itself may carry a password.
-    st.sidebar.caption(f"Database: {analytics.backend_name(url)}")
+    st.sidebar.caption(f"Database: {backend_name(url)}")
     st.sidebar.caption(f"Methodology {settings.methodology.version or METHODOLOGY_VERSION}")
 
-    if analytics.sqlite_file_missing(url):
+    if sqlite_file_missing(url):
         _stop_with(NO_DATABASE)
         return
     try:
-        revision = analytics.schema_revision(reader_engine(url))
+        revision = schema_revision(reader_engine(url))
     except ArenaError as exc:
         _stop_with(f"Cannot open the database: {fmt.escaped(exc.one_line())}", error=True)
         return

@@ -15,6 +15,7 @@ stamp then lists `replicates` among its extensions and records `replicates: N`.
 """
 
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
@@ -34,6 +35,9 @@ EXTENSIONS: dict[str, str] = {
 # Stamped (not named in ARENA_EXTENSIONS) when ARENA_REPLICATES > 1.
 REPLICATES = "replicates"
 MAX_REPLICATES = 20
+# The hourly stored analyses: a stored frame is shown while the newest snapshot is at most this
+# much newer than its data; past that the page recomputes live instead of showing stale numbers.
+STALE_AFTER = timedelta(hours=2)
 
 
 class Methodology(BaseModel):

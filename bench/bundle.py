@@ -19,9 +19,9 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from arena.analytics.replay_bundle import build_bundle
-from arena.analytics.replay_format import read_bundle
-from arena.analytics.replay_verify import verify_bundle
+from arena.analytics.replay.bundle import build_bundle
+from arena.analytics.replay.format import read_bundle
+from arena.analytics.replay.verify import verify_bundle
 from arena.storage.db import create_db_engine
 from arena.storage.tables import COHORTS
 

@@ -28,19 +28,19 @@ from typing import Any
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from arena import analytics
-from arena.analytics import agents as agents_rm
-from arena.analytics import calibration as calibration_rm
-from arena.analytics import cohorts as cohorts_rm
-from arena.analytics import curves as curves_rm
-from arena.analytics import decisions as decisions_rm
-from arena.analytics import markets as markets_rm
-from arena.analytics import operations as operations_rm
-from arena.analytics import paired as paired_rm
-from arena.analytics import simulated as simulated_rm
-from arena.analytics import stated as stated_rm
-from arena.analytics import status as status_rm
 from arena.analytics import stored as stored_rm
+from arena.analytics.stats import calibration as calibration_rm
+from arena.analytics.stats import paired as paired_rm
+from arena.analytics.stats import stated as stated_rm
+from arena.analytics.views import agents as agents_rm
+from arena.analytics.views import cohorts as cohorts_rm
+from arena.analytics.views import curves as curves_rm
+from arena.analytics.views import decisions as decisions_rm
+from arena.analytics.views import markets as markets_rm
+from arena.analytics.views import operations as operations_rm
+from arena.analytics.views import simulated as simulated_rm
+from arena.analytics.views import status as status_rm
+from arena.analytics.views.database import schema_revision
 
 RANGE_KEYS: tuple[str, ...] = tuple(curves_rm.RANGES)
 
@@ -128,7 +128,7 @@ PageRun = Callable[[Reader, Selection], None]
 def _entry(read: Reader) -> None:
     """dashboard.py, before every page: the schema gate on the reader engine, then the
     sidebar's note on cohorts run under a protocol extension."""
-    read(analytics.schema_revision)
+    read(schema_revision)
     read(stated_rm.extended_cohorts)
 
 

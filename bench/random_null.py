@@ -14,8 +14,8 @@ from datetime import datetime
 
 import numpy as np
 
-from arena.analytics import leaderboard as lb
-from arena.analytics import null_replay, random_null
+from arena.analytics.stats import leaderboard as lb
+from arena.analytics.stats import null_replay, random_null
 
 
 def _summary(returns: np.ndarray) -> str:

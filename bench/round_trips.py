@@ -27,8 +27,8 @@ from sqlalchemy.engine import make_url
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.analytics.agents import _FILTER_OPTIONS, filter_options  # noqa: E402
-from arena.analytics.overview import schema_revision  # noqa: E402
+from arena.analytics.views.agents import _FILTER_OPTIONS, filter_options  # noqa: E402
+from arena.analytics.views.database import schema_revision  # noqa: E402
 from arena.storage.db import create_db_engine  # noqa: E402
 
 

@@ -4,9 +4,9 @@ with their outcome, trades and decisions. Opens on the newest cohort's best-rank
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.agents import OUTCOMES, agent_index, agent_summary, positions, trades
-from arena.analytics.cohorts import best_llm, cohort_field, cohort_standings
-from arena.analytics.decisions import decisions
+from arena.analytics.views.agents import OUTCOMES, agent_index, agent_summary, positions, trades
+from arena.analytics.views.cohorts import best_llm, cohort_field, cohort_standings
+from arena.analytics.views.decisions import decisions
 from arena.dashboard import fmt, ui
 
 ui.entry_guard()

@@ -8,14 +8,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.calibration import (
-    MIN_BIN_COUNT,
-    family_names,
-    reliability_diagram,
-)
-from arena.analytics.cohorts import cohort_numbers
-from arena.analytics.leaderboard import DEFAULT_MIN_RESOLVED
+from arena.analytics.stats.calibration import MIN_BIN_COUNT, family_names, reliability_diagram
+from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_or_live
+from arena.analytics.views.cohorts import cohort_numbers
 from arena.dashboard import charts, fmt, ui
 
 ui.entry_guard()

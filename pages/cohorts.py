@@ -4,8 +4,13 @@ it has none yet: `replay_status`), standings, curves and decisions week by week.
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.cohorts import cohort_standings, cohorts, decision_grid, decisions_by_week
-from arena.analytics.replay_status import BundleStatus, bundle_status
+from arena.analytics.replay.status import BundleStatus, bundle_status
+from arena.analytics.views.cohorts import (
+    cohort_standings,
+    cohorts,
+    decision_grid,
+    decisions_by_week,
+)
 from arena.dashboard import fmt, ui
 
 ui.entry_guard()

@@ -1,11 +1,11 @@
 """Compare: two families on the markets both traded — the difference in P/L and in Brier, with
-its 95% interval and p-value (`arena.analytics.paired`)."""
+its 95% interval and p-value (`arena.analytics.stats.paired`)."""
 
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.agents import agent_index
-from arena.analytics.paired import MIN_EVENTS, family_comparison
+from arena.analytics.stats.paired import MIN_EVENTS, family_comparison
+from arena.analytics.views.agents import agent_index
 from arena.dashboard import fmt, ui
 
 ui.entry_guard()

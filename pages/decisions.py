@@ -8,9 +8,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.agents import FilterOptions, filter_options
-from arena.analytics.calibration import family_names
-from arena.analytics.decisions import (
+from arena.analytics.stats.calibration import family_names
+from arena.analytics.views.agents import FilterOptions, filter_options
+from arena.analytics.views.decisions import (
     DEFAULT_LIMIT,
     DecisionDetail,
     decision_detail,

@@ -1,6 +1,6 @@
 """Exports: pick tables, cohort, family and a time range; download a zip of CSVs with a README.
 
-The zip is written by `arena.analytics.export_bundle.build_bundle`, which calls the code behind
+The zip is written by `arena.analytics.export.bundle.build_bundle`, which calls the code behind
 `arena export TABLE` for every table, so the files match the CLI's output byte for byte.
 
 Below it, one cohort's replay bundle (`arena bundle COHORT`): the one the hourly `bundle` job
@@ -14,13 +14,13 @@ from datetime import UTC, date, datetime, time
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.agents import FilterOptions, filter_options
-from arena.analytics.export import EXPORT_DESCRIPTIONS, EXPORTS, ExportFilters
-from arena.analytics.export_bundle import build_bundle, bundle_name
-from arena.analytics.overview import family_names
-from arena.analytics.replay_bundle import build_bundle as build_replay_bundle
-from arena.analytics.replay_kept import bundle_file_name, kept_bundle_zip, kept_bundles
-from arena.analytics.replay_status import BUNDLE_SCHEDULE, BundleStatus, bundle_status
+from arena.analytics.export.bundle import build_bundle, bundle_name
+from arena.analytics.export.tables import EXPORT_DESCRIPTIONS, EXPORTS, ExportFilters
+from arena.analytics.replay.bundle import build_bundle as build_replay_bundle
+from arena.analytics.replay.kept import bundle_file_name, kept_bundle_zip, kept_bundles
+from arena.analytics.replay.status import BUNDLE_SCHEDULE, BundleStatus, bundle_status
+from arena.analytics.views.agents import FilterOptions, filter_options
+from arena.analytics.views.database import family_names
 from arena.config import get_settings
 from arena.core.errors import InputError
 from arena.dashboard import fmt, ui

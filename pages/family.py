@@ -9,8 +9,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.agents import best_llm_family, family_cohorts, family_returns, pooled_brier
-from arena.analytics.scope import excluded_cohorts
+from arena.analytics.query.scope import excluded_cohorts
+from arena.analytics.views.agents import (
+    best_llm_family,
+    family_cohorts,
+    family_returns,
+    pooled_brier,
+)
 from arena.dashboard import fmt, ui
 
 ui.entry_guard()

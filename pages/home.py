@@ -1,4 +1,4 @@
-"""Home: is the arena running (`arena.analytics.status`), who leads (the hourly job's stored
+"""Home: is the arena running (`arena.analytics.views.status`), who leads (the hourly job's stored
 leaderboard, never computed here), how the benchmark works, and where to look next."""
 
 from datetime import UTC, datetime
@@ -7,10 +7,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.leaderboard import DEFAULT_MIN_RESOLVED
-from arena.analytics.protocol import DECISION_SCHEDULE
-from arena.analytics.status import ArenaStatus, Leaders, arena_status, leaders
+from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_stored
+from arena.analytics.views.protocol import DECISION_SCHEDULE
+from arena.analytics.views.status import ArenaStatus, Leaders, arena_status, leaders
 from arena.dashboard import fmt, ui
 
 ui.entry_guard()
@@ -38,7 +38,7 @@ st.caption(
 
 
 def status_sentence(status: ArenaStatus) -> str:
-    """What the state means for what the pages show (the rules: `arena.analytics.status`)."""
+    """What the state means for what the pages show (the rules: `arena.analytics.views.status`)."""
     last = fmt.instant(status.last_data)
     if status.state == "live":
         return (

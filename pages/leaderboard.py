@@ -8,10 +8,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.cohorts import cohort_numbers
-from arena.analytics.cost import COST_COLUMNS, cost_frame
-from arena.analytics.leaderboard import DEFAULT_MIN_RESOLVED
-from arena.analytics.random_null import DEFAULT_NULL_SEEDS
+from arena.analytics.stats.cost import COST_COLUMNS, cost_frame
+from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
+from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS
+from arena.analytics.views.cohorts import cohort_numbers
 from arena.dashboard import fmt, ui
 
 ui.entry_guard()

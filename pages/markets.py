@@ -7,9 +7,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.calibration import family_names
-from arena.analytics.decisions import snapshot_info, snapshot_markets
-from arena.analytics.markets import (
+from arena.analytics.stats.calibration import family_names
+from arena.analytics.views.decisions import snapshot_info, snapshot_markets
+from arena.analytics.views.markets import (
     DEFAULT_LIMIT,
     ORDERS,
     categories,

@@ -1,5 +1,5 @@
 """Methodology: the protocol and constants in force and the version history
-(`arena.analytics.protocol`), then the project's own documents, rendered from docs/ each time
+(`arena.analytics.views.protocol`), then the project's own documents, rendered from docs/ each time
 the page runs.
 
 docs/methodology.md (and docs/contract.md, `?doc=contract`) is read as the file is now, so the
@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.protocol import latest_stamp, methodology_versions, protocol_constants
+from arena.analytics.views.protocol import latest_stamp, methodology_versions, protocol_constants
 from arena.config import get_settings
 from arena.dashboard import fmt, ui
 

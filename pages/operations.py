@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.operations import (
+from arena.analytics.views.operations import (
     DEFAULT_LIMIT,
     ApiSpend,
     api_spend,

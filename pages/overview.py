@@ -4,8 +4,8 @@ counted live on request), with the same table as CSV."""
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.cohorts import cohort_numbers
-from arena.analytics.overview import table_label, table_meaning
+from arena.analytics.views.cohorts import cohort_numbers
+from arena.analytics.views.database import table_label, table_meaning
 from arena.dashboard import fmt, ui
 
 ui.entry_guard()

@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.replicates import AGENT_COLUMNS, replicate_agents, replicated_cohorts
-from arena.analytics.replicates import split_figures as split
+from arena.analytics.stats.replicates import AGENT_COLUMNS, replicate_agents, replicated_cohorts
+from arena.analytics.stats.replicates import split_figures as split
 from arena.analytics.stored import current_stored
 from arena.dashboard import charts, fmt, ui
 

@@ -7,7 +7,7 @@ price — each with its 95% cluster-bootstrap interval, from the hourly job's st
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.stated import DEVIATION, extended_cohorts
+from arena.analytics.stats.stated import DEVIATION, extended_cohorts
 from arena.dashboard import charts, fmt, ui
 
 ui.entry_guard()

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-from arena import analytics
+from arena.analytics.views import database
 from arena.storage.db import create_db_engine
 from arena.storage.migrate import head_revision, init_db
 from tests.factories import new_cohort_agents
@@ -19,7 +19,7 @@ def add_family_cohort_agent(engine: Engine) -> None:
 def test_overview_counts_rows_of_every_main_table(engine: Engine) -> None:
     add_family_cohort_agent(engine)
 
-    frame = analytics.overview(engine)
+    frame = database.overview(engine)
 
     assert list(frame.columns) == ["table", "rows"]
     assert frame["rows"].dtype == "int64"
@@ -37,19 +37,19 @@ def test_overview_counts_rows_of_every_main_table(engine: Engine) -> None:
         "job_runs",
     ]
     assert counts == {name: 0 for name in counts} | {"families": 1, "cohorts": 1, "agents": 1}
-    assert analytics.row_count(frame, "cohorts") == 1
-    assert analytics.row_count(frame, "no_such_table") == 0
+    assert database.row_count(frame, "cohorts") == 1
+    assert database.row_count(frame, "no_such_table") == 0
 
 
 def test_overview_of_a_fresh_database_is_all_zeros(engine: Engine) -> None:
-    frame = analytics.overview(engine)
-    assert len(frame) == len(analytics.OVERVIEW_TABLES)
+    frame = database.overview(engine)
+    assert len(frame) == len(database.OVERVIEW_TABLES)
     assert frame["rows"].sum() == 0
 
 
 def test_overview_csv_header_is_table_rows(engine: Engine) -> None:
     """The dashboard's download is exactly this frame as CSV."""
-    csv = analytics.overview(engine).to_csv(index=False)
+    csv = database.overview(engine).to_csv(index=False)
     assert csv.splitlines()[0] == "table,rows"
     assert "families,0" in csv.splitlines()
 
@@ -57,9 +57,9 @@ def test_overview_csv_header_is_table_rows(engine: Engine) -> None:
 def test_schema_revision_is_none_before_and_head_after_migrating(tmp_path: Path) -> None:
     engine = create_db_engine(f"sqlite:///{tmp_path / 'arena.db'}")
     try:
-        assert analytics.schema_revision(engine) is None
+        assert database.schema_revision(engine) is None
         init_db(engine)
-        assert analytics.schema_revision(engine) == head_revision()
+        assert database.schema_revision(engine) == head_revision()
     finally:
         engine.dispose()
 
@@ -72,7 +72,7 @@ def test_a_reader_engine_sees_the_writers_rows(tmp_path: Path) -> None:
     try:
         init_db(writer)
         add_family_cohort_agent(writer)
-        assert analytics.row_count(analytics.overview(reader), "agents") == 1
+        assert database.row_count(database.overview(reader), "agents") == 1
     finally:
         reader.dispose()
         writer.dispose()
@@ -87,18 +87,18 @@ def test_a_reader_engine_sees_the_writers_rows(tmp_path: Path) -> None:
     ],
 )
 def test_backend_name_never_reveals_the_url(url: str, backend: str) -> None:
-    name = analytics.backend_name(url)
+    name = database.backend_name(url)
     assert name == backend
     assert "secret" not in name
 
 
 def test_sqlite_file_missing(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "arena.db"
-    assert analytics.sqlite_file_missing(f"sqlite:///{path}")
+    assert database.sqlite_file_missing(f"sqlite:///{path}")
     assert not path.parent.exists(), "checking must not create the directory"
     path.parent.mkdir()
     path.touch()
-    assert not analytics.sqlite_file_missing(f"sqlite:///{path}")
-    assert not analytics.sqlite_file_missing("sqlite://")
-    assert not analytics.sqlite_file_missing("sqlite:///:memory:")
-    assert not analytics.sqlite_file_missing("postgresql+psycopg://u@h/db")
+    assert not database.sqlite_file_missing(f"sqlite:///{path}")
+    assert not database.sqlite_file_missing("sqlite://")
+    assert not database.sqlite_file_missing("sqlite:///:memory:")
+    assert not database.sqlite_file_missing("postgresql+psycopg://u@h/db")

@@ -19,10 +19,10 @@ import pytest
 from sqlalchemy.engine import Engine
 from streamlit.testing.v1 import AppTest
 
-from arena.analytics import agents, cohorts, decisions, markets, operations
-from arena.analytics.calibration import calibration_summary, family_names
-from arena.analytics.cost import cost_frame
-from arena.analytics.leaderboard import leaderboard
+from arena.analytics.stats.calibration import calibration_summary, family_names
+from arena.analytics.stats.cost import cost_frame
+from arena.analytics.stats.leaderboard import leaderboard
+from arena.analytics.views import agents, cohorts, decisions, markets, operations
 from arena.config import get_settings
 from arena.dashboard import fmt, ui
 from arena.storage.db import create_db_engine

@@ -17,7 +17,8 @@ import pandas as pd
 import pytest
 from sqlalchemy.engine import Engine
 
-from arena.analytics import calibration, cost, curves, markets, operations
+from arena.analytics.stats import calibration, cost
+from arena.analytics.views import curves, markets, operations
 from arena.dashboard import charts
 from arena.storage.db import create_db_engine
 from tests.analytics.season import sqlite_season
@@ -575,7 +576,7 @@ def test_stated_brier_intervals_on_the_read_models_frames() -> None:
     """The stated-probability chart (issue 26) on the read model's frame of a few bets: one
     row per family and forecaster scored; a family with no resolved stated bet draws nothing;
     the empty frame draws nothing."""
-    from arena.analytics.stated import STATED_COLUMNS, stated_figures
+    from arena.analytics.stats.stated import STATED_COLUMNS, stated_figures
     from tests.analytics.test_stated import NAMES, bets
 
     figures = stated_figures(bets(), NAMES, replicates=50)

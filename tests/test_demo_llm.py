@@ -21,9 +21,9 @@ from streamlit.testing.v1 import AppTest
 import arena.agents.model_server as model_server
 from arena.agents.model_server import messages_sha256
 from arena.agents.parsing import retry_feedback
-from arena.analytics.replay_bundle import build_bundle
-from arena.analytics.replay_verify import verify_bundle
-from arena.analytics.simulated import SERVED_BY, simulated_families
+from arena.analytics.replay.bundle import build_bundle
+from arena.analytics.replay.verify import verify_bundle
+from arena.analytics.views.simulated import SERVED_BY, simulated_families
 from arena.app.demo import DEMO_START, DemoSummary, run_demo
 from arena.config import load_settings
 from arena.lineup import load_lineup

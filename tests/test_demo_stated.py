@@ -21,10 +21,10 @@ import pytest
 from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 
-from arena.analytics.leaderboard import leaderboard
-from arena.analytics.replay_bundle import build_bundle
-from arena.analytics.replay_format import read_jsonl
-from arena.analytics.replay_verify import verify_bundle
+from arena.analytics.replay.bundle import build_bundle
+from arena.analytics.replay.format import read_jsonl
+from arena.analytics.replay.verify import verify_bundle
+from arena.analytics.stats.leaderboard import leaderboard
 from arena.analytics.stored import current_stored
 from arena.config import Methodology
 from arena.lineup import Lineup, load_lineup

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from arena.analytics import leaderboard
-from arena.analytics.export import EXPORTS
+from arena.analytics.export.tables import EXPORTS
+from arena.analytics.stats import leaderboard
 from arena.config import Methodology, get_settings
 from arena.dashboard import ui
 from arena.storage.db import create_db_engine, dispose_engines

@@ -8,7 +8,7 @@ from decimal import Decimal as D
 import pytest
 from sqlalchemy.engine import Engine
 
-from arena.analytics.export import EXPORTS, ExportFilters, write_csv
+from arena.analytics.export.tables import EXPORTS, ExportFilters, write_csv
 from arena.core.errors import InputError
 from tests.factories import WEEK1, seed_basic
 

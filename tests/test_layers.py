@@ -3,9 +3,15 @@
 Read from the source with `ast` (every import, at module level, inside functions and under
 TYPE_CHECKING alike), so a lazy import cannot hide a dependency:
 
-    core  <-  storage  <-  sources (markets, agents)  <-  engine  <-  app (CLI, demo, scheduler)
+    core  <-  storage  <-  sources (markets, agents, sim)  <-  engine  <-  app (CLI, demo, scheduler)
                   ^                                          |
                   +---------  analytics (reads only)  <------+      pages -> analytics, dashboard
+
+and inside the read side its groups likewise (`READ_GROUPS`):
+
+    query  <-  export  <-  views  <-  stored
+      ^                      |          |
+      +------  stats  <------+----------+      replay -> query, stats, export
 """
 
 import ast
@@ -26,7 +32,16 @@ ALLOWED: dict[str, set[str]] = {
     "arena.storage": {"arena.core", *SETTINGS},
     "arena.markets": {"arena.core", *SETTINGS},
     "arena.agents": {"arena.core", "arena.markets", *SETTINGS},
-    "arena.analytics": {"arena.core", "arena.storage", "arena.markets", "arena.agents", *SETTINGS},
+    # The simulation: a world of markets (their types) and the personas reading the prompt.
+    "arena.sim": {"arena.core", "arena.markets", "arena.agents", *SETTINGS},
+    "arena.analytics": {
+        "arena.core",
+        "arena.storage",
+        "arena.markets",
+        "arena.agents",
+        "arena.sim",
+        *SETTINGS,
+    },
     "arena.engine": {
         "arena.core",
         "arena.storage",
@@ -41,6 +56,7 @@ ALLOWED: dict[str, set[str]] = {
         "arena.storage",
         "arena.markets",
         "arena.agents",
+        "arena.sim",
         "arena.analytics",
         "arena.engine",
         *SETTINGS,
@@ -50,9 +66,22 @@ ALLOWED: dict[str, set[str]] = {
     "arena.__main__": {"arena.app"},
 }
 # Pages and dashboard.py: pick, read, show. Never the engine, the sources or the shells.
-PAGE_FORBIDDEN = ("arena.engine", "arena.markets", "arena.agents", "arena.app")
+PAGE_FORBIDDEN = ("arena.engine", "arena.markets", "arena.agents", "arena.sim", "arena.app")
 # The methodology core is pure: no database, no network, no dashboard, no clock-reading I/O.
 CORE_FORBIDDEN_THIRD_PARTY = ("sqlalchemy", "sqlmodel", "httpx", "streamlit", "pandas", "alembic")
+# Inside the read side: its groups (`arena/analytics/<group>/`, and `stored.py`) and which other
+# groups each may import. A chain: query <- export <- views, query <- stats <- {views, replay},
+# and stored, the hourly analyses' cache, the one module that reads both stats and views.
+READ_SIDE = "arena.analytics"
+READ_GROUPS: dict[str, set[str]] = {
+    "": set(),  # arena/analytics/__init__.py: a docstring, no imports
+    "query": set(),
+    "export": {"query"},
+    "stats": {"query"},
+    "views": {"query", "export", "stats"},
+    "replay": {"query", "export", "stats"},
+    "stored": {"query", "stats", "views"},
+}
 # Statements that write; the read side imports none of them.
 WRITES = {"insert", "update", "delete", "session_scope", "bulk_execute"}
 
@@ -92,6 +121,29 @@ def arena_targets(path: Path, known: dict[str, Path]) -> set[str]:
 def layer_of(module: str) -> str:
     parts = module.split(".")
     return ".".join(parts[:2]) if len(parts) > 1 else module
+
+
+def read_group(module: str) -> str:
+    """The read-side group of an `arena.analytics` module: `query`, `views`, … or `stored`."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 else ""
+
+
+def read_side_violations(edges: dict[str, set[str]]) -> list[str]:
+    """The imports between read-side groups that `READ_GROUPS` does not allow."""
+    wrong = []
+    for module, targets in edges.items():
+        if layer_of(module) != READ_SIDE:
+            continue
+        group = read_group(module)
+        allowed = READ_GROUPS.get(group)
+        assert allowed is not None, f"{module}: read-side group {group!r} has no rule in this test"
+        wrong += [
+            f"{module} -> {t}"
+            for t in sorted(targets)
+            if layer_of(t) == READ_SIDE and read_group(t) not in allowed | {group}
+        ]
+    return wrong
 
 
 def graph() -> dict[str, set[str]]:
@@ -142,6 +194,25 @@ def test_every_layer_imports_only_the_layers_below_it() -> None:
             f"{module} -> {t}" for t in sorted(targets) if layer_of(t) not in allowed | {layer}
         ]
     assert wrong == []
+
+
+def test_the_read_side_groups_import_only_the_groups_before_them() -> None:
+    assert read_side_violations(graph()) == []
+
+
+def test_the_read_side_rule_finds_forbidden_imports() -> None:
+    edges = {
+        "arena.analytics.stats.leaderboard": {"arena.analytics.views.cohorts"},
+        "arena.analytics.query.selects": {"arena.analytics.stored"},
+        "arena.analytics.export.tables": {"arena.analytics.stats.risk", "arena.core.money"},
+        "arena.analytics.replay.bundle": {"arena.analytics.stats.leaderboard"},
+        "arena.analytics.stored": {"arena.analytics.views.status", "arena.analytics.stats.cost"},
+    }
+    assert read_side_violations(edges) == [
+        "arena.analytics.stats.leaderboard -> arena.analytics.views.cohorts",
+        "arena.analytics.query.selects -> arena.analytics.stored",
+        "arena.analytics.export.tables -> arena.analytics.stats.risk",
+    ]
 
 
 def test_the_core_is_pure() -> None:

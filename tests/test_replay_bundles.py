@@ -20,16 +20,17 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 
 import arena.core.execution
-from arena.analytics.replay_bundle import FILES, PORTFOLIO_COLUMNS, build_bundle, curve_csv
-from arena.analytics.replay_format import (
+from arena.analytics.replay.bundle import FILES, build_bundle, curve_csv
+from arena.analytics.replay.format import (
     MANIFEST,
+    PORTFOLIO_COLUMNS,
     BundleFiles,
     build_files,
     csv_bytes,
     read_bundle,
 )
-from arena.analytics.replay_kept import kept_bundle_zip, kept_bundles
-from arena.analytics.replay_verify import verify_bundle
+from arena.analytics.replay.kept import kept_bundle_zip, kept_bundles
+from arena.analytics.replay.verify import verify_bundle
 from arena.app.cli import main
 from arena.core.errors import InputError
 from arena.engine import bundles
@@ -367,7 +368,7 @@ def test_the_curve_file_is_the_typed_rows_spelled_on_both_backends(finished_copy
 _WRITE_UNDER_A_FILE_SIZE_LIMIT = """
 import os, resource, signal, sys
 from pathlib import Path
-from arena.analytics.replay_format import build_files
+from arena.analytics.replay.format import build_files
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
 resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
 files = build_files({"big.bin": os.urandom(200_000)}, {"cohort": 1})

@@ -30,8 +30,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-from arena.analytics.replay_bundle import build_bundle
-from arena.analytics.replay_format import MANIFEST, ZIP_TIME
+from arena.analytics.replay.bundle import build_bundle
+from arena.analytics.replay.format import MANIFEST, ZIP_TIME
 from arena.app.cli import main
 from arena.storage.db import create_db_engine
 from tests.analytics.season import sqlite_season
@@ -383,7 +383,7 @@ def test_a_folder_over_the_caps_is_refused_from_stat(
 
 def test_the_caps_leave_headroom_over_a_years_bundle() -> None:
     """The caps: well over a year-long cohort's bundle, well under the bomb."""
-    from arena.analytics.replay_format import MAX_BUNDLE_BYTES, MAX_MEMBER_BYTES
+    from arena.analytics.replay.format import MAX_BUNDLE_BYTES, MAX_MEMBER_BYTES
 
     assert 5 * YEAR_LARGEST_FILE < MAX_MEMBER_BYTES < BOMB_BYTES
     assert 5 * YEAR_ALL_FILES < MAX_BUNDLE_BYTES and MAX_BUNDLE_BYTES >= 2 * MAX_MEMBER_BYTES

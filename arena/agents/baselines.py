@@ -6,7 +6,7 @@ cohort and week, so a replay gives the same bets; `oracle` exists only in simula
 where it knows the hidden probabilities: it proves the scoring separates skill from luck.
 
 The random strategy's draw (`random_rng`, `strategy_sides`, `random_legs`) is pure and public:
-the leaderboard's random null (`arena.analytics.null_replay`) replays exactly these calls, so
+the leaderboard's random null (`arena.analytics.stats.null_replay`) replays exactly these calls, so
 seed S of the null is the `baseline-random` agent seeded S, by construction.
 """
 

@@ -15,20 +15,21 @@ snapshot — and says when it was computed; otherwise it computes live, as befor
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import partial
 
 import pandas as pd
-from sqlalchemy import func, select
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
 
-from arena.analytics.calibration import brier_over_time, calibration_summary, reliability
-from arena.analytics.leaderboard import leaderboard
-from arena.analytics.overview import overview
-from arena.analytics.replicates import replicate_agents, replicate_analysis
-from arena.analytics.stated import stated_probability
+from arena.analytics.query.selects import newest_slot
+from arena.analytics.stats.calibration import brier_over_time, calibration_summary, reliability
+from arena.analytics.stats.leaderboard import leaderboard
+from arena.analytics.stats.replicates import replicate_agents, replicate_analysis
+from arena.analytics.stats.stated import stated_probability
+from arena.analytics.views.database import overview
+from arena.config import STALE_AFTER
 from arena.storage.tables import ANALYSIS_RESULTS as RESULTS
-from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
 
 @dataclass(frozen=True)
@@ -65,15 +66,12 @@ ANALYSES: dict[str, Analysis] = {
     "replicates": Analysis(replicate_analysis),
 }
 ALL = "all"
-# A stored frame is shown while the newest snapshot is at most this much newer than its data
-# (the job runs hourly); past that the page recomputes live instead of showing stale numbers.
-STALE_AFTER = timedelta(hours=2)
 
 
 def scope_of(cohort: int | None) -> str:
     """The stored key of a scope: ``all`` for the all-cohort read (`cohort` None), which each
     analysis defines as it computes it — every v1 cohort for the v1 analyses (extended
-    cohorts left out: `arena.analytics.scope`), every extended cohort for the extension's
+    cohorts left out: `arena.analytics.query.scope`), every extended cohort for the extension's
     figures — and ``cohort:N`` for cohort number N, extended or not. A cohort's stamp never
     changes, so neither does what a key covers; ``all`` is recomputed on every run of the job."""
     return ALL if cohort is None else f"cohort:{cohort}"
@@ -98,11 +96,6 @@ def frame_bytes(frame: pd.DataFrame) -> bytes:
 
 def bytes_frame(data: bytes) -> pd.DataFrame:
     return pd.read_parquet(io.BytesIO(data))
-
-
-def newest_slot(conn: Connection) -> datetime | None:
-    """The newest snapshot slot (one seek on the slot index)."""
-    return conn.execute(select(func.max(SNAPSHOTS.c.slot))).scalar_one_or_none()
 
 
 def stored_result(engine: Engine, name: str, cohort: int | None = None) -> StoredResult | None:

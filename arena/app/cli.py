@@ -553,8 +553,8 @@ def leaderboard(
     """Print the leaderboard with its intervals."""
     if format not in ("table", "csv"):
         raise InputError(f"--format {format!r} is not supported", "use --format table or csv")
-    from arena.analytics import leaderboard as board
-    from arena.analytics.scope import excluded_cohorts
+    from arena.analytics.query.scope import excluded_cohorts
+    from arena.analytics.stats import leaderboard as board
 
     engine = _engine("reader")
     frame = board.leaderboard(engine, cohort=cohort)
@@ -619,7 +619,7 @@ def export(
     ] = None,
 ) -> None:
     """Export a bounded slice of one table as CSV (stdout unless --out)."""
-    from arena.analytics.export import ExportFilters, get_spec, write_csv
+    from arena.analytics.export.tables import ExportFilters, get_spec, write_csv
     from arena.app.output import open_output
     from arena.config import get_settings
     from arena.core.timeutil import parse_instant
@@ -656,7 +656,7 @@ def bundle(
     ] = False,
 ) -> None:
     """Write a cohort's replay bundle: every input and output, hashed, for `arena verify`."""
-    from arena.analytics.replay_bundle import build_bundle
+    from arena.analytics.replay.bundle import build_bundle
     from arena.core.text import printable
 
     built = build_bundle(_engine("reader"), cohort, provisional=provisional)
@@ -684,8 +684,9 @@ def verify(
     """Recompute a replay bundle's every number from its files alone (no database)."""
     from rich.console import Console
 
-    from arena.analytics.replay_format import read_bundle
-    from arena.analytics.replay_verify import mismatch_lines, report_table, verify_bundle
+    from arena.analytics.replay.format import read_bundle
+    from arena.analytics.replay.report import mismatch_lines, report_table
+    from arena.analytics.replay.verify import verify_bundle
 
     report = verify_bundle(read_bundle(path), published_hash=hash)
     console = Console(width=None if sys.stdout.isatty() else 160, markup=False)

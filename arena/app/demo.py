@@ -31,7 +31,7 @@ through the project's real `ChatClient` (HTTP, retries, backoff), parser, malfor
 retries and cost code, exactly as against OpenRouter — never a real model, and no key or
 network is needed. Their configured endpoints are ignored. Every answer says
 `provider: "simulated"`, so every LLM decision and attempt the demo writes carries
-`provider = "simulated"` (what `arena.analytics.simulated` reads and the pages badge). Costs
+`provider = "simulated"` (what `arena.analytics.views.simulated` reads and the pages badge). Costs
 are the tokens the server's usage block reports at the lineup's list prices (`price_in` /
 `price_out`); the server is not asked for `usage.cost`.
 
@@ -66,8 +66,8 @@ from sqlmodel import col
 from arena.agents.llm import ChatClient
 from arena.agents.model_server import LoggedRequest, ModelServer
 from arena.agents.responders import LLMResponder, Responder, ResponderFactory, default_responders
-from arena.analytics.cohorts import latest_snapshots
-from arena.analytics.simulated import SERVED_BY
+from arena.analytics.query.selects import latest_snapshots
+from arena.analytics.views.simulated import SERVED_BY
 from arena.config import Settings
 from arena.core.errors import ArenaError, InputError
 from arena.core.timeutil import week_start

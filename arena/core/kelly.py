@@ -1,6 +1,6 @@
 """Kelly sizing for a binary bet at a stated probability (protocol extension, methodology §18).
 
-Why pure and here: the `stated_probability` analyses (`arena.analytics.stated`) measure a
+Why pure and here: the `stated_probability` analyses (`arena.analytics.stats.stated`) measure a
 model's stakes against the stake its own stated probability justifies, and the tests check
 those figures against hand-computed cases. Vectorised over numpy arrays; no I/O.
 

@@ -15,7 +15,7 @@ from typing import Literal
 import altair as alt
 import pandas as pd
 
-from arena.analytics.calibration import MARKET_SERIES
+from arena.analytics.stats.calibration import MARKET_SERIES
 
 # Series not picked in the legend fade to this opacity.
 FADED = 0.12
@@ -32,7 +32,7 @@ def _zoom_x() -> alt.Parameter:
 
 
 # --------------------------------------------------------------------------------------------
-# Portfolio curves (Leaderboard, Cohorts, Family, Agent): arena.analytics.curves
+# Portfolio curves (Leaderboard, Cohorts, Family, Agent): arena.analytics.views.curves
 
 # Families get distinct hues (category10 without its grey, which would read as a baseline);
 # baselines (and the oracle) are greys, so the eye goes to the models first.
@@ -218,7 +218,7 @@ def portfolio_curves(
 
 
 # --------------------------------------------------------------------------------------------
-# Calibration: arena.analytics.calibration (calibration_summary, reliability, brier_over_time)
+# Calibration: arena.analytics.stats.calibration (calibration_summary, reliability, brier_over_time)
 
 
 def brier_intervals(summary: pd.DataFrame) -> alt.LayerChart:
@@ -359,7 +359,7 @@ def brier_over_time(frame: pd.DataFrame, *, with_market: bool) -> alt.Chart:
 
 
 # --------------------------------------------------------------------------------------------
-# Markets: arena.analytics.markets.price_path
+# Markets: arena.analytics.views.markets.price_path
 
 
 def price_path(path: pd.DataFrame) -> alt.Chart:
@@ -393,7 +393,7 @@ def price_path(path: pd.DataFrame) -> alt.Chart:
 
 
 # --------------------------------------------------------------------------------------------
-# Operations: arena.analytics.operations.api_spend
+# Operations: arena.analytics.views.operations.api_spend
 
 
 def api_spend_by_week(by_week: pd.DataFrame) -> alt.Chart:
@@ -417,7 +417,7 @@ def api_spend_by_week(by_week: pd.DataFrame) -> alt.Chart:
 
 
 # --------------------------------------------------------------------------------------------
-# Calibration: arena.analytics.calibration.reliability_diagram (families compared, Wilson
+# Calibration: arena.analytics.stats.calibration.reliability_diagram (families compared, Wilson
 # intervals, bins under the minimum count left out by the page)
 
 MARKET_GREY = "#6b7280"
@@ -501,7 +501,7 @@ def reliability_intervals(points: pd.DataFrame, series: list[str] | None = None)
 
 
 # --------------------------------------------------------------------------------------------
-# Cost (Leaderboard): arena.analytics.cost.cost_frame
+# Cost (Leaderboard): arena.analytics.stats.cost.cost_frame
 
 FRONT_COLOR = "#1f2937"  # the Pareto front's step line and the rings of its points
 COST_HEIGHT = 420
@@ -611,7 +611,7 @@ def cost_pareto(frame: pd.DataFrame) -> alt.LayerChart:
 
 
 # --------------------------------------------------------------------------------------------
-# Stated probability (protocol extension): arena.analytics.stated (stated_probability)
+# Stated probability (protocol extension): arena.analytics.stats.stated (stated_probability)
 
 STATED_FORECASTERS = (
     ("stated_brier", "stated probability"),
@@ -662,7 +662,8 @@ def stated_brier_intervals(figures: pd.DataFrame) -> alt.LayerChart:
 
 
 # --------------------------------------------------------------------------------------------
-# Replicates (ARENA_REPLICATES): arena.analytics.replicates (replicate_agents, replicate_analysis)
+# Replicates (ARENA_REPLICATES): arena.analytics.stats.replicates (replicate_agents,
+# replicate_analysis)
 
 POOLED_COLOR = "#1f2937"  # the pooled return's bar across a family's replicate dots
 

@@ -41,8 +41,8 @@ from pandas.io.formats.style import Styler
 from sqlalchemy.exc import SQLAlchemyError
 from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException, StopException
 
-from arena.analytics.scope import excluded_cohorts
-from arena.analytics.simulated import SERVED_BY, simulated_families
+from arena.analytics.query.scope import excluded_cohorts
+from arena.analytics.views.simulated import SERVED_BY, simulated_families
 from arena.config import get_settings
 from arena.core.csvsafe import cell
 from arena.dashboard import fmt
@@ -250,7 +250,7 @@ def left_out_text(numbers: Sequence[int], how: tuple[str, str] = COHORT_FILTER) 
 
 def left_out_note(cohort: int | None, how: tuple[str, str] = COHORT_FILTER) -> list[int]:
     """Under an all-cohort view (`cohort` None): a note naming the extended cohorts its v1
-    figures leave out (`arena.analytics.scope.excluded_cohorts`; methodology §18). Nothing
+    figures leave out (`arena.analytics.query.scope.excluded_cohorts`; methodology §18). Nothing
     when a cohort is chosen or every cohort is v1. Returns the numbers left out."""
     if cohort is not None:
         return []
@@ -641,7 +641,7 @@ def curve_section(
     ranges count back from the latest snapshot, so once a season stops moving they would
     draw only flat lines (`curves.flat_ranges`); a link to such a range says so and shows ALL.
     """
-    from arena.analytics.curves import (
+    from arena.analytics.views.curves import (
         RANGES,
         UNITS,
         curve_window,

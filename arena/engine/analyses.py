@@ -11,7 +11,8 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.engine import Connection, Engine
 
-from arena.analytics.stored import ANALYSES, frame_bytes, newest_slot, scope_of
+from arena.analytics.query.selects import newest_slot
+from arena.analytics.stored import ANALYSES, frame_bytes, scope_of
 from arena.storage.tables import ANALYSIS_RESULTS as RESULTS
 from arena.storage.tables import COHORTS
 

@@ -16,7 +16,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from arena.analytics.replay_bundle import build_bundle, project_version, unsettled_buys
+from arena.analytics.replay.bundle import build_bundle, project_version, unsettled_buys
 from arena.engine.logs import log_event
 from arena.storage.db import session_scope
 from arena.storage.tables import COHORTS, REPLAY_BUNDLES

@@ -484,7 +484,7 @@ class AnalysisResult(SQLModel, table=True):
 
 
 class ReplayBundle(SQLModel, table=True):
-    """A finished cohort's replay bundle (`arena.analytics.replay_bundle`), built once.
+    """A finished cohort's replay bundle (`arena.analytics.replay.bundle`), built once.
 
     The cohort is the key, so a second builder's INSERT fails and the first bundle is kept:
     a published hash never changes. `zip` is the bundle's deterministic zip (what the

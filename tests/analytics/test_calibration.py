@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.engine import Engine
 
-from arena.analytics import calibration as cal
-from arena.analytics import leaderboard as lb
+from arena.analytics.stats import calibration as cal
+from arena.analytics.stats import leaderboard as lb
 from arena.core import stats
 from arena.core.errors import InputError
 from tests.analytics import AT, build_book, season_fixture

@@ -13,8 +13,8 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import col
 
-from arena.analytics import leaderboard as lb
-from arena.analytics.cost import COST_COLUMNS, cost_frame, cost_ranking, pareto_front
+from arena.analytics.stats import leaderboard as lb
+from arena.analytics.stats.cost import COST_COLUMNS, cost_frame, cost_ranking, pareto_front
 from arena.storage.db import create_db_engine, session_scope
 from arena.storage.models import Agent, Cohort, Decision, DecisionAttempt
 from arena.storage.tables import AGENTS, COHORTS, DECISION_ATTEMPTS, DECISIONS

@@ -14,8 +14,8 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.analytics.cohorts import typed_frame
-from arena.analytics.curves import CURVE_COLUMNS, UNITS_PER_DOLLAR, family_curves
+from arena.analytics.query.selects import typed_frame
+from arena.analytics.views.curves import CURVE_COLUMNS, UNITS_PER_DOLLAR, family_curves
 
 WIDTH = 600
 FIRST = 1_700_000_400  # a multiple of WIDTH

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from arena.analytics.cohorts import decision_grid
+from arena.analytics.views.cohorts import decision_grid
 
 
 def test_one_row_per_family_one_column_per_week() -> None:

@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 from sqlalchemy.engine import Engine
 
-from arena.analytics import agents, cohorts, curves
-from arena.analytics.leaderboard import leaderboard
+from arena.analytics.stats.leaderboard import leaderboard
+from arena.analytics.views import agents, cohorts, curves
 from arena.storage.db import create_db_engine
 from tests.analytics.season import LLM_A, LLM_B, sqlite_season
 

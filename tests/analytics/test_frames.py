@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from sqlalchemy import func, literal, select, type_coerce
 from sqlalchemy.engine import Engine
 
-from arena.analytics.cohorts import fetch, typed_frame
-from arena.analytics.frames import (
+from arena.analytics.query.frames import (
     BOOL,
     FLOAT,
     INT,
@@ -28,6 +27,7 @@ from arena.analytics.frames import (
     json_texts,
     query_frame,
 )
+from arena.analytics.query.selects import fetch, typed_frame
 from arena.storage.db import session_scope
 from arena.storage.models import Decision, Trade
 from arena.storage.tables import DECISIONS, MARKETS, TRADES

@@ -15,10 +15,10 @@ from sqlmodel import col, select
 
 from arena.agents.baselines import RANDOM_KEY, BaselineInput, random_legs, random_strategy
 from arena.agents.prompts import PortfolioView, PromptMarket
-from arena.analytics import leaderboard as lb
-from arena.analytics import paired, random_null
-from arena.analytics.bootstrap import family_bootstrap
-from arena.analytics.null_replay import candidate
+from arena.analytics.stats import leaderboard as lb
+from arena.analytics.stats import paired, random_null
+from arena.analytics.stats.bootstrap import family_bootstrap
+from arena.analytics.stats.null_replay import candidate
 from arena.app.cli import main
 from arena.core import stats
 from arena.core.errors import InputError

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from sqlalchemy.engine import Engine
 
-from arena.analytics import decisions, markets
+from arena.analytics.views import decisions, markets
 from arena.storage.db import create_db_engine, session_scope
 from tests.analytics.season import LLM_A, Season, sqlite_season
 from tests.factories import WEEK1, market

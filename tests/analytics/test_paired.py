@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from sqlalchemy.engine import Engine
 
-from arena.analytics import paired
+from arena.analytics.stats import paired
 from arena.core.errors import InputError
 from tests.analytics import build_book
 

@@ -11,14 +11,14 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
 
-from arena.analytics.export import EXPORT_DESCRIPTIONS, EXPORTS
-from arena.analytics.overview import (
+from arena.analytics.export.tables import EXPORT_DESCRIPTIONS, EXPORTS
+from arena.analytics.views.database import (
     OVERVIEW_TABLES,
     family_names,
     table_label,
     table_meaning,
 )
-from arena.analytics.protocol import (
+from arena.analytics.views.protocol import (
     PROTOCOL_COLUMNS,
     VERSION_COLUMNS,
     latest_stamp,

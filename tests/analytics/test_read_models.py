@@ -16,10 +16,10 @@ import pytest
 from sqlalchemy import event, insert, inspect, text, update
 from sqlalchemy.engine import Connection, Engine
 
-from arena.analytics import agents, cohorts, curves, decisions, markets, operations
-from arena.analytics.export import EXPORTS, ExportFilters, write_csv
-from arena.analytics.export_bundle import README_NAME, build_bundle, bundle_name
-from arena.analytics.leaderboard import leaderboard
+from arena.analytics.export.bundle import README_NAME, build_bundle, bundle_name
+from arena.analytics.export.tables import EXPORTS, ExportFilters, write_csv
+from arena.analytics.stats.leaderboard import leaderboard
+from arena.analytics.views import agents, cohorts, curves, decisions, markets, operations
 from arena.core.errors import InputError
 from arena.engine.rollups import rebuild_rollups
 from arena.storage.db import create_db_engine, session_scope

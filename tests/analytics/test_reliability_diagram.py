@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from sqlalchemy.engine import Engine
 
-from arena.analytics import calibration as cal
+from arena.analytics.stats import calibration as cal
 from tests.analytics import build_book
 
 

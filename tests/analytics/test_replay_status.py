@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import Table, insert, update
 from sqlalchemy.engine import Engine
 
-from arena.analytics.replay_status import BUNDLE_MINUTE, BUNDLE_SCHEDULE, bundle_status
+from arena.analytics.replay.status import BUNDLE_MINUTE, BUNDLE_SCHEDULE, bundle_status
 from arena.engine.jobs import BUNDLE, SCHEDULES
 from arena.storage.db import create_db_engine, session_scope
 from arena.storage.migrate import init_db

@@ -14,8 +14,8 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
-from arena.analytics.bootstrap import family_bootstrap
-from arena.analytics.replicates import (
+from arena.analytics.stats.bootstrap import family_bootstrap
+from arena.analytics.stats.replicates import (
     AGENT_COLUMNS,
     FAMILY_COLUMNS,
     FIGURES_COLUMNS,

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.engine import Engine
 
-from arena.analytics import risk
+from arena.analytics.stats import risk
 from arena.core.errors import InputError
 from arena.engine.rollups import rebuild_rollups
 from arena.storage.db import session_scope

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.analytics.stated import BET_COLUMNS, STATED_COLUMNS, bet_terms, stated_figures
+from arena.analytics.stats.stated import BET_COLUMNS, STATED_COLUMNS, bet_terms, stated_figures
 from arena.core import stats
 from arena.core.kelly import kelly_fraction, log_growth
 

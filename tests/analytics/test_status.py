@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
 
-from arena.analytics import status as status_model
-from arena.analytics.protocol import DECISION_TIME, DECISION_WEEKDAY, next_decision_run
-from arena.analytics.status import LIVE_WITHIN, arena_status, leaders
+from arena.analytics.views import status as status_model
+from arena.analytics.views.protocol import DECISION_TIME, DECISION_WEEKDAY, next_decision_run
+from arena.analytics.views.status import LIVE_WITHIN, arena_status, leaders
 from arena.app.demo import DEMO_OWNER
 from arena.engine.jobs import DECIDE, SCHEDULES, next_slot
 from arena.storage.db import session_scope

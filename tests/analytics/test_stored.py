@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import col
 
 from arena.analytics import stored
-from arena.config import load_settings
+from arena.config import STALE_AFTER, load_settings
 from arena.engine import analyses
 from arena.engine.jobs import ANALYSES, JobContext, run_job, slot_for
 from arena.engine.snapshots import take_snapshots
@@ -55,7 +55,7 @@ def test_a_stale_stored_frame_gives_way_to_a_live_one(book: Engine) -> None:
     with session_scope(book) as s:
         agent_id = s.execute(select(col(PortfolioSnapshot.agent_id))).scalars().first()
         assert agent_id is not None
-        later = kept.data_as_of + stored.STALE_AFTER + timedelta(minutes=10)
+        later = kept.data_as_of + STALE_AFTER + timedelta(minutes=10)
         s.add(
             PortfolioSnapshot(
                 agent_id=agent_id,
@@ -113,7 +113,7 @@ def test_the_analyses_command_stores_and_says_what(book: Engine) -> None:
 
 
 def test_the_overview_is_stored_once_for_all_cohorts(book: Engine) -> None:
-    from arena.analytics import overview
+    from arena.analytics.views.database import overview
 
     analyses.store_analyses(book, AT)
     frame, used = stored.current_or_live(book, "overview")

@@ -20,10 +20,11 @@ import pytest
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Engine
 
-from arena.analytics import agents, calibration, curves, paired, risk
-from arena.analytics import leaderboard as lb
-from arena.analytics.random_null import database_random_null
-from arena.analytics.scope import cohort_id_of, excluded_cohorts, in_scope
+from arena.analytics.query.scope import cohort_id_of, excluded_cohorts, in_scope
+from arena.analytics.stats import calibration, paired, risk
+from arena.analytics.stats import leaderboard as lb
+from arena.analytics.stats.random_null import database_random_null
+from arena.analytics.views import agents, curves
 from arena.config import Methodology, cohort_stamp, stamped_extensions
 from arena.storage.db import create_db_engine, dispose_engines
 from arena.storage.tables import (

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, ViewportSize, expect
 
-from arena.analytics.export import EXPORTS
+from arena.analytics.export.tables import EXPORTS
 from tests.e2e.conftest import ADMIN_PASSWORD, ROOT, settle
 from tests.e2e.test_page_leaderboard import CSV_HEADER  # the page CSV's header, pinned once
 

@@ -18,10 +18,10 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlalchemy import insert, select
 
-from arena.analytics.replay_bundle import build_bundle, project_version
-from arena.analytics.replay_format import read_bundle
-from arena.analytics.replay_kept import bundle_file_name
-from arena.analytics.replay_verify import verify_bundle
+from arena.analytics.replay.bundle import build_bundle, project_version
+from arena.analytics.replay.format import read_bundle
+from arena.analytics.replay.kept import bundle_file_name
+from arena.analytics.replay.verify import verify_bundle
 from arena.storage.db import create_db_engine
 from arena.storage.tables import COHORTS, REPLAY_BUNDLES
 from tests.analytics.season import Season, writable_copy

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from arena.analytics.paired import COMPARISON_COLUMNS
+from arena.analytics.stats.paired import COMPARISON_COLUMNS
 from tests.e2e.conftest import settle
 
 pytestmark = pytest.mark.browser

@@ -3,7 +3,7 @@ links are on screen without scrolling, nothing reads None/nan, the links open th
 before the hourly analyses Home computes nothing and says when the leader will appear.
 
 The test season's last job ran 2026-01-21 00:00 UTC and its two cohorts are still deciding, so
-on any later clock the arena is "Stopped" (the rules: `arena.analytics.status`); its stored
+on any later clock the arena is "Stopped" (the rules: `arena.analytics.views.status`); its stored
 leaderboard ranks the oracle (a reference row) first and Model B first among the models.
 """
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from arena.analytics.cost import COST_COLUMNS
+from arena.analytics.stats.cost import COST_COLUMNS
 from tests.e2e.conftest import settle
 
 pytestmark = pytest.mark.browser

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from arena.analytics.replicates import AGENT_COLUMNS
+from arena.analytics.stats.replicates import AGENT_COLUMNS
 from arena.lineup import load_lineup
 from tests.e2e.conftest import dashboard_server
 from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page, shoot

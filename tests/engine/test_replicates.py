@@ -17,10 +17,10 @@ from sqlmodel import col, select
 
 from arena.agents.baselines import BaselineInput, random_strategy
 from arena.agents.prompts import PortfolioView, PromptMarket
-from arena.analytics import leaderboard as lb
-from arena.analytics.replay_bundle import build_bundle
-from arena.analytics.replay_format import read_jsonl
-from arena.analytics.replay_verify import verify_bundle
+from arena.analytics.replay.bundle import build_bundle
+from arena.analytics.replay.format import read_jsonl
+from arena.analytics.replay.verify import verify_bundle
+from arena.analytics.stats import leaderboard as lb
 from arena.config import Methodology, cohort_stamp, load_settings, stamped_replicates
 from arena.engine.cohorts import start_cohort
 from arena.engine.snapshots import take_snapshots

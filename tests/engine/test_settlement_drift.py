@@ -12,7 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
 from arena.agents.parsing import parse_decision
-from arena.analytics.operations import settlement_failures
+from arena.analytics.views.operations import settlement_failures
 from arena.core.accounting import (
     BetLimits,
     Holding,

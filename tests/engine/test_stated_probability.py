@@ -16,8 +16,8 @@ from sqlmodel import col, select
 
 from arena.agents.prompts import STATED_PROBABILITY_HEADING, system_prompt
 from arena.agents.responders import default_responders
-from arena.analytics.decisions import LEG_COLUMNS, STATED_LEG_COLUMNS, decision_detail
-from arena.analytics.stated import extended_cohorts, stated_probability
+from arena.analytics.stats.stated import extended_cohorts, stated_probability
+from arena.analytics.views.decisions import LEG_COLUMNS, STATED_LEG_COLUMNS, decision_detail
 from arena.config import Methodology, load_settings
 from arena.engine.cohorts import start_cohort
 from arena.engine.decisions import run_decisions

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import delete, inspect, select, update
 from sqlalchemy.engine import Engine
 
-from arena.analytics import markets, operations
+from arena.analytics.views import markets, operations
 from arena.storage.db import create_db_engine, session_scope
 from arena.storage.migrate import downgrade, upgrade
 from arena.storage.models import MarketHolding, Position

@@ -24,8 +24,8 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from arena.analytics.curves import portfolio_curves
-from arena.analytics.overview import overview, row_count
+from arena.analytics.views.curves import portfolio_curves
+from arena.analytics.views.database import overview, row_count
 from arena.engine.market_sync import upsert_markets
 from arena.storage.db import create_db_engine, session_scope
 from arena.storage.migrate import init_db

@@ -35,7 +35,7 @@ from sqlmodel import select as sqlmodel_select
 
 from arena.agents.llm import AttemptRecord, ChatResult
 from arena.agents.secrets import REDACTED, redact
-from arena.analytics.export import EXPORTS
+from arena.analytics.export.tables import EXPORTS
 from arena.app.cli import main
 from arena.config import Methodology, get_settings
 from arena.engine.cohorts import start_cohort

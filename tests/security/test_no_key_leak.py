@@ -39,7 +39,7 @@ from streamlit.testing.v1 import AppTest
 from arena.agents.llm import ChatClient, ChatRequest, LLMError
 from arena.agents.model_server import ModelServer
 from arena.agents.responders import default_responders
-from arena.analytics.export import EXPORTS
+from arena.analytics.export.tables import EXPORTS
 from arena.app.cli import main
 from arena.config import Methodology, Settings, get_settings, load_settings
 from arena.engine.cohorts import start_cohort

@@ -1,185 +1,31 @@
 """Read models of the weekly competitions: the cohort list, one cohort's standings, its weeks.
 
-Also home of the small helpers the dashboard's other read models share (table handles, running
-a select into a typed DataFrame), so every module converts money and time the same way: money
-columns are float64 dollars (exact to the micro-dollar the database stores), timestamps are
-pandas ``datetime64[us, UTC]``, counts are int64, text is pandas ``string``.
+The selects they share with the other read models live in `arena.analytics.query.selects`.
 """
 
-from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Select, String, case, cast, exists, func, literal, select
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy import Select, func, select
+from sqlalchemy.engine import Engine
 
-# Re-exported: the read models import the column kinds and the driver-level helpers from here.
-from arena.analytics.frames import (  # noqa: F401
-    BOOL,
-    FLOAT,
-    INT,
-    MONEY,
-    NULLABLE_INT,
-    OBJECT,
-    TEXT,
-    TIME,
-    Kinds,
-    columns_frame,
-    json_as_stored,
-    json_texts,
-    query_frame,
-    raw_rows,
-    result_frame,
+from arena.analytics.query.frames import BOOL, FLOAT, INT, MONEY, TEXT, TIME, query_frame
+from arena.analytics.query.selects import (
+    agent_book,
+    agent_display_name,
+    agent_ids,
+    agent_pnl,
+    agent_stats,
+    fetch,
+    latest_snapshots,
+    ratio,
+    read_frame,
+    typed_frame,
 )
 from arena.config import stamped_extensions
-from arena.core.text import REPLICATE_LABEL
 from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS
-from arena.storage.tables import BRIER_SCORES as BRIERS
-from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
-
-# --------------------------------------------------------------------------------------------
-# Shared helpers
-
-
-def typed_frame(rows: Sequence[Mapping[str, Any]], kinds: Kinds) -> pd.DataFrame:
-    """Rows → a DataFrame with exactly the columns of `kinds`, in that order, typed.
-
-    One conversion for every read model, so a page or a test never meets a Decimal, a naive
-    timestamp or an object column where a number was documented. Missing counts become 0
-    (``NULLABLE_INT`` keeps them missing); missing money, floats and times stay NaN / NaT.
-    (For rows a model does not touch in Python, `query_frame` skips the dicts altogether.)
-    """
-    columns = {column: [row.get(column) for row in rows] for column in kinds}
-    return columns_frame(columns, kinds, len(rows))
-
-
-def fetch(conn: Connection, query: Select[Any]) -> list[dict[str, Any]]:
-    """Every row of `query` as a plain dict (column label → value), the labels read once,
-    not per row: read models return tens of thousands."""
-    result = conn.execute(query)
-    keys = list(result.keys())
-    return [dict(zip(keys, row, strict=True)) for row in result.all()]
-
-
-def read_frame(engine: Engine, query: Select[Any], kinds: Kinds) -> pd.DataFrame:
-    """Run one select on a short-lived connection and type it (`query_frame`)."""
-    with engine.connect() as conn:
-        return query_frame(conn, query, kinds)
-
-
-def newest_snapshots(before: Any = None, agents: Any = None) -> Any:
-    """Subquery (agent_id, snapshot_id): each agent's newest snapshot (the newest before
-    `before`, if given), for the agents of the `agents` id select, or all.
-
-    One backwards seek on the (agent_id, slot) index per agent, and callers join the
-    snapshot by primary key. A GROUP BY over the table reads every snapshot ever written
-    (millions after a year); so would a join on `agent_id`, which SQLite's planner prefers
-    to an `id IN (...)` list.
-    """
-    newest = SNAPSHOTS.alias("newest")
-    pick = select(newest.c.id).where(newest.c.agent_id == AGENTS.c.id)
-    if before is not None:
-        pick = pick.where(newest.c.slot < before)
-    snapshot_id = pick.order_by(newest.c.slot.desc()).limit(1).scalar_subquery()
-    query = select(AGENTS.c.id.label("agent_id"), snapshot_id.label("snapshot_id"))
-    if agents is not None:
-        query = query.where(AGENTS.c.id.in_(agents))
-    return query.subquery("newest_snapshots")
-
-
-def latest_snapshots(agents: Any = None) -> Any:
-    """Subquery: each agent's most recent portfolio snapshot (agent_id, slot, values), for
-    the agents of the `agents` id select, or all."""
-    newest = newest_snapshots(agents=agents)
-    return (
-        select(
-            newest.c.agent_id,
-            SNAPSHOTS.c.slot,
-            SNAPSHOTS.c.cash_balance,
-            SNAPSHOTS.c.positions_value,
-            SNAPSHOTS.c.total_value,
-            SNAPSHOTS.c.total_pnl,
-            SNAPSHOTS.c.total_pnl_percent,
-        )
-        .select_from(newest)
-        .join(SNAPSHOTS, SNAPSHOTS.c.id == newest.c.snapshot_id)
-        .subquery("latest")
-    )
-
-
-def agent_ids(
-    cohort: int | None = None, family: str | None = None, replicate: int | None = None
-) -> Select[Any]:
-    """Select of the ids of the agents in cohort number `cohort` and of `family` (each filter
-    optional; `replicate`: only that replicate of a replicated cohort): the scope a page about
-    one agent, one cohort or one family reads."""
-    query = select(AGENTS.c.id).join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
-    if cohort is not None:
-        query = query.where(COHORTS.c.number == cohort)
-    if family is not None:
-        query = query.where(AGENTS.c.family_id == family)
-    if replicate is not None:
-        query = query.where(AGENTS.c.replicate == replicate)
-    return query
-
-
-def agent_display_name() -> Any:
-    """SQL: an agent's display name, labelled ``display_name``: its family's (as the lineup
-    names it now), with `replicate_name`'s " · r<k>" when the family fields several agents in
-    the agent's cohort (a replicated cohort). Needs `agents` and `families` in the FROM."""
-    family_name = func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name)
-    sibling = AGENTS.alias("sibling")
-    replicated = exists().where(
-        sibling.c.cohort_id == AGENTS.c.cohort_id,
-        sibling.c.family_id == AGENTS.c.family_id,
-        sibling.c.replicate > 1,
-    )
-    labelled = family_name + literal(REPLICATE_LABEL) + cast(AGENTS.c.replicate, String)
-    return case((replicated, labelled), else_=family_name).label("display_name")
-
-
-def _of_agents(query: Any, column: Any, agents: Any) -> Any:
-    """`query` restricted to rows whose `column` is one of the `agents` id select (None: all)."""
-    return query if agents is None else query.where(column.in_(agents))
-
-
-def agent_stats(agents: Any = None) -> Any:
-    """Subqueries per agent: decisions made, fallback HOLDs, API cost, open positions, Brier;
-    for the agents of the `agents` id select, or all.
-
-    A page about one agent or one cohort passes its agents, so the aggregates seek those
-    agents' rows instead of grouping every decision, position and Brier row ever written.
-    """
-    decisions = (
-        select(
-            DECISIONS.c.agent_id,
-            func.count(DECISIONS.c.id).label("decisions"),
-            func.sum(case((DECISIONS.c.status == "fallback_hold", 1), else_=0)).label(
-                "fallback_holds"
-            ),
-            func.sum(DECISIONS.c.cost_usd).label("api_cost_usd"),
-        )
-        .where(DECISIONS.c.status != "in_progress")
-        .group_by(DECISIONS.c.agent_id)
-    )
-    decisions = _of_agents(decisions, DECISIONS.c.agent_id, agents).subquery("agent_decisions")
-    positions = select(
-        POSITIONS.c.agent_id,
-        func.sum(case((POSITIONS.c.status == "open", 1), else_=0)).label("open_positions"),
-        func.count(POSITIONS.c.id).label("positions"),
-    ).group_by(POSITIONS.c.agent_id)
-    positions = _of_agents(positions, POSITIONS.c.agent_id, agents).subquery("agent_positions")
-    briers = select(
-        BRIERS.c.agent_id,
-        func.avg(BRIERS.c.brier_score).label("brier"),
-        func.count(BRIERS.c.id).label("resolved_bets"),
-        func.sum(BRIERS.c.actual_outcome).label("wins"),
-    ).group_by(BRIERS.c.agent_id)
-    briers = _of_agents(briers, BRIERS.c.agent_id, agents).subquery("agent_briers")
-    return decisions, positions, briers
-
 
 # --------------------------------------------------------------------------------------------
 # The cohort list
@@ -339,18 +185,75 @@ def cohort_standings(engine: Engine, cohort: int) -> pd.DataFrame:
 AGENT_STANDINGS_COLUMNS: dict[str, str] = {"cohort_number": INT, **STANDINGS_COLUMNS}
 
 
+def _book_columns(book: Any) -> list[Any]:
+    """The agent book's columns the standings read, labelled as `_STANDINGS_READ` names them."""
+    return [
+        book.c.capital,
+        book.c.cash,
+        book.c.open_cost,
+        book.c.total_value,
+        book.c.cash_balance,
+        book.c.positions_value,
+        book.c.total_pnl,
+        book.c.slot.label("last_snapshot"),
+        book.c.brier_sum,
+        book.c.resolved_bets,
+        book.c.wins,
+    ]
+
+
+_STANDINGS_READ: dict[str, str] = {
+    "cohort_number": INT,
+    "family_id": TEXT,
+    "replicate": INT,
+    "display_name": TEXT,
+    "kind": TEXT,
+    "model_id": TEXT,
+    "capital": MONEY,
+    "cash": MONEY,
+    "open_cost": MONEY,
+    "total_value": MONEY,
+    "cash_balance": MONEY,
+    "positions_value": MONEY,
+    "total_pnl": MONEY,
+    "last_snapshot": TIME,
+    "brier_sum": FLOAT,
+    "resolved_bets": INT,
+    "wins": INT,
+    "open_positions": INT,
+    "decisions": INT,
+    "fallback_holds": INT,
+    "api_cost_usd": FLOAT,
+}
+
+
+def _value_books(frame: pd.DataFrame) -> None:
+    """In place: an agent never valued yet shows its cash and its open positions at cost
+    (the P/L rule, `agent_pnl`); return, mean Brier and win rate from the book."""
+    unvalued = frame["total_value"].isna()
+    open_cost = frame["open_cost"].fillna(0.0)
+    frame["cash_balance"] = frame["cash_balance"].where(~unvalued, frame["cash"])
+    frame["positions_value"] = frame["positions_value"].where(~unvalued, open_cost)
+    frame["total_value"] = frame["total_value"].where(~unvalued, frame["cash"] + open_cost)
+    capital = frame["capital"].to_numpy()
+    frame["total_pnl"] = agent_pnl(
+        capital,
+        frame["cash"].to_numpy(),
+        frame["open_cost"].to_numpy(),
+        frame["total_pnl"].to_numpy(),
+    )
+    frame["return_pct"] = ratio(frame["total_pnl"], capital) * 100
+    bets = frame["resolved_bets"].to_numpy()
+    frame["brier"] = ratio(frame["brier_sum"], bets)
+    frame["win_rate"] = ratio(frame["wins"], bets)
+
+
 def _standings(engine: Engine, agents: Select[Any]) -> pd.DataFrame:
     """The standings rows (`STANDINGS_COLUMNS` and ``cohort_number``) of the agents of the
     `agents` id select, ranked by return within each cohort, cohort by cohort (newest first)
     then by rank and family id."""
-    latest = latest_snapshots(agents)
-    decisions, positions, briers = agent_stats(agents)
-    open_cost = (
-        select(POSITIONS.c.agent_id, func.sum(POSITIONS.c.cost_basis).label("open_cost"))
-        .where(POSITIONS.c.status == "open")
-        .group_by(POSITIONS.c.agent_id)
-    )
-    open_cost = _of_agents(open_cost, POSITIONS.c.agent_id, agents).subquery("open_cost")
+    book = agent_book(agents)
+    decisions, positions = agent_stats(agents)
     query = (
         select(
             COHORTS.c.number.label("cohort_number"),
@@ -359,17 +262,7 @@ def _standings(engine: Engine, agents: Select[Any]) -> pd.DataFrame:
             agent_display_name(),
             func.coalesce(FAMILIES.c.kind, "llm").label("kind"),
             AGENTS.c.model_id,
-            AGENTS.c.starting_balance,
-            AGENTS.c.cash_balance.label("agent_cash"),
-            open_cost.c.open_cost,
-            latest.c.total_value,
-            latest.c.cash_balance,
-            latest.c.positions_value,
-            latest.c.total_pnl,
-            latest.c.slot.label("last_snapshot"),
-            briers.c.brier,
-            briers.c.resolved_bets,
-            briers.c.wins,
+            *_book_columns(book),
             positions.c.open_positions,
             decisions.c.decisions,
             decisions.c.fallback_holds,
@@ -378,29 +271,16 @@ def _standings(engine: Engine, agents: Select[Any]) -> pd.DataFrame:
         .select_from(AGENTS)
         .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
-        .outerjoin(latest, latest.c.agent_id == AGENTS.c.id)
-        .outerjoin(open_cost, open_cost.c.agent_id == AGENTS.c.id)
-        .outerjoin(briers, briers.c.agent_id == AGENTS.c.id)
+        .join(book, book.c.agent_id == AGENTS.c.id)
         .outerjoin(positions, positions.c.agent_id == AGENTS.c.id)
         .outerjoin(decisions, decisions.c.agent_id == AGENTS.c.id)
-        .where(AGENTS.c.id.in_(agents))
     )
     with engine.connect() as conn:
-        rows = fetch(conn, query)
-    for row in rows:
-        if row["total_value"] is None:  # never valued yet: cash plus open positions at cost
-            cash = row["agent_cash"]
-            positions_value = row["open_cost"] or Decimal(0)
-            row["cash_balance"] = cash
-            row["positions_value"] = positions_value
-            row["total_value"] = cash + positions_value
-            row["total_pnl"] = row["total_value"] - row["starting_balance"]
-        row["return_pct"] = _pct(row["total_pnl"], row["starting_balance"])
-        bets = row["resolved_bets"] or 0
-        row["win_rate"] = (row["wins"] or 0) / bets if bets else np.nan
-    frame = typed_frame(rows, AGENT_STANDINGS_COLUMNS)
+        frame = query_frame(conn, query, _STANDINGS_READ)
+    _value_books(frame)
     ranks = frame.groupby("cohort_number")["return_pct"].rank(method="min", ascending=False)
     frame["rank"] = ranks.fillna(0).astype(int)
+    frame = frame[list(AGENT_STANDINGS_COLUMNS)]
     order = frame.sort_values(
         ["cohort_number", "rank", "family_id", "replicate"],
         ascending=[False, True, True, True],

@@ -1,6 +1,6 @@
 """A zip of export CSVs with a README: what the dashboard's Exports page downloads.
 
-Each CSV is written by `arena.analytics.export.write_csv` — the very code behind
+Each CSV is written by `arena.analytics.export.tables.write_csv` — the very code behind
 `arena export TABLE` — so a bundle's `trades.csv` is byte for byte what `arena export trades`
 prints with the same filters. The README records what a researcher needs to cite and reproduce
 the slice: the methodology version and constants, when it was exported, the filters, and each
@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
-from arena.analytics.export import EXPORTS, ExportFilters, ExportResult, write_csv
+from arena.analytics.export.tables import EXPORTS, ExportFilters, ExportResult, write_csv
 from arena.config import METHODOLOGY_VERSION, Methodology
 from arena.core.errors import InputError
 from arena.storage.db import consistent_read

@@ -14,26 +14,23 @@ import pandas as pd
 from sqlalchemy import BigInteger, Select, cast, func, literal_column, select
 from sqlalchemy.engine import Connection, Engine
 
-from arena.analytics.cohorts import (
-    AGENTS,
-    COHORTS,
-    DECISIONS,
-    FAMILIES,
+from arena.analytics.query.frames import (
     FLOAT,
     INT,
     TEXT,
     TIME,
+    columns_frame,
+    epoch_times,
     json_as_stored,
     query_frame,
     raw_rows,
-    typed_frame,
 )
-from arena.analytics.frames import columns_frame, epoch_times
+from arena.analytics.query.selects import typed_frame
 from arena.storage.models import FINAL_STATUSES, LOG_LEVELS
 from arena.storage.sqltime import epoch_seconds
+from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS
 from arena.storage.tables import JOB_RUN_COUNTS as COUNTS
 from arena.storage.tables import JOB_RUNS as RUNS
-from arena.storage.tables import MARKETS
 from arena.storage.tables import SYSTEM_LOGS as LOGS
 
 DEFAULT_LIMIT = 1_000

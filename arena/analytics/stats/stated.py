@@ -33,8 +33,9 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from arena.analytics.leaderboard_inputs import cluster_label, float_values
-from arena.analytics.scope import cohort_id_of
+from arena.analytics.query.scope import cohort_id_of
+from arena.analytics.query.selects import ratio
+from arena.analytics.stats.leaderboard_inputs import cluster_label, float_values
 from arena.config import STATED_PROBABILITY, Methodology, stamped_extensions
 from arena.core import stats
 from arena.core.kelly import kelly_fraction, log_growth
@@ -301,7 +302,7 @@ def stated_figures(
     )
     for figure, numerator, denominator in FIGURES:
         top = _numerator(sums, numerator)
-        frame[figure] = _ratio(top.sum(axis=0), totals[denominator])
+        frame[figure] = ratio(top.sum(axis=0), totals[denominator])
         reps = boot.ratio(top, sums[denominator])
         frame[f"{figure}_ci_low"], frame[f"{figure}_ci_high"] = stats.percentile_interval(
             reps, level
@@ -363,14 +364,6 @@ def _numerator(sums: Mapping[str, np.ndarray], numerator: str | tuple[str, str])
     if isinstance(numerator, tuple):
         return sums[numerator[0]] - sums[numerator[1]]
     return sums[numerator]
-
-
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """numerator / denominator where the denominator is positive, else NaN."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(
-            denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan
-        )
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:

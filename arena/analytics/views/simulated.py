@@ -1,6 +1,6 @@
 """Which families' results were answered by the simulated model server (`arena demo`).
 
-The demo serves every LLM family from `arena.agents.model_server`, whose answers all say
+The demo serves every LLM family from `arena.sim.model_server`, whose answers all say
 `provider: "simulated"`; the LLM client stores that provider on every decision attempt and on
 the decision. A family counts as simulated when its latest answered decision (status `ok` or
 `fallback_hold`) has that provider: one row per family is read, found through the decisions'

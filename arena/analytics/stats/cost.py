@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from arena.analytics.leaderboard import leaderboard
+from arena.analytics.stats.leaderboard import leaderboard
 
 COST_COLUMNS: tuple[str, ...] = (
     "family_id",

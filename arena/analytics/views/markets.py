@@ -12,12 +12,7 @@ import pandas as pd
 from sqlalchemy import Select, String, cast, func, or_, select
 from sqlalchemy.engine import Engine
 
-from arena.analytics.agents import positions as agent_positions
-from arena.analytics.agents import trades as agent_trades
-from arena.analytics.cohorts import (
-    AGENTS,
-    BRIERS,
-    COHORTS,
+from arena.analytics.query.frames import (
     FLOAT,
     INT,
     OBJECT,
@@ -25,16 +20,18 @@ from arena.analytics.cohorts import (
     TIME,
     Kinds,
     columns_frame,
-    fetch,
     json_as_stored,
     json_texts,
-    typed_frame,
+    query_columns,
 )
-from arena.analytics.frames import query_columns
+from arena.analytics.query.selects import fetch, typed_frame
+from arena.analytics.views.agents import positions as agent_positions
+from arena.analytics.views.agents import trades as agent_trades
+from arena.storage.tables import AGENTS, COHORTS, MARKETS
+from arena.storage.tables import BRIER_SCORES as BRIERS
 from arena.storage.tables import MARKET_HOLDINGS as HOLDINGS
 from arena.storage.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
 from arena.storage.tables import MARKET_SNAPSHOTS as UNIVERSES
-from arena.storage.tables import MARKETS
 
 DEFAULT_LIMIT = 1_000
 SEARCH_MAX_CHARS = 200
@@ -328,12 +325,13 @@ def price_path(engine: Engine, market_id: str) -> pd.DataFrame:
 
 
 def market_positions(engine: Engine, market_id: str) -> pd.DataFrame:
-    """Every agent's position in `market_id` (columns of `arena.analytics.agents.positions`)."""
+    """Every agent's position in `market_id` (the columns of
+    `arena.analytics.views.agents.positions`)."""
     return agent_positions(engine, market_id=market_id)
 
 
 def market_trades(engine: Engine, market_id: str) -> pd.DataFrame:
-    """Every trade in `market_id` (columns of `arena.analytics.agents.trades`)."""
+    """Every trade in `market_id` (columns of `arena.analytics.views.agents.trades`)."""
     return agent_trades(engine, market_id=market_id)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from arena.analytics.leaderboard_inputs import load_inputs
+from arena.analytics.stats.leaderboard_inputs import load_inputs
 from arena.core import stats
 from arena.core.errors import InputError
 

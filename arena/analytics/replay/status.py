@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from arena.analytics.replay_bundle import unsettled_buys
+from arena.analytics.replay.bundle import unsettled_buys
 from arena.storage.tables import COHORTS, REPLAY_BUNDLES
 
 BUNDLE_MINUTE = 45  # the `bundle` job runs hourly at this minute

@@ -31,8 +31,8 @@ import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
-from arena.analytics.protocol import next_decision_run
-from arena.analytics.stored import newest_slot
+from arena.analytics.query.selects import newest_slot
+from arena.analytics.views.protocol import next_decision_run
 from arena.storage.models import COHORT_STATUSES
 from arena.storage.tables import COHORTS, JOB_RUNS
 

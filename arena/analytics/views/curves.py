@@ -11,7 +11,7 @@ otherwise a family's P/L "summed over cohorts" would drop a finished cohort's re
 counts only from its first snapshot on (a cohort that has not started adds no capital yet).
 
 Across cohorts (no cohort chosen) the curves sum the v1 cohorts only, as the leaderboard's P/L
-does (`arena.analytics.scope`): an extended cohort's agents are drawn when it is chosen.
+does (`arena.analytics.query.scope`): an extended cohort's agents are drawn when it is chosen.
 
 The range is measured back from the latest snapshot in scope, not from the wall clock, so a
 demo season from another year and a live database behave the same. After a season stops
@@ -32,28 +32,24 @@ import pandas as pd
 from sqlalchemy import BigInteger, Select, func, select, type_coerce
 from sqlalchemy.engine import Connection, Engine
 
-from arena.analytics.cohorts import (
-    AGENTS,
-    COHORTS,
-    DECISIONS,
-    FAMILIES,
+from arena.analytics.query.frames import (
     FLOAT,
     INT,
     MONEY,
-    SNAPSHOTS,
     TEXT,
     TIME,
-    agent_ids,
-    fetch,
-    newest_snapshots,
-    typed_frame,
+    columns_frame,
+    epoch_times,
+    raw_rows,
 )
-from arena.analytics.frames import columns_frame, epoch_times, raw_rows
-from arena.analytics.scope import cohort_in_scope, excluded_cohorts
+from arena.analytics.query.scope import cohort_in_scope, excluded_cohorts
+from arena.analytics.query.selects import agent_ids, fetch, newest_snapshots, typed_frame
 from arena.core.errors import InputError
 from arena.storage.models import ROLLUP_WIDTHS as WIDTHS
 from arena.storage.sqltime import epoch_bucket
+from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES
 from arena.storage.tables import PORTFOLIO_ROLLUPS as ROLLUPS
+from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
 MINUTE = 60
 HOUR = 60 * MINUTE
@@ -138,7 +134,7 @@ def portfolio_curves(
 ) -> pd.DataFrame:
     """Portfolio value per family over time for one range (10M, 1H, 1D, 1W, 1M, 3M, ALL).
 
-    Scope: every v1 cohort (extended cohorts are left out: `arena.analytics.scope`), or
+    Scope: every v1 cohort (extended cohorts are left out: `arena.analytics.query.scope`), or
     cohort number `cohort`, extended or not; every family, or `family`. One row per family ×
     bucket, ordered by family then time. Columns:
 

@@ -42,9 +42,8 @@ from sqlalchemy import Table, func, select
 from sqlalchemy.engine import Connection, Engine
 
 from arena.agents.secrets import configured_secrets, redact_value
-from arena.analytics.frames import raw_rows
-from arena.analytics.leaderboard import leaderboard
-from arena.analytics.replay_format import (
+from arena.analytics.query.frames import raw_rows
+from arena.analytics.replay.format import (
     PORTFOLIO_COLUMNS,
     BundleFiles,
     build_files,
@@ -52,6 +51,7 @@ from arena.analytics.replay_format import (
     jsonl_bytes,
     plain,
 )
+from arena.analytics.stats.leaderboard import leaderboard
 from arena.config import STATED_PROBABILITY, stamped_extensions, stamped_replicates
 from arena.core.errors import InputError
 from arena.storage.db import consistent_read

@@ -1,8 +1,8 @@
 """The random null: where a family's return falls among skill-free traders on the same markets.
 
 Why: a return means little until it is compared with luck. For each seed a random trader
-(`arena.analytics.null_replay`, the `baseline-random` strategy's own draw) plays every cohort in
-scope on the universes the cohorts' decisions actually saw (`database_random_null`, inputs
+(`arena.analytics.stats.null_replay`, the `baseline-random` strategy's own draw) plays every
+cohort in scope on the universes the cohorts' decisions actually saw (`database_random_null`, inputs
 from `load_null_inputs`), or over the demo's simulated season (`random_null`, no database);
 `null_percentiles` places each family's return among them for the leaderboard.
 """
@@ -17,8 +17,9 @@ import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Connection, Engine
 
-from arena.analytics.cohorts import result_frame
-from arena.analytics.null_replay import (
+from arena.analytics.query.frames import result_frame
+from arena.analytics.query.scope import cohort_id_of, cohort_in_scope
+from arena.analytics.stats.null_replay import (
     NullCandidate,
     NullCohort,
     NullMarket,
@@ -26,7 +27,6 @@ from arena.analytics.null_replay import (
     candidate,
     simulate_random_pnl,
 )
-from arena.analytics.scope import cohort_id_of, cohort_in_scope
 from arena.core import stats
 from arena.core.accounting import BetLimits
 from arena.storage.db import consistent_read
@@ -266,13 +266,13 @@ def random_null(
 ) -> np.ndarray:
     """Return % of the random strategy per seed over a simulated demo season (no database).
 
-    The world is the demo's (`arena.markets.simulated`: same start, size and growth for
+    The world is the demo's (`arena.sim.world`: same start, size and growth for
     `world_seed`), so seed S is what a `baseline-random` agent seeded S would score in
     `arena demo --seed world_seed --weeks weeks`, up to the universe ranking (volume as of the
     sync). Return % is the P/L summed over the season's cohorts on their summed capital, like
     the leaderboard's.
     """
-    from arena.markets.simulated import DEFAULT_TAIL_WEEKS, DEMO_START, demo_world
+    from arena.sim.world import DEFAULT_TAIL_WEEKS, DEMO_START, demo_world
 
     begin = start or DEMO_START
     tail = DEFAULT_TAIL_WEEKS if tail_weeks is None else tail_weeks

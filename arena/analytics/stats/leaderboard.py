@@ -27,8 +27,9 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from arena.analytics.bootstrap import family_bootstrap
-from arena.analytics.random_null import DEFAULT_NULL_SEEDS, null_percentiles
+from arena.analytics.query.selects import ratio
+from arena.analytics.stats.bootstrap import family_bootstrap
+from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS, null_percentiles
 from arena.core import stats
 
 DEFAULT_MIN_RESOLVED = 30
@@ -169,7 +170,7 @@ def leaderboard(
             "cohorts": head["cohorts"].astype("int64").to_numpy(),
             "total_pnl": head["pnl"].to_numpy(),
             "return_pct": return_pct,
-            "brier": _ratio(totals["brier_sum"], totals["brier_n"]),
+            "brier": ratio(totals["brier_sum"], totals["brier_n"]),
             "resolved_bets": totals["brier_n"].astype("int64"),
             "p_rank_1": stats.p_rank_first(return_reps),
             "display_name": [names.get(f, (f, "llm"))[0] for f in families],
@@ -179,18 +180,18 @@ def leaderboard(
             "capital": capital,
             "resolved_only_return_pct": head["realized"].to_numpy() / capital * 100.0,
             "mtm_return_pct": return_pct,
-            "unresolved_share": _ratio(
+            "unresolved_share": ratio(
                 head["unresolved_value"].to_numpy(), head["total_value"].to_numpy()
             ),
-            "win_rate": _ratio(totals["wins"], totals["brier_n"]),
-            "market_brier": _ratio(totals["skill_market_sum"], totals["skill_n"]),
-            "skill_vs_market": _ratio(
+            "win_rate": ratio(totals["wins"], totals["brier_n"]),
+            "market_brier": ratio(totals["skill_market_sum"], totals["skill_n"]),
+            "skill_vs_market": ratio(
                 totals["skill_family_sum"] - totals["skill_market_sum"], totals["skill_n"]
             ),
             "skill_bets": totals["skill_n"].astype("int64"),
             "bets": totals["buys"].astype("int64"),
-            "against_favourite_share": _ratio(totals["against"], totals["buys"]),
-            "against_favourite_win_rate": _ratio(totals["against_won"], totals["against_resolved"]),
+            "against_favourite_share": ratio(totals["against"], totals["buys"]),
+            "against_favourite_win_rate": ratio(totals["against_won"], totals["against_resolved"]),
             "against_favourite_resolved": totals["against_resolved"].astype("int64"),
         }
     )
@@ -243,14 +244,6 @@ def replicate_spread(books: pd.DataFrame) -> pd.DataFrame:
     single = frame["agent_replicates"] <= 1
     frame.loc[single, ["low", "high"]] = np.nan
     return frame[columns]
-
-
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """numerator / denominator where the denominator is positive, else NaN."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(
-            denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan
-        )
 
 
 # --------------------------------------------------------------------------------------------

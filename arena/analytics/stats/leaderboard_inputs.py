@@ -1,7 +1,7 @@
 """What the leaderboard's statistics are computed over, read in one consistent snapshot.
 
-Why its own module: the bootstrap (`arena.analytics.bootstrap`) and the paired comparisons
-(`arena.analytics.paired`) resample the same units, so they must read them the same way. Read
+Why its own module: the bootstrap (`arena.analytics.stats.bootstrap`) and the paired comparisons
+(`arena.analytics.stats.paired`) resample the same units, so they must read them the same way. Read
 here, aggregated in SQL: the agents in scope with their latest snapshot and position totals;
 per agent × market the sums in `UNIT_SUMS` (the market's P/L contribution, Brier sums and the
 market's own Brier on the same bets, BUY legs and those against the favourite), each with its
@@ -22,8 +22,9 @@ import pandas as pd
 from sqlalchemy import BigInteger, Text, and_, case, cast, func, select, type_coerce
 from sqlalchemy.engine import Connection, Engine
 
-from arena.analytics.cohorts import latest_snapshots, result_frame
-from arena.analytics.scope import cohort_id_of, in_scope
+from arena.analytics.query.frames import result_frame
+from arena.analytics.query.scope import cohort_id_of, in_scope
+from arena.analytics.query.selects import latest_snapshots
 from arena.core.accounting import mark_value
 from arena.storage.db import consistent_read
 from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, POSITIONS, TRADES
@@ -56,18 +57,6 @@ def cluster_label(event_id: object, market_id: object) -> str:
 def float_values(values: pd.Series) -> np.ndarray:
     """Decimals, ints, None and NaN as float64 (None → NaN)."""
     return np.asarray([np.nan if v is None else float(v) for v in values], dtype=np.float64)
-
-
-def agent_pnl(
-    capital: np.ndarray, cash: np.ndarray, open_cost: np.ndarray, snapshot_pnl: np.ndarray
-) -> np.ndarray:
-    """v1's P/L per agent: its latest snapshot's total P/L, else (before its first snapshot)
-    cash + open positions at cost − capital. NaN open cost (no open position) counts as 0.
-
-    The one rule the leaderboard, its bootstrap and the replicates read share; the Cohorts
-    standings apply it row by row on Decimals (`cohorts._standings`)."""
-    book = cash + np.nan_to_num(open_cost)
-    return np.where(np.isnan(snapshot_pnl), book - capital, snapshot_pnl)
 
 
 @dataclass(frozen=True)

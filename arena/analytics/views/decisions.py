@@ -18,33 +18,28 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Connection, Engine
 
 from arena.agents.json_extraction import split_thinking
-from arena.analytics.cohorts import (
-    AGENTS,
+from arena.analytics.query.frames import (
     BOOL,
-    COHORTS,
-    DECISIONS,
-    FAMILIES,
     FLOAT,
     INT,
     MONEY,
     NULLABLE_INT,
     TEXT,
     TIME,
-    agent_display_name,
-    agent_ids,
+    Values,
+    column_array,
     columns_frame,
-    fetch,
     json_as_stored,
-    leg_tallies,
-    typed_frame,
+    query_columns,
 )
-from arena.analytics.frames import Values, column_array, query_columns
-from arena.analytics.markets import priced_frame
+from arena.analytics.query.selects import agent_display_name, agent_ids, fetch, typed_frame
+from arena.analytics.views.cohorts import leg_tallies
+from arena.analytics.views.markets import priced_frame
 from arena.config import STATED_PROBABILITY, stamped_extensions
+from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, TRADES
 from arena.storage.tables import DECISION_ATTEMPTS as ATTEMPTS
 from arena.storage.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
 from arena.storage.tables import MARKET_SNAPSHOTS as UNIVERSES
-from arena.storage.tables import MARKETS, TRADES
 
 # The list's cap, as the other dashboard lists have (markets, job runs, log lines): the newest
 # 1,000 matching decisions, about five weeks of ten agents × five cohorts. Older ones are a

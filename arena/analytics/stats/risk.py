@@ -24,8 +24,8 @@ import pandas as pd
 from sqlalchemy import Float, case, cast, func, select
 from sqlalchemy.engine import Engine
 
-from arena.analytics.frames import result_frame
-from arena.analytics.scope import cohort_id_of, in_scope
+from arena.analytics.query.frames import result_frame
+from arena.analytics.query.scope import cohort_id_of, in_scope
 from arena.core import stats
 from arena.storage.models import ROLLUP_DAY as DAY
 from arena.storage.tables import AGENTS, COHORTS, FAMILIES

@@ -1,6 +1,6 @@
 """One skill-free trader replayed on a cohort's markets, through the pure accounting functions.
 
-Why its own module: the random null (`arena.analytics.random_null`) is thousands of these
+Why its own module: the random null (`arena.analytics.stats.random_null`) is thousands of these
 replays, so they must be cheap and exact. No database: a cohort's decision runs with their
 frozen universes (`NullCohort`), each market's fate (`NullMarket`), and a seed. The legs are
 `arena.agents.baselines.random_legs` from `random_rng` (the strategy's own draw, not a copy),

@@ -2,10 +2,10 @@
 
 Why its own module: the leaderboard and the calibration page resample the same clusters with
 the same draw, so for one seed both show identical intervals. The units (per agent × market
-sums, `arena.analytics.leaderboard_inputs`) are summed per cluster × family into one matrix per
-`UNIT_SUMS` column; `stats.ClusterBootstrap` draws clusters within their cohort, jointly for
-all families. P/L replicates are centred on the headline P/L (latest snapshots) by a fixed
-per-cohort, per-family offset: prices or settlements newer than the snapshot.
+sums, `arena.analytics.stats.leaderboard_inputs`) are summed per cluster × family into one
+matrix per `UNIT_SUMS` column; `stats.ClusterBootstrap` draws clusters within their cohort,
+jointly for all families. P/L replicates are centred on the headline P/L (latest snapshots)
+by a fixed per-cohort, per-family offset: prices or settlements newer than the snapshot.
 """
 
 from collections.abc import Sequence
@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from arena.analytics.leaderboard_inputs import (
+from arena.analytics.query.selects import agent_pnl
+from arena.analytics.stats.leaderboard_inputs import (
     UNIT_SUMS,
     LeaderboardInputs,
-    agent_pnl,
     float_values,
     load_inputs,
 )

@@ -21,10 +21,9 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from arena.analytics.leaderboard import DEFAULT_MIN_RESOLVED
-from arena.analytics.random_null import DEFAULT_NULL_SEEDS
-from arena.analytics.stored import STALE_AFTER
-from arena.config import Methodology
+from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
+from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS
+from arena.config import STALE_AFTER, Methodology
 from arena.core import stats
 from arena.core.timeutil import week_start
 from arena.storage.tables import COHORTS, METHODOLOGY_VERSIONS

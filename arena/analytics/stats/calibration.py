@@ -16,9 +16,9 @@ import pandas as pd
 from sqlalchemy import Integer, case, cast, func, literal_column, select
 from sqlalchemy.engine import Engine
 
-from arena.analytics.bootstrap import family_bootstrap
-from arena.analytics.cohorts import result_frame
-from arena.analytics.scope import as_date, cohort_id_of, in_scope, utc_date
+from arena.analytics.query.frames import result_frame
+from arena.analytics.query.scope import as_date, cohort_id_of, in_scope, utc_date
+from arena.analytics.stats.bootstrap import family_bootstrap
 from arena.core import stats
 from arena.storage.tables import AGENTS, FAMILIES
 from arena.storage.tables import BRIER_SCORES as BRIERS

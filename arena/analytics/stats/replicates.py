@@ -73,14 +73,13 @@ import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Connection, Engine
 
-from arena.analytics.cohorts import FLOAT, INT, MONEY, TEXT, latest_snapshots, query_frame
-from arena.analytics.leaderboard_inputs import agent_pnl
-from arena.analytics.scope import cohort_id_of
+from arena.analytics.query.frames import FLOAT, INT, MONEY, TEXT, query_frame
+from arena.analytics.query.scope import cohort_id_of
+from arena.analytics.query.selects import agent_book, agent_pnl, ratio
 from arena.config import stamped_replicates
 from arena.core import stats
 from arena.storage.db import consistent_read
-from arena.storage.tables import AGENTS, COHORTS, FAMILIES, POSITIONS
-from arena.storage.tables import BRIER_SCORES as BRIERS
+from arena.storage.tables import AGENTS, COHORTS, FAMILIES
 
 MAX_PICKS = 20_000  # enumerate the picks up to this many, else draw this many at random
 _CHUNK = 2_000  # picks (and 100 bootstrap replicates) evaluated at a time: bounded memory
@@ -184,23 +183,7 @@ def replicate_agents(engine: Engine, *, cohort: int | None = None) -> pd.DataFra
         if not ids:
             return pd.DataFrame({c: pd.Series(dtype=_dtype(k)) for c, k in AGENT_KINDS.items()})
         scope = select(AGENTS.c.id).where(AGENTS.c.cohort_id.in_(ids))
-        latest = latest_snapshots(scope)
-        open_cost = (
-            select(POSITIONS.c.agent_id, func.sum(POSITIONS.c.cost_basis).label("open_cost"))
-            .where(POSITIONS.c.status == "open", POSITIONS.c.agent_id.in_(scope))
-            .group_by(POSITIONS.c.agent_id)
-            .subquery("open_cost")
-        )
-        briers = (
-            select(
-                BRIERS.c.agent_id,
-                func.sum(BRIERS.c.brier_score).label("brier_sum"),
-                func.count(BRIERS.c.id).label("resolved_bets"),
-            )
-            .where(BRIERS.c.agent_id.in_(scope))
-            .group_by(BRIERS.c.agent_id)
-            .subquery("agent_briers")
-        )
+        book = agent_book(scope)
         query = (
             select(
                 AGENTS.c.id.label("agent_id"),
@@ -209,20 +192,17 @@ def replicate_agents(engine: Engine, *, cohort: int | None = None) -> pd.DataFra
                 func.coalesce(FAMILIES.c.display_name, AGENTS.c.family_id).label("display_name"),
                 func.coalesce(FAMILIES.c.kind, "llm").label("kind"),
                 AGENTS.c.replicate,
-                AGENTS.c.starting_balance.label("capital"),
-                AGENTS.c.cash_balance.label("cash"),
-                open_cost.c.open_cost,
-                latest.c.total_pnl,
-                briers.c.brier_sum,
-                briers.c.resolved_bets,
+                book.c.capital,
+                book.c.cash,
+                book.c.open_cost,
+                book.c.total_pnl,
+                book.c.brier_sum,
+                book.c.resolved_bets,
             )
             .select_from(AGENTS)
             .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
             .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
-            .outerjoin(latest, latest.c.agent_id == AGENTS.c.id)
-            .outerjoin(open_cost, open_cost.c.agent_id == AGENTS.c.id)
-            .outerjoin(briers, briers.c.agent_id == AGENTS.c.id)
-            .where(AGENTS.c.id.in_(scope))
+            .join(book, book.c.agent_id == AGENTS.c.id)
         )
         kinds = {
             **{c: k for c, k in AGENT_KINDS.items() if c not in ("pnl", "return_pct", "brier")},
@@ -240,9 +220,9 @@ def replicate_agents(engine: Engine, *, cohort: int | None = None) -> pd.DataFra
         rows["open_cost"].to_numpy(dtype=np.float64),
         rows["total_pnl"].to_numpy(dtype=np.float64),
     )
-    rows["return_pct"] = _ratio(rows["pnl"].to_numpy(), capital) * 100.0
+    rows["return_pct"] = ratio(rows["pnl"].to_numpy(), capital) * 100.0
     bets = rows["resolved_bets"].to_numpy()
-    rows["brier"] = _ratio(rows["brier_sum"].fillna(0.0).to_numpy(), bets.astype(np.float64))
+    rows["brier"] = ratio(rows["brier_sum"].fillna(0.0).to_numpy(), bets.astype(np.float64))
     order = rows.sort_values(["cohort_number", "family_id", "replicate"], kind="stable")
     return order[list(AGENT_COLUMNS)].reset_index(drop=True)
 
@@ -309,8 +289,8 @@ def family_spread(agents: pd.DataFrame) -> pd.DataFrame:
         resolved_bets=("brier_n", "sum"),
     )
     out["replicates"] = out["agents"] / out["cohorts"]
-    out["pooled_return_pct"] = _ratio(out["pnl"].to_numpy(), out["capital"].to_numpy()) * 100.0
-    out["pooled_brier"] = _ratio(
+    out["pooled_return_pct"] = ratio(out["pnl"].to_numpy(), out["capital"].to_numpy()) * 100.0
+    out["pooled_brier"] = ratio(
         out["brier_sum"].to_numpy(), out["resolved_bets"].to_numpy(dtype=np.float64)
     )
     for name, column in (("return", "return_pct"), ("brier", "brier")):
@@ -389,7 +369,7 @@ def rank_stability(
     n = mask.sum(axis=1)
     onehot = np.zeros((len(n), len(families)))
     onehot[np.arange(len(n)), family_of] = 1.0
-    pooled = _ratio(
+    pooled = ratio(
         np.where(mask, pnl, 0.0).sum(axis=1) @ onehot,
         np.where(mask, capital, 0.0).sum(axis=1) @ onehot,
     )
@@ -416,7 +396,7 @@ def rank_stability(
         else:
             picked = (rng.random((size, len(n))) * n).astype(np.int64)  # uniform in 0…n−1
         spent = same_capital if same_capital is not None else capital[rows, picked] @ onehot
-        ranks = stats.competition_ranks(_ratio(pnl[rows, picked] @ onehot, spent)).reshape(
+        ranks = stats.competition_ranks(ratio(pnl[rows, picked] @ onehot, spent)).reshape(
             size, len(families)
         )
         full += float(np.all(ranks == pooled_ranks, axis=1).sum())
@@ -522,16 +502,6 @@ def split_figures(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series | None]:
 
 def _dtype(kind: str) -> str:
     return {INT: "int64", TEXT: "string"}.get(kind, "float64")
-
-
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """numerator / denominator where the denominator is positive, else NaN."""
-    numerator = np.asarray(numerator, dtype=np.float64)
-    denominator = np.asarray(denominator, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(
-            denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan
-        )
 
 
 def _within_spread(agents: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:

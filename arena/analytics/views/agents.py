@@ -1,7 +1,7 @@
 """Read models of one agent (a family in one cohort): its book, its trades, its numbers.
 
 Positions and trades come from the same queries as `arena export positions` / `trades`
-(`arena.analytics.export.EXPORTS`), so the open positions' values here are the export's,
+(`arena.analytics.export.tables.EXPORTS`), so the open positions' values here are the export's,
 marked by the snapshot rule (§12.4), and a researcher's CSV matches the page exactly.
 """
 
@@ -13,28 +13,22 @@ import pandas as pd
 from sqlalchemy import Integer, Select, String, cast, func, literal_column, null, select, union_all
 from sqlalchemy.engine import Engine
 
-from arena.analytics.cohorts import (
-    AGENTS,
-    COHORTS,
-    FAMILIES,
-    FIELD_COLUMNS,
-    FLOAT,
-    INT,
-    MONEY,
-    TEXT,
-    TIME,
+from arena.analytics.export.tables import EXPORTS, ExportFilters
+from arena.analytics.query.frames import FLOAT, INT, MONEY, TEXT, TIME, query_frame
+from arena.analytics.query.scope import cohort_in_scope
+from arena.analytics.query.selects import (
+    agent_book,
     agent_display_name,
     agent_ids,
     agent_stats,
-    family_standings,
     fetch,
     latest_snapshots,
+    ratio,
     read_frame,
     typed_frame,
 )
-from arena.analytics.export import EXPORTS, ExportFilters
-from arena.analytics.scope import cohort_in_scope
-from arena.storage.tables import MARKETS, POSITIONS, TRADES
+from arena.analytics.views.cohorts import FIELD_COLUMNS, family_standings
+from arena.storage.tables import AGENTS, COHORTS, FAMILIES, MARKETS, POSITIONS, TRADES
 
 ROW_CAP = 100_000  # one agent never holds this many; a bound against a runaway read
 
@@ -167,8 +161,8 @@ def agent_summary(
     (ever held); ``decisions``, ``fallback_holds``, ``api_cost_usd``; ``last_snapshot``.
     """
     mine = agent_ids(cohort, family, replicate)
-    latest = latest_snapshots(mine)
-    decisions, positions, briers = agent_stats(mine)
+    book = agent_book(mine)
+    decisions, positions = agent_stats(mine)
     query = (
         select(
             COHORTS.c.number.label("cohort_number"),
@@ -177,15 +171,15 @@ def agent_summary(
             agent_display_name(),
             func.coalesce(FAMILIES.c.kind, "llm").label("kind"),
             AGENTS.c.model_id,
-            AGENTS.c.starting_balance,
-            AGENTS.c.cash_balance,
-            latest.c.positions_value,
-            latest.c.total_value,
-            latest.c.total_pnl,
-            latest.c.total_pnl_percent.label("return_pct"),
-            latest.c.slot.label("last_snapshot"),
-            briers.c.brier,
-            briers.c.resolved_bets,
+            book.c.capital.label("starting_balance"),
+            book.c.cash.label("cash_balance"),
+            book.c.positions_value,
+            book.c.total_value,
+            book.c.total_pnl,
+            book.c.total_pnl_percent.label("return_pct"),
+            book.c.slot.label("last_snapshot"),
+            book.c.brier_sum,
+            book.c.resolved_bets,
             positions.c.open_positions,
             positions.c.positions,
             decisions.c.decisions,
@@ -195,15 +189,16 @@ def agent_summary(
         .select_from(AGENTS)
         .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
-        .outerjoin(latest, latest.c.agent_id == AGENTS.c.id)
-        .outerjoin(briers, briers.c.agent_id == AGENTS.c.id)
+        .join(book, book.c.agent_id == AGENTS.c.id)
         .outerjoin(positions, positions.c.agent_id == AGENTS.c.id)
         .outerjoin(decisions, decisions.c.agent_id == AGENTS.c.id)
-        .where(AGENTS.c.id.in_(mine))
         .order_by(AGENTS.c.replicate)
     )
     with engine.connect() as conn:
-        return typed_frame(fetch(conn, query), SUMMARY_COLUMNS)
+        kinds = {c: k for c, k in SUMMARY_COLUMNS.items() if c != "brier"}
+        frame = query_frame(conn, query, {**kinds, "brier_sum": FLOAT})
+    frame["brier"] = ratio(frame.pop("brier_sum"), frame["resolved_bets"])
+    return frame[list(SUMMARY_COLUMNS)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -226,7 +221,7 @@ def family_returns(engine: Engine) -> pd.DataFrame:
 
     The leaderboard's headline numbers without its bootstrap (a cheap read for choosing and
     labelling families; the leaderboard adds the intervals), over the same cohorts: every v1
-    cohort, extended cohorts left out (`arena.analytics.scope`). ``total_pnl`` ($) is summed
+    cohort, extended cohorts left out (`arena.analytics.query.scope`). ``total_pnl`` ($) is summed
     over the family's agents in them, each from its latest snapshot, else its cash plus its
     open positions at cost minus its start; ``capital`` sums their starting balances;
     ``return_pct`` = total_pnl / capital × 100; ``rank`` is the competition rank by
