@@ -62,7 +62,7 @@ from arena.engine.jobs import (
 from arena.engine.logs import log_event
 from arena.engine.snapshots import SnapshotResult, finish_pass
 from arena.lineup import Lineup, load_lineup
-from arena.markets.simulated import DEMO_START, demo_world
+from arena.sim.world import DEMO_START, demo_world
 from arena.storage import tables
 from arena.storage.db import create_db_engine, transaction
 from arena.storage.migrate import init_db

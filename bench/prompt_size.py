@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from arena.agents.prompts import PortfolioView, PromptMarket, estimate_tokens, user_prompt
-from arena.markets.simulated import SimulatedWorld
+from arena.sim.world import SimulatedWorld
 
 START = datetime(2026, 1, 4, tzinfo=UTC)
 

@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("--database", default=None, help="also time the null from this DB")
     args = parser.parse_args()
 
-    from arena.markets.simulated import DEFAULT_TAIL_WEEKS, DEMO_START, demo_world
+    from arena.sim.world import DEFAULT_TAIL_WEEKS, DEMO_START, demo_world
 
     began = time.perf_counter()
     world = demo_world(args.world_seed, args.weeks)

@@ -9,7 +9,7 @@ import statistics
 import time
 from datetime import UTC, datetime, timedelta
 
-from arena.markets.simulated import SimulatedWorld
+from arena.sim.world import SimulatedWorld
 
 START = datetime(2026, 1, 4, tzinfo=UTC)
 

@@ -18,8 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from streamlit.testing.v1 import AppTest
 
-import arena.agents.model_server as model_server
-from arena.agents.model_server import messages_sha256
+import arena.sim.personas as model_server
 from arena.agents.parsing import retry_feedback
 from arena.analytics.replay.bundle import build_bundle
 from arena.analytics.replay.verify import verify_bundle
@@ -27,6 +26,7 @@ from arena.analytics.views.simulated import SERVED_BY, simulated_families
 from arena.app.demo import DEMO_START, DemoSummary, run_demo
 from arena.config import load_settings
 from arena.lineup import load_lineup
+from arena.sim.wire import messages_sha256
 from arena.storage.db import create_db_engine
 from arena.storage.migrate import init_db
 from arena.storage.tables import AGENTS, COHORTS, DECISION_ATTEMPTS, DECISIONS

@@ -518,8 +518,8 @@ def model_server(
     import signal
     import threading
 
-    from arena.agents.model_server import ModelServer
-    from arena.markets.simulated import demo_world
+    from arena.sim.model_server import ModelServer
+    from arena.sim.world import demo_world
 
     try:
         server = ModelServer(seed=seed, world=demo_world(seed, weeks), port=port)

@@ -25,7 +25,7 @@ all), in `arena.engine.jobs.JOB_ORDER`:
   every finished cohort (`arena verify` recomputes it).
 
 Agents: every enabled family of the lineup plus the `oracle`. The LLM families are served by
-the simulated model server (`arena.agents.model_server`), which the demo starts on a free
+the simulated model server (`arena.sim.model_server`), which the demo starts on a free
 loopback port for the season (seed and world = the demo's) and stops after: their decisions go
 through the project's real `ChatClient` (HTTP, retries, backoff), parser, malformed-answer
 retries and cost code, exactly as against OpenRouter — never a real model, and no key or
@@ -64,7 +64,6 @@ from sqlalchemy.engine import Engine
 from sqlmodel import col
 
 from arena.agents.llm import ChatClient
-from arena.agents.model_server import LoggedRequest, ModelServer
 from arena.agents.responders import LLMResponder, Responder, ResponderFactory, default_responders
 from arena.analytics.query.selects import latest_snapshots
 from arena.analytics.views.simulated import SERVED_BY
@@ -86,7 +85,8 @@ from arena.engine.jobs import (
 )
 from arena.engine.snapshots import carry_forward
 from arena.lineup import FamilySpec, Lineup
-from arena.markets.simulated import (
+from arena.sim.model_server import LoggedRequest, ModelServer
+from arena.sim.world import (
     DEFAULT_TAIL_WEEKS,
     DEMO_START,
     demo_world,

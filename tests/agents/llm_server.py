@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from arena.agents.model_server import chat_completion
+from arena.sim.wire import chat_completion
 from tests.loopback import LoopbackServer, Reply
 
 __all__ = ["LLMServer", "Recorded", "Reply", "completion", "serve"]

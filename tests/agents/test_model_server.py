@@ -15,16 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from arena.agents import model_server
 from arena.agents.llm import ChatClient, ChatRequest
-from arena.agents.model_server import (
-    PERSONAS,
-    ModelServer,
-    SimulatedModels,
-    messages_sha256,
-    parse_prompt,
-    persona_for,
-)
 from arena.agents.parsing import parse_decision
 from arena.agents.prompts import (
     PortfolioView,
@@ -34,7 +25,13 @@ from arena.agents.prompts import (
     user_prompt,
 )
 from arena.core import stats
-from arena.markets.simulated import DEMO_START, SimulatedWorld
+from arena.sim import models as model_server
+from arena.sim.model_server import ModelServer
+from arena.sim.models import SimulatedModels
+from arena.sim.personas import PERSONAS, persona_for
+from arena.sim.prompt_view import parse_prompt
+from arena.sim.wire import messages_sha256
+from arena.sim.world import DEMO_START, SimulatedWorld
 
 SEED = 11
 AT = DEMO_START.replace(hour=12)

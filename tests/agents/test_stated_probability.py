@@ -12,11 +12,6 @@ import pytest
 
 from arena.agents import prompts as prompts_module
 from arena.agents.baselines import BaselineInput, oracle_strategy
-from arena.agents.model_server import (
-    SimulatedModels,
-    asks_probability,
-    parse_prompt,
-)
 from arena.agents.parsing import (
     Decision,
     StatedBetLeg,
@@ -43,6 +38,8 @@ from arena.config import (
 from arena.core.accounting import BetLimits
 from arena.core.errors import ConfigError
 from arena.core.execution import SnapshotMarket, plan_execution
+from arena.sim.models import SimulatedModels
+from arena.sim.prompt_view import asks_probability, parse_prompt
 from tests.factories import WEEK1
 
 V1 = (D(50), D("0.25"), D(10000))

@@ -27,7 +27,7 @@ from arena.engine.settlement import resolve_markets, settle_market
 from arena.engine.snapshots import take_snapshots
 from arena.lineup import Lineup, parse_lineup
 from arena.markets.resolution import Verdict
-from arena.markets.simulated import SimulatedWorld
+from arena.sim.world import SimulatedWorld
 from arena.storage.db import create_db_engine, session_scope
 from arena.storage.migrate import init_db
 from arena.storage.models import Agent, Market

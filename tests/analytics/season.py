@@ -37,8 +37,8 @@ from arena.engine.jobs import (
     slot_for,
 )
 from arena.lineup import FamilySpec, Lineup
-from arena.markets.simulated import SimulatedWorld
 from arena.markets.types import ParsedMarket
+from arena.sim.world import SimulatedWorld
 from arena.storage.db import create_db_engine
 from arena.storage.migrate import init_db
 from arena.storage.seed import sync_families

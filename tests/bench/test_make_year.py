@@ -19,7 +19,7 @@ from sqlalchemy import Table, select
 
 from arena.config import Methodology
 from arena.lineup import Lineup, load_lineup
-from arena.markets.simulated import DEMO_START
+from arena.sim.world import DEMO_START
 from arena.storage import tables
 from arena.storage.db import create_db_engine
 from bench.make_year import build_year, year_ticks

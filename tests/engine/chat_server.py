@@ -1,7 +1,7 @@
 """An OpenAI-compatible loopback server that answers per requested model, in script order.
 
 For exact answers and status sequences. A test that only needs a model answering the real
-decision prompt sensibly uses the simulated model server (`arena.agents.model_server`).
+decision prompt sensibly uses the simulated model server (`arena.sim.model_server`).
 """
 
 import json

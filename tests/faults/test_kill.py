@@ -2,7 +2,7 @@
 
 Each test runs the real `arena` CLI in a child process that kills itself (SIGKILL) at a
 precise point (tests/faults/killer.py), then runs the command again normally. The LLM family
-is answered by the simulated model server (`arena.agents.model_server`): `test/a` is its
+is answered by the simulated model server (`arena.sim.model_server`): `test/a` is its
 generalist persona, and with no world its beliefs start at the market prices; seeded so that it
 bets on both runs' prompts.
 """
@@ -18,13 +18,13 @@ from pathlib import Path
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
-from arena.agents.model_server import LoggedRequest, ModelServer
 from arena.agents.parsing import parse_decision
 from arena.config import Methodology
 from arena.engine.cohorts import start_cohort
 from arena.engine.market_sync import upsert_markets
 from arena.lineup import parse_lineup
 from arena.markets.gamma import parse_market
+from arena.sim.model_server import LoggedRequest, ModelServer
 from arena.storage.db import session_scope
 from arena.storage.models import (
     Agent,

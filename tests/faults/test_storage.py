@@ -11,7 +11,7 @@ from sqlmodel import select
 
 from arena.app.cli import main
 from arena.engine.market_sync import sync_markets
-from arena.markets.simulated import SimulatedWorld
+from arena.sim.world import SimulatedWorld
 from arena.storage.db import create_db_engine, session_scope
 from arena.storage.migrate import init_db
 from arena.storage.models import Market, SystemLog

@@ -9,8 +9,8 @@ from decimal import Decimal
 import pytest
 
 from arena.markets.resolution import resolution_verdict
-from arena.markets.simulated import SimulatedWorld
 from arena.markets.types import ParsedMarket
+from arena.sim.world import SimulatedWorld
 
 START = datetime(2026, 1, 4, tzinfo=UTC)
 MILLI = Decimal("0.001")

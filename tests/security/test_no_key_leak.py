@@ -37,7 +37,6 @@ from sqlalchemy.engine import Engine
 from streamlit.testing.v1 import AppTest
 
 from arena.agents.llm import ChatClient, ChatRequest, LLMError
-from arena.agents.model_server import ModelServer
 from arena.agents.responders import default_responders
 from arena.analytics.export.tables import EXPORTS
 from arena.app.cli import main
@@ -49,6 +48,7 @@ from arena.engine.snapshots import take_snapshots
 from arena.engine.sources import GammaSource
 from arena.lineup import parse_lineup
 from arena.markets.gamma import GammaClient
+from arena.sim.model_server import ModelServer
 from arena.storage.db import dispose_engines
 from tests.agents.llm_server import Reply as ChatReply
 from tests.agents.llm_server import completion
