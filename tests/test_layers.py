@@ -3,9 +3,11 @@
 Read from the source with `ast` (every import, at module level, inside functions and under
 TYPE_CHECKING alike), so a lazy import cannot hide a dependency:
 
-    core  <-  storage  <-  sources (markets, agents, sim)  <-  engine  <-  app (CLI, demo, scheduler)
+    core  <-  storage  <-  sources (markets, agents)  <-  engine  <-  app (CLI, demo, scheduler)
                   ^                                          |
                   +---------  analytics (reads only)  <------+      pages -> analytics, dashboard
+
+(the simulation, `sim`, is a source beside markets and agents: it reads both),
 
 and inside the read side its groups likewise (`READ_GROUPS`):
 
