@@ -43,7 +43,8 @@ from arena.config import Settings
 from arena.core.errors import ArenaError, error_line
 from arena.core.timeutil import slot_start, week_start
 from arena.engine.cohorts import CohortResult, start_cohort
-from arena.engine.decisions import new_owner, run_decisions
+from arena.engine.decision_claims import new_owner
+from arena.engine.decisions import run_decisions
 from arena.engine.logs import log_event
 from arena.engine.market_sync import sync_markets
 from arena.engine.settlement import resolve_markets
