@@ -1,0 +1,165 @@
+"""The commands that run something: the demo season, the simulated model server, the dashboard."""
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from arena.app.cli.database import open_engine
+from arena.app.cli.options import MAX_ID
+from arena.config import MAX_REPLICATES
+from arena.core.errors import ArenaError, InputError
+
+
+def demo(
+    weeks: Annotated[int, typer.Option(min=1, max=260, help="Simulated weeks.")] = 8,
+    seed: Annotated[int, typer.Option(min=0, max=MAX_ID, help="Seed of the simulated world.")] = 7,
+    extensions: Annotated[
+        str | None,
+        typer.Option(
+            help="Protocol extensions stamped on every cohort of the season, comma-separated "
+            "(stated_probability); default: ARENA_EXTENSIONS, else none (methodology v1)."
+        ),
+    ] = None,
+    replicates: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=MAX_REPLICATES,
+            help="Independent agents per family in every cohort; default: ARENA_REPLICATES, "
+            "else 1 (methodology v1).",
+        ),
+    ] = None,
+) -> None:
+    """Run an offline simulated season into the configured database."""
+    from arena.app.demo import ensure_empty, format_summary, progress_bar, run_demo
+    from arena.config import get_settings, parse_extensions
+    from arena.lineup import load_lineup
+    from arena.storage.db import dispose_engines
+    from arena.storage.migrate import init_db as run_init
+
+    settings = get_settings()
+    if extensions is not None:
+        try:
+            names = parse_extensions(extensions)
+        except ValueError as exc:
+            raise InputError(
+                f"--extensions: {exc}", "e.g. --extensions stated_probability"
+            ) from None
+        settings = settings.model_copy(update={"extensions": names})
+    if replicates is not None:
+        settings = settings.model_copy(update={"replicates": replicates})
+    engine = open_engine(create=True)
+    try:
+        run_init(engine)
+        ensure_empty(engine)
+        lineup = load_lineup(settings.lineup)
+        with progress_bar(weeks) as on_tick:
+            summary = run_demo(engine, settings, lineup, weeks=weeks, seed=seed, on_tick=on_tick)
+    finally:
+        dispose_engines()  # close every connection: the SQLite file is complete on exit
+    for line in format_summary(summary):
+        typer.echo(line)
+
+
+def model_server(
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="Loopback port; 0 lets the OS choose.")
+    ] = 8701,
+    seed: Annotated[
+        int, typer.Option(min=0, max=MAX_ID, help="Seed of the simulated world and personas.")
+    ] = 7,
+    weeks: Annotated[int, typer.Option(min=1, max=260, help="Weeks of the demo world.")] = 8,
+) -> None:
+    """Serve the simulated model personas (OpenAI-compatible) on 127.0.0.1 until stopped.
+
+    The personas read the hidden probabilities of the demo's world for --seed and --weeks (the
+    world `arena demo --seed S --weeks W` plays). Stops on SIGTERM or Ctrl-C.
+    """
+    import signal
+    import threading
+
+    from arena.sim.model_server import ModelServer
+    from arena.sim.world import demo_world
+
+    try:
+        server = ModelServer(seed=seed, world=demo_world(seed, weeks), port=port)
+    except OSError as exc:
+        raise ArenaError(
+            f"cannot listen on 127.0.0.1:{port}: {exc}", "choose another --port"
+        ) from exc
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
+    try:
+        with server:
+            typer.echo(f"simulated model server (seed {seed}) at {server.base_url}")
+            sys.stdout.flush()
+            try:
+                while not stop.wait(0.5):
+                    pass
+            except KeyboardInterrupt:
+                pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    typer.echo(f"served {len(server.log)} chat requests")
+
+
+def serve(
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8501,
+    address: Annotated[
+        str,
+        typer.Option(
+            help="Address to listen on; the default serves this machine only, "
+            "0.0.0.0 serves every network it is on."
+        ),
+    ] = "127.0.0.1",
+) -> None:
+    """Start the dashboard (streamlit run dashboard.py) on 127.0.0.1 unless --address.
+
+    Why loopback: Streamlit's own default listens on every interface, so a researcher's
+    laptop would serve the dashboard to whatever network it is on.
+
+    The process replaces itself with Streamlit (exec), so a process manager's SIGTERM reaches
+    the server itself: no orphaned child keeps the port after `kill PID`.
+    """
+    address = _listen_address(address)
+    entry = Path(__file__).resolve().parents[3] / "dashboard.py"
+    if not entry.exists():
+        raise ArenaError(f"dashboard entry {entry} not found", "run from a checkout of the project")
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(entry),
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        address,
+    ]
+    os.chdir(entry.parent)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, command)
+
+
+def _listen_address(value: str) -> str:
+    """`--address` as Streamlit takes it: an IP address or a host name, nothing else."""
+    import ipaddress
+    import re
+
+    text = value.strip()
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        pass
+    if re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})", text) and ".." not in text:
+        return text
+    raise InputError(
+        f"--address {value!r} is not an IP address or host name",
+        "use e.g. --address 127.0.0.1 (this machine) or --address 0.0.0.0 (every network)",
+    )
