@@ -27,6 +27,7 @@ STATE_ICONS = {
     "catching_up": ":material/sync:",
     "finished": ":material/flag:",
     "stopped": ":material/pause_circle:",
+    "playing": ":material/play_circle:",
 }
 
 st.title("Forecaster Arena")
@@ -59,6 +60,8 @@ def status_sentence(status: ArenaStatus) -> str:
         )
     if status.state == "finished":
         return f"Season finished, last data {last}: every cohort is completed."
+    if status.state == "playing":
+        return playing_sentence(status)
     if status.state == "stopped":
         return (
             f"No job has run since {fmt.instant(status.last_job_run)}: the scheduler "
@@ -67,13 +70,29 @@ def status_sentence(status: ArenaStatus) -> str:
     return NO_COHORT
 
 
-NOT_DUE = {"finished": "none: the season is over", "stopped": "none while stopped"}
+def playing_sentence(status: ArenaStatus) -> str:
+    """The demo's progress while `make demo` plays the season behind the dashboard."""
+    return (
+        f"The offline demo is still playing this season: simulated date "
+        f"{fmt.instant(status.latest_snapshot)}, {fmt.count(status.cohorts)} cohort(s), "
+        f"{fmt.count(status.decisions or 0)} decisions so far. The pages fill in as it plays "
+        f"(reread every {ui.CACHE_TTL_S} s); the leaderboard is stored when it ends. (No `make "
+        "demo` running? Then the season was stopped half-way: `make demo` rebuilds it.)"
+    )
+
+
+NOT_DUE = {
+    "finished": "none: the season is over",
+    "stopped": "none while stopped",
+    "playing": "on the demo's simulated clock",
+}
 STATE_COLORS: dict[str, Any] = {  # st.badge's colours
     "no_cohort": "gray",
     "live": "green",
     "catching_up": "blue",
     "finished": "gray",
     "stopped": "orange",
+    "playing": "blue",
 }
 
 
@@ -112,7 +131,12 @@ st.subheader("Current leader")
 left_out = ui.left_out_note(None, ON_THE_LEADERBOARD) if status.cohorts else []
 stored = ui.read(current_stored, "leaderboard", None) if status.cohorts else None
 lead: Leaders = leaders(stored.frame if stored is not None else pd.DataFrame())
-if status.cohorts and stored is None:
+if status.state == "playing" and stored is None:
+    st.caption(
+        "The leader appears when the demo season has finished: its final analyses run stores "
+        "the leaderboard. The Leaderboard can compute one over the season so far."
+    )
+elif status.cohorts and stored is None:
     st.caption(
         f"The leader appears after the hourly analyses: the scheduler's `arena analyses` job "
         f"computes the leaderboard at {ui.ANALYSES_AT} (a database built by `make demo` or "

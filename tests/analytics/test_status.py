@@ -14,7 +14,7 @@ from arena.analytics.views import status as status_model
 from arena.analytics.views.protocol import DECISION_TIME, DECISION_WEEKDAY, next_decision_run
 from arena.analytics.views.status import LIVE_WITHIN, arena_status, leaders
 from arena.app.demo import DEMO_OWNER
-from arena.engine.jobs import DECIDE, SCHEDULES, next_slot
+from arena.engine.jobs import BUNDLE, DECIDE, SCHEDULES, next_slot
 from arena.storage.db import session_scope
 from arena.storage.models import JobRun, PortfolioSnapshot
 from arena.storage.tables import COHORTS
@@ -111,6 +111,7 @@ def test_the_demo_season_is_finished_once_its_clock_stopped(engine: Engine) -> N
     (agent,) = new_cohort_agents(engine, ("baseline-cash",))
     _snapshot(engine, agent, T0)
     _run(engine, "snapshot", T0, owner=DEMO_OWNER)
+    _run(engine, "bundle", T0 + timedelta(minutes=1), owner=DEMO_OWNER)  # its final run
 
     assert arena_status(engine, T0 + timedelta(minutes=5)).state == "live"
     found = arena_status(engine, T0 + timedelta(days=200))
@@ -118,8 +119,22 @@ def test_the_demo_season_is_finished_once_its_clock_stopped(engine: Engine) -> N
     assert found.last_data == T0
 
 
+def test_a_demo_season_without_its_final_run_is_still_playing(engine: Engine) -> None:
+    """`make demo` serves while the season plays: no final bundle run yet."""
+    (agent,) = new_cohort_agents(engine, ("baseline-cash",))
+    _snapshot(engine, agent, T0)
+    _run(engine, "snapshot", T0, owner=DEMO_OWNER)
+    _run(engine, "bundle", T0 - timedelta(hours=1), owner="host:1")  # not the demo's end
+
+    found = arena_status(engine, T0 + timedelta(days=200))
+
+    assert found.state == "playing" and found.demo and found.decisions == 0
+    assert found.latest_snapshot == T0 and found.label == "Demo season playing"
+
+
 def test_the_demo_owner_is_the_demos() -> None:
     assert status_model.DEMO_OWNER == DEMO_OWNER
+    assert status_model.DEMO_FINAL_JOB == BUNDLE
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,10 @@ slot, job and owner) and the newest portfolio snapshot slot — and says which o
   clock and stops): the season is over; the pages show its last data.
 - ``stopped``: no job ran within `LIVE_WITHIN` while cohorts are still running: the
   scheduler is not running, and nothing is updated until it is started again.
+- ``playing``: the newest job run is the offline demo's and its final `bundle` run (the last
+  thing `arena demo` records) is not there yet: the season is still being played into the
+  database behind the dashboard (`make demo`), or was stopped half-way (`make demo` rebuilds
+  such a season rather than serve it). `decisions` then counts the decisions so far.
 
 `next_decision` is the next weekly decision run (Sunday 00:05 UTC) after `at` while the
 scheduler runs (live, catching up), else None. `leaders` picks the Home page's leader out of a
@@ -28,26 +32,29 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 import pandas as pd
-from sqlalchemy import func, select
+from sqlalchemy import Connection, Table, func, select
 from sqlalchemy.engine import Engine
 
 from arena.analytics.query.selects import newest_slot
 from arena.analytics.views.protocol import next_decision_run
 from arena.storage.models import COHORT_STATUSES
-from arena.storage.tables import COHORTS, JOB_RUNS
+from arena.storage.tables import COHORTS, DECISIONS, JOB_RUNS
 
 LIVE_WITHIN = timedelta(minutes=30)
 # The claim owner `arena demo` writes on every job run (`arena.app.demo.DEMO_OWNER`; a test
 # holds the two equal).
 DEMO_OWNER = "demo"
 
-State = Literal["no_cohort", "live", "catching_up", "finished", "stopped"]
+DEMO_FINAL_JOB = "bundle"  # `arena.engine.jobs.BUNDLE`: the demo's last run marks it finished
+
+State = Literal["no_cohort", "live", "catching_up", "finished", "stopped", "playing"]
 STATE_LABELS: dict[str, str] = {
     "no_cohort": "No cohort yet",
     "live": "Live",
     "catching_up": "Catching up",
     "finished": "Season finished",
     "stopped": "Stopped",
+    "playing": "Demo season playing",
 }
 
 
@@ -65,6 +72,7 @@ class ArenaStatus:
     last_job: str | None
     demo: bool  # the newest job run was the offline demo's
     next_decision: datetime | None
+    decisions: int | None = None  # decisions so far, counted while the demo plays
 
     @property
     def label(self) -> str:
@@ -91,12 +99,16 @@ def arena_status(engine: Engine, at: datetime) -> ArenaStatus:
             .limit(1)
         ).first()
         snapshot = newest_slot(conn)
+        demo = newest is not None and newest.owner == DEMO_OWNER
+        playing = demo and not _demo_finished(conn)
+        decisions = _count(conn, DECISIONS) if playing else None
     last_run = _utc(newest.slot) if newest is not None else None
     latest = _utc(snapshot)
-    demo = newest is not None and newest.owner == DEMO_OWNER
     cohorts = sum(by_status.values())
     running = cohorts - by_status.get("completed", 0)
     state = _state(at, cohorts, running, last_run, latest, demo)
+    if playing and cohorts:
+        state = "playing"
     return ArenaStatus(
         state=state,
         at=at,
@@ -108,7 +120,22 @@ def arena_status(engine: Engine, at: datetime) -> ArenaStatus:
         last_job=str(newest.job) if newest is not None else None,
         demo=demo,
         next_decision=next_decision_run(at) if state in ("live", "catching_up") else None,
+        decisions=decisions,
     )
+
+
+def _demo_finished(conn: Connection) -> bool:
+    """Whether the demo recorded its final run (one indexed seek)."""
+    query = select(JOB_RUNS.c.id).where(
+        JOB_RUNS.c.job == DEMO_FINAL_JOB,
+        JOB_RUNS.c.owner == DEMO_OWNER,
+        JOB_RUNS.c.status == "ok",
+    )
+    return conn.execute(query.limit(1)).first() is not None
+
+
+def _count(conn: Connection, table: Table) -> int:
+    return int(conn.execute(select(func.count()).select_from(table)).scalar_one())
 
 
 def _state(
