@@ -48,6 +48,11 @@ DEMO_OWNER = "demo"
 BUNDLE = "bundle"
 
 
+def say(line: str) -> None:
+    """One line of make demo's output, flushed (a pipe or a log file must see it at once)."""
+    print(line, flush=True)
+
+
 def season_finished(database: Path) -> bool:
     """Whether the SQLite file holds a finished demo season: its final bundle run is recorded.
 
@@ -79,10 +84,10 @@ def prepare(database: Path) -> bool:
     """Reuse a finished season (False: nothing to play) or start afresh with the schema (True)."""
     database.parent.mkdir(parents=True, exist_ok=True)
     if season_finished(database):
-        print(f"reusing {database}: a finished season (delete it to rebuild the demo)")
+        say(f"reusing {database}: a finished season (delete it to rebuild the demo)")
         return False
     if database.exists():
-        print(f"{database} holds no finished season (stopped half-way?): rebuilding it")
+        say(f"{database} holds no finished season (stopped half-way?): rebuilding it")
     remove_database(database)
     engine = create_db_engine(f"sqlite:///{database}")
     try:
@@ -151,9 +156,9 @@ def supervise(
         while True:
             if season is not None and season.poll() is not None:
                 if season.returncode != 0:
-                    print(f"the demo season failed; the log's end ({log}):\n{_tail(log)}")
+                    say(f"the demo season failed; the log's end ({log}):\n{_tail(log)}")
                     return 1
-                print(f"the season has finished ({log} holds its summary); still serving")
+                say(f"the season has finished ({log} holds its summary); still serving")
                 season = None
             if server.poll() is not None:
                 return server.returncode
@@ -184,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
             if play:
                 with open(log, "w") as out:  # the child keeps its own descriptor
                     season = _start(["demo", *args.demo_args], env, out)
-                print(f"the season plays in the background (log: {log}); Home shows its progress")
+                say(f"the season plays in the background (log: {log}); Home shows its progress")
             server = _start(["serve", "--port", str(args.port)], env, None)
         except KeyboardInterrupt:
             if season is not None:
