@@ -1,4 +1,5 @@
-# The two commands of the README: `make demo` and `make test`. Both create .venv and install.
+# The commands of the README: `make demo`, `make check` (after each change) and `make test`
+# (everything, as CI runs it). All create .venv and install.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -8,7 +9,12 @@ PORT   ?= 8501
 # PostgreSQL cluster, dashboard servers and chromium); `make test WORKERS=0` runs serially.
 WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
 
-.PHONY: install system-deps demo demo-extensions test lint serve clean
+# The fast tier: tests/tiers.py marks every test from what it uses; this leaves out PostgreSQL,
+# the browser, played seasons and per-test processes (ARENA_TEST_NO_POSTGRES makes a cluster
+# start fail loudly, so a test that reaches PostgreSQL unmarked cannot slip in).
+FAST   := not postgres and not browser and not season and not slow and not live
+
+.PHONY: install system-deps demo demo-extensions check test lint serve clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +41,13 @@ demo-extensions: $(STAMP)
 ## make system-deps: chromium and a PostgreSQL server for the suite (apt-get when missing)
 system-deps:
 	@scripts/system-deps
+
+## make check: lint, format, types, then the fast tier (what a contributor runs after each change)
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	ARENA_TEST_NO_POSTGRES=1 $(BIN)/pytest -q -n $(WORKERS) --dist worksteal -m '$(FAST)'
 
 ## make test: lint, format, types, then the whole suite (unit, loopback HTTP, SQLite +
 ## PostgreSQL, real browser)

@@ -15,11 +15,31 @@ from arena.storage.db import create_db_engine, dispose_engines
 from arena.storage.migrate import init_db
 from tests.pg import PostgresCluster, start_cluster
 from tests.stated_season import DemoSeasons
+from tests.tiers import tiers
 
 BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
-    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    pytest.param("postgres", id="postgres"),
 ]
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with the tiers of what it uses (tests.tiers), so `-m "not postgres"`
+    never starts a cluster and `make check` runs the fast tier: no mark is set by hand."""
+    for item in items:
+        if not isinstance(item, pytest.Function):
+            continue
+        info = item._fixtureinfo
+        fixtures = [
+            (name, str(fixturedef.scope), fixturedef.func)
+            for name in item.fixturenames
+            for fixturedef in info.name2fixturedefs.get(name, ())
+        ]
+        callspec = getattr(item, "callspec", None)
+        params = list(callspec.params.values()) if callspec else []
+        for tier in sorted(tiers(item.function, fixtures, params)):
+            item.add_marker(tier)
 
 
 @pytest.fixture(scope="session")

@@ -100,8 +100,18 @@ def _unprivileged_user() -> str | None:
     raise RuntimeError("running as root and no unprivileged user to own PostgreSQL")
 
 
+NO_POSTGRES_ENV = "ARENA_TEST_NO_POSTGRES"
+
+
 def start_cluster() -> PostgresCluster:
-    """initdb + pg_ctl start on a free port; fsync off because the data is throw-away."""
+    """initdb + pg_ctl start on a free port; fsync off because the data is throw-away.
+
+    Under ARENA_TEST_NO_POSTGRES=1 it refuses loudly: how `make check` proves its tier never
+    reaches PostgreSQL (a test that does lacks the `postgres` tier: tests/tiers.py)."""
+    if os.environ.get(NO_POSTGRES_ENV) == "1":
+        raise RuntimeError(
+            f"{NO_POSTGRES_ENV}=1 but a test started PostgreSQL: tests/tiers.py missed its use"
+        )
     bin_dir = postgres_bin_dir()
     user = _unprivileged_user()
     base = Path(tempfile.mkdtemp(prefix="arena-pg-"))

@@ -325,7 +325,6 @@ def test_bulk_execute_writes_what_execute_writes(engine: Engine) -> None:
         bulk_execute(conn, insert(MARKETS), [{k: v for k, v in row("c1").items() if k != "active"}])
 
 
-@pytest.mark.postgres
 def test_postgresql_sessions_run_in_utc_whatever_the_server_default(
     pg_cluster: Any,
 ) -> None:
@@ -376,7 +375,6 @@ def _terminate(admin: Engine, pid: int) -> None:
         assert conn.exec_driver_sql(f"select pg_terminate_backend({pid})").scalar() is True
 
 
-@pytest.mark.postgres
 def test_a_postgres_reader_holds_no_transaction_between_reads(
     pg_reader: tuple[Engine, Engine],
 ) -> None:
@@ -400,7 +398,6 @@ def test_a_postgres_reader_holds_no_transaction_between_reads(
         assert state(conn) == "idle"
 
 
-@pytest.mark.postgres
 def test_an_idle_postgres_reader_connection_that_died_is_replaced_before_the_read(
     pg_reader: tuple[Engine, Engine], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -413,7 +410,6 @@ def test_an_idle_postgres_reader_connection_that_died_is_replaced_before_the_rea
     assert _backend_pid(reader) != first
 
 
-@pytest.mark.postgres
 def test_a_reader_connection_used_moments_ago_is_trusted(
     pg_reader: tuple[Engine, Engine], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -324,7 +324,6 @@ def pg_unknown_revision_dump(cluster: PostgresCluster, template: str, folder: Pa
         cluster.drop_database(url)
 
 
-@pytest.mark.postgres
 @pytest.mark.parametrize(
     ("kind", "why"),
     [
@@ -365,7 +364,6 @@ def test_pg_restore_refuses_what_is_not_an_arena_dump(
     assert sorted(p.name for p in folder.iterdir()) == [source.name]
 
 
-@pytest.mark.postgres
 def test_pg_restore_keeps_the_replaced_database(
     pg_live: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

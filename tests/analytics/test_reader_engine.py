@@ -22,8 +22,6 @@ from bench.pages_catalog import PAGES, Reader, resolve_selection
 from tests.analytics.season import build_season
 from tests.pg import PostgresCluster
 
-pytestmark = pytest.mark.postgres
-
 
 @pytest.fixture(scope="module")
 def pg_season(pg_cluster: PostgresCluster) -> Iterator[tuple[Engine, Engine]]:

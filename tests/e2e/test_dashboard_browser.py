@@ -8,14 +8,11 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Page, ViewportSize, expect
 
 from arena.analytics.export.tables import EXPORTS
 from tests.e2e.conftest import ADMIN_PASSWORD, ROOT, settle
 from tests.e2e.test_page_leaderboard import CSV_HEADER  # the page CSV's header, pinned once
-
-pytestmark = pytest.mark.browser
 
 # url path → heading, in the order the screenshots are taken (the default page is the root).
 PAGES = {

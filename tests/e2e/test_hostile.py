@@ -27,8 +27,6 @@ from tests.analytics.season import LLM_A, LLM_B, Season
 from tests.e2e.conftest import ADMIN_PASSWORD, dashboard_server, settle
 from tests.e2e.test_page_markets import VIEWPORT, shoot
 
-pytestmark = pytest.mark.browser
-
 WORD_JOINER = "\u2060"  # fmt.WORD_JOINER: what breaks an autolink, invisible to a reader
 
 LINK = "[click](https://evil.example/x)"

@@ -14,8 +14,6 @@ from playwright.sync_api import Locator, Page, ViewportSize, expect
 
 from tests.e2e.conftest import settle
 
-pytestmark = pytest.mark.browser
-
 VIEWPORT: ViewportSize = {"width": 1440, "height": 900}
 ROW_HEIGHT = 35  # Streamlit's dataframe rows (and header) in pixels
 # What a cell must never read as (its accessible text is the cell's raw value).

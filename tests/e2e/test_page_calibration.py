@@ -7,12 +7,9 @@ is measured: `test_page_markets`.)"""
 import re
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page, shoot
-
-pytestmark = pytest.mark.browser
 
 INTERVAL = re.compile(r"^[+−]?\d\.\d{3}( \[[+−]?\d\.\d{3}, [+−]?\d\.\d{3}\])?$")
 

@@ -5,7 +5,6 @@ row opens its agent, and a bad cohort link warns and shows nothing in its place.
 import re
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import settle
@@ -16,8 +15,6 @@ from tests.e2e.test_page_agent import (
     shoot,
     visible_headers,
 )
-
-pytestmark = pytest.mark.browser
 
 LISTING_CSV_HEADER = (
     "cohort_number,week_start,status,methodology_version,is_default,extensions,agents,"

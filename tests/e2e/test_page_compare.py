@@ -17,8 +17,6 @@ from playwright.sync_api import Page, expect
 from arena.analytics.stats.paired import COMPARISON_COLUMNS
 from tests.e2e.conftest import settle
 
-pytestmark = pytest.mark.browser
-
 WIDTH, HEIGHT = 1440, 900
 COLUMNS = [
     "Measure",

@@ -18,8 +18,6 @@ from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.conftest import ADMIN_PASSWORD, settle
 
-pytestmark = pytest.mark.browser
-
 WIDTH, HEIGHT = 1440, 900
 BAD_CELL = re.compile(r"^(None|nan|NaN|NaT|<NA>|null)$|^\[\"|^\{\"|\{\"")
 SNAKE = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$")

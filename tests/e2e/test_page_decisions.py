@@ -7,12 +7,9 @@ naming no decision or family warn. (How "in view" is measured: `test_page_market
 import re
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page, shoot
-
-pytestmark = pytest.mark.browser
 
 # Decision 1: Model A's week-1 answer in cohort 1 (a 500, a malformed answer, then a BET with
 # one leg under the $50 minimum), whose reasoning carries markup to be shown as text.

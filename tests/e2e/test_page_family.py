@@ -6,7 +6,6 @@ link warns, and before any stored analysis it shows its point numbers and offers
 import re
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import settle
@@ -20,8 +19,6 @@ from tests.e2e.test_page_agent import (
     visible_headers,
 )
 from tests.e2e.test_page_markets import cells_by_column
-
-pytestmark = pytest.mark.browser
 
 COHORT_HEADERS = [
     "Cohort",

@@ -15,8 +15,6 @@ from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.conftest import settle
 
-pytestmark = pytest.mark.browser
-
 WIDTH, HEIGHT = 1440, 900
 HEADING = "Forecaster Arena"
 BAD_TEXT = re.compile(r"\b(None|nan|NaN|NaT|<NA>)\b|\[\"|\{\"")

@@ -19,8 +19,6 @@ from playwright.sync_api import Locator, Page, expect
 from arena.analytics.stats.cost import COST_COLUMNS
 from tests.e2e.conftest import settle
 
-pytestmark = pytest.mark.browser
-
 WIDTH, HEIGHT = 1440, 900
 KEY_COLUMNS = [
     "Family",

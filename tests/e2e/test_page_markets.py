@@ -25,8 +25,6 @@ from playwright.sync_api import Locator, Page, ViewportSize, expect
 
 from tests.e2e.conftest import dashboard_server, settle
 
-pytestmark = pytest.mark.browser
-
 VIEWPORT: ViewportSize = {"width": 1440, "height": 900}
 # What a cell must never show: a null (mirrored as ""), pandas' and JSON's missing markers.
 MISSING = {"", "None", "none", "nan", "NaN", "NaT", "<NA>", "null"}

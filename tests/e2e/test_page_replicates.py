@@ -18,8 +18,6 @@ from tests.e2e.conftest import dashboard_server
 from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page, shoot
 from tests.stated_season import DemoSeasons
 
-pytestmark = pytest.mark.browser
-
 TITLE = "Replicates"
 DASH = "—"
 SHARE_INTERVAL = re.compile(r"^\d+% \[\d+, \d+\]$")

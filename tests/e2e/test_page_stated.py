@@ -21,8 +21,6 @@ from tests.e2e.conftest import dashboard_server
 from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page, shoot
 from tests.stated_season import DemoSeasons
 
-pytestmark = pytest.mark.browser
-
 TITLE = "Stated probability"
 NUMBER = r"[+−]?\d+\.\d{2,3}"
 INTERVAL = re.compile(rf"^{NUMBER} \[{NUMBER}, {NUMBER}\]$")

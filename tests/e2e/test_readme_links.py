@@ -18,8 +18,6 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import ROOT, settle
 
-pytestmark = pytest.mark.browser
-
 WIDTH, HEIGHT = 1440, 900
 DOCUMENTS = (ROOT / "README.md", ROOT / "docs" / "dashboard.md")
 DEMO_LINK = re.compile(r"http://localhost:8501(/[^\s)>\]`]*)")

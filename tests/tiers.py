@@ -1,0 +1,130 @@
+"""Test tiers derived from what a test uses, never marked by hand (issue 32).
+
+`tests/conftest.py`'s `pytest_collection_modifyitems` hands each collected test to `tiers()`:
+the test's own function, every fixture of its closure (pytest resolves it transitively) and
+every helper of `tests` they call are read for what they reach:
+
+- `postgres`: the `pg_cluster` fixture, or a backend parameter `"postgres"` whose fixture asks
+  for the cluster at run time (`request.getfixturevalue("pg_cluster")`);
+- `browser`: Playwright, or a `streamlit run` dashboard server;
+- `season`: a played season (`arena demo`'s `run_demo`, the analytics and finished seasons);
+- `slow`: another process (`subprocess`, `multiprocessing`) started for each test: an `arena`
+  CLI run starts a Python that imports the whole app, seconds on a loaded two-core machine.
+
+Why by use: a hand mark is forgotten (tests reached PostgreSQL without `postgres`, so
+`-m "not postgres"` still started a cluster), a derived one cannot be.
+"""
+
+import inspect
+import multiprocessing
+import subprocess
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+# What a played season is made by: `arena demo`'s loop and the test suite's season builders.
+SEASON_BUILDERS = frozenset(
+    {
+        "arena.app.demo.run_demo",
+        "tests.analytics.season.build_season",
+        "tests.analytics.play_season",
+        "tests.analytics.finished_season.finish",
+        "tests.test_demo.arena_demo",  # `arena demo` in its own process
+    }
+)
+BROWSER_USES = frozenset(
+    {"playwright.sync_api.sync_playwright", "tests.e2e.conftest.dashboard_server"}
+)
+POSTGRES_USES = frozenset({"tests.pg.start_cluster"})
+PROCESS_MODULES = (subprocess, multiprocessing)
+PG_FIXTURE = "pg_cluster"
+TIERS = ("postgres", "browser", "season", "slow")
+
+
+def _qualname(value: Any) -> str:
+    return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', '')}"
+
+
+def _codes(code: types.CodeType) -> Iterable[types.CodeType]:
+    """A code object and those nested in it (inner functions, lambdas, comprehensions)."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+def _unwrap(func: Any) -> Any:
+    return inspect.unwrap(getattr(func, "__func__", func))
+
+
+class Reach:
+    """What a set of functions reaches: other processes, builders, named uses, strings."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()  # qualified names of every callable referenced
+        self.strings: set[str] = set()  # string constants (fixture names asked at run time)
+        self.process = False
+        self._seen: set[int] = set()
+
+    def add(self, func: Any) -> None:
+        """Read `func` and, transitively, the suite's own helpers it refers to."""
+        func = _unwrap(func)
+        code = getattr(func, "__code__", None)
+        if code is None or id(code) in self._seen:
+            return
+        self._seen.add(id(code))
+        env: dict[str, Any] = getattr(func, "__globals__", {})
+        for inner in _codes(code):
+            self.strings.update(c for c in inner.co_consts if isinstance(c, str))
+            for name in inner.co_names:
+                self._refer(env.get(name))
+
+    def _refer(self, value: Any) -> None:
+        if value is None:
+            return
+        if any(value is module for module in PROCESS_MODULES):
+            self.process = True
+            return
+        module = getattr(value, "__module__", None) or ""
+        if module.split(".")[0] in ("subprocess", "multiprocessing"):
+            self.process = True
+            return
+        self.names.add(_qualname(value))
+        if not module.startswith("tests"):
+            return
+        if inspect.isclass(value):
+            for member in vars(value).values():
+                self.add(member)
+        elif callable(value):
+            self.add(value)
+
+
+def tiers(
+    test: Callable[..., Any],
+    fixtures: Iterable[tuple[str, str, Callable[..., Any]]],
+    params: Iterable[Any],
+) -> set[str]:
+    """The tiers of a test: its function, its fixture closure as (name, scope, function), and
+    the values of its parameters.
+
+    Another process counts as `slow` only when each test pays for it (the test itself or a
+    function-scoped fixture): a session's PostgreSQL cluster or dashboard server is started
+    once, and is told by its own tier."""
+    each, once = Reach(), Reach()
+    each.add(test)
+    names = set()
+    for name, scope, func in fixtures:
+        names.add(name)
+        (each if scope == "function" else once).add(func)
+    used = each.names | once.names
+    asks_cluster = PG_FIXTURE in names or PG_FIXTURE in each.strings | once.strings
+    found = set()
+    if PG_FIXTURE in names or used & POSTGRES_USES or (asks_cluster and "postgres" in params):
+        found.add("postgres")
+    if used & BROWSER_USES:
+        found.add("browser")
+    if used & SEASON_BUILDERS:
+        found.add("season")
+    if each.process:
+        found.add("slow")
+    return found
