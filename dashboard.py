@@ -2,7 +2,8 @@
 
 It opens the configured database READ-ONLY and checks it has a schema before any page runs,
 so every page can assume a migrated database and a fresh checkout shows a clear next step
-instead of a traceback. Pages live in pages/ and read through `arena.analytics` (cached a few
+instead of a traceback. Pages live in app_pages/ (not pages/, which would start Streamlit's legacy
+multipage mode) and read through `arena.analytics` (cached a few
 seconds by `arena.dashboard.ui.read`); deep-link query parameters are restored before each page
 runs.
 """
@@ -23,28 +24,28 @@ TITLE = "Forecaster Arena"
 NO_DATABASE = "No database yet: run `arena init-db` or `make demo`."
 
 PAGES = {
-    "": [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)],
+    "": [st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True)],
     "Results": [
-        st.Page("pages/leaderboard.py", title="Leaderboard", icon=":material/leaderboard:"),
-        st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
-        st.Page("pages/family.py", title="Family", icon=":material/groups:"),
-        st.Page("pages/agent.py", title="Agent", icon=":material/smart_toy:"),
-        st.Page("pages/cohorts.py", title="Cohorts", icon=":material/date_range:"),
-        st.Page("pages/calibration.py", title="Calibration", icon=":material/target:"),
-        st.Page("pages/stated.py", title="Stated probability", icon=":material/percent:"),
-        st.Page("pages/replicates.py", title="Replicates", icon=":material/stacks:"),
+        st.Page("app_pages/leaderboard.py", title="Leaderboard", icon=":material/leaderboard:"),
+        st.Page("app_pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+        st.Page("app_pages/family.py", title="Family", icon=":material/groups:"),
+        st.Page("app_pages/agent.py", title="Agent", icon=":material/smart_toy:"),
+        st.Page("app_pages/cohorts.py", title="Cohorts", icon=":material/date_range:"),
+        st.Page("app_pages/calibration.py", title="Calibration", icon=":material/target:"),
+        st.Page("app_pages/stated.py", title="Stated probability", icon=":material/percent:"),
+        st.Page("app_pages/replicates.py", title="Replicates", icon=":material/stacks:"),
     ],
     "Evidence": [
-        st.Page("pages/decisions.py", title="Decisions", icon=":material/receipt_long:"),
-        st.Page("pages/markets.py", title="Markets", icon=":material/show_chart:"),
+        st.Page("app_pages/decisions.py", title="Decisions", icon=":material/receipt_long:"),
+        st.Page("app_pages/markets.py", title="Markets", icon=":material/show_chart:"),
     ],
     "Data": [
-        st.Page("pages/exports.py", title="Exports", icon=":material/download:"),
-        st.Page("pages/overview.py", title="Overview", icon=":material/storage:"),
-        st.Page("pages/operations.py", title="Operations", icon=":material/lock:"),
+        st.Page("app_pages/exports.py", title="Exports", icon=":material/download:"),
+        st.Page("app_pages/overview.py", title="Overview", icon=":material/storage:"),
+        st.Page("app_pages/operations.py", title="Operations", icon=":material/lock:"),
     ],
     "About": [
-        st.Page("pages/methodology.py", title="Methodology", icon=":material/menu_book:"),
+        st.Page("app_pages/methodology.py", title="Methodology", icon=":material/menu_book:"),
     ],
 }
 

@@ -9,7 +9,7 @@ port over `--database` (ARENA_DATABASE_URL; a throw-away ARENA_ADMIN_PASSWORD so
 be unlocked), drives Debian's /usr/bin/chromium through Playwright, and prints per page the
 time to idle, min / median / max over `--repeats` rounds.
 
-The pages are the ones dashboard.py registers (`st.Page("pages/….py", title=…)`), read from
+The pages are the ones dashboard.py registers (`st.Page("app_pages/….py", title=…)`), read from
 it at each run. Time to idle = from navigation start (the page's `performance` time origin) to
 the first animation frame at which Streamlit's app reports its script run over
 (`data-test-script-state` = notRunning, the wait of `settle` in tests/e2e/conftest.py), no
@@ -103,8 +103,8 @@ UNLOCKED_IDLE = """() => {
 
 IN_SESSION = " (in session)"
 NO_PAGE_TITLE = "Forecaster Arena"  # dashboard.py's own screen: no database, a bad URL…
-# st.Page("pages/leaderboard.py", title="Leaderboard", icon=…, default=True) in dashboard.py
-REGISTERED = re.compile(r'st\.Page\(\s*"pages/(\w+)\.py",\s*title="([^"]+)"([^)]*)\)')
+# st.Page("app_pages/leaderboard.py", title="Leaderboard", icon=…, default=True) in dashboard.py
+REGISTERED = re.compile(r'st\.Page\(\s*"app_pages/(\w+)\.py",\s*title="([^"]+)"([^)]*)\)')
 URL_PATH = re.compile(r'url_path="([^"]*)"')
 
 

@@ -16,7 +16,7 @@ offer to compute it live and compute nothing until the person clicks, so a first
 `current_stored` only: the live computations are timed as entries of their own. Curves are
 also timed per range key at "all cohorts" scope, since users click through the ranges.
 
-Keep this in step with pages/*.py: when a page changes its reads, change its entry here.
+Keep this in step with app_pages/*.py: when a page changes its reads, change its entry here.
 """
 
 from collections.abc import Callable

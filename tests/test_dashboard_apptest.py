@@ -6,7 +6,6 @@ run on a season built through the real jobs (`tests.analytics.season`, shared re
 the session) and check that what a page shows equals what its read model returns.
 """
 
-import inspect
 import json
 import re
 import tomllib
@@ -99,13 +98,13 @@ def _migrated(path: Path, *, with_cohort: bool = False) -> str:
 
 
 def _run(page: str | None = None, **params: Any) -> AppTest:
-    """Run the dashboard (optionally switched to pages/`page`.py) with deep-link `params`."""
+    """Run the dashboard (optionally switched to app_pages/`page`.py) with deep-link `params`."""
     at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
     for key, value in params.items():
         at.query_params[key] = str(value)
     if page is not None:
         # Before the first run AppTest finds the page by file name: the pages keep theirs.
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(f"app_pages/{page}.py")
     return at.run()
 
 
@@ -219,42 +218,33 @@ def test_sidebar_names_backend_and_methodology_but_not_the_path(
     assert str(tmp_path) not in sidebar
 
 
-def test_the_entry_guard_still_has_streamlits_private_flag() -> None:
-    """`ui.entry_guard` switches off Streamlit's legacy ``pages/`` mode through a private
-    flag (its docstring says why no public API does). If this fails after a Streamlit upgrade,
-    the guard silently does nothing and a fresh server's first deep link runs its page
-    without dashboard.py: find the flag's new name, or move the pages out of ``pages/``."""
-    from streamlit.runtime.pages_manager import PagesManager
-    from streamlit.runtime.scriptrunner import script_runner
-
-    assert hasattr(PagesManager, "uses_pages_directory"), (
-        "Streamlit dropped PagesManager.uses_pages_directory: ui.entry_guard no longer works"
-    )
-    assert "PagesManager.uses_pages_directory" in inspect.getsource(script_runner), (
-        "Streamlit's script runner no longer reads PagesManager.uses_pages_directory: "
-        "ui.entry_guard no longer decides the legacy pages/ mode"
-    )
+def test_no_pages_folder_starts_streamlits_legacy_mode() -> None:
+    """A ``pages/`` folder beside dashboard.py would start Streamlit's legacy multipage mode,
+    in which a fresh server's first deep link runs its page alone (no database gate, no
+    sidebar, no deep-link restore). The pages live in ``app_pages/``: every one is registered
+    in dashboard.py, and nothing named ``pages/`` is back."""
+    root = DASHBOARD.parent
+    assert not (root / "pages").exists()
+    registered = set(re.findall(r'st\.Page\(\s*"(app_pages/\w+\.py)"', DASHBOARD.read_text()))
+    assert registered == {f"app_pages/{p.name}" for p in (root / "app_pages").glob("*.py")}
 
 
-def test_a_first_deep_link_runs_through_the_entry(
-    tmp_path: Path, use_database: Callable[[str], None], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("page", ["home", *PAGES])
+def test_a_deep_link_lands_on_its_page_through_the_entry(
+    page: str, tmp_path: Path, use_database: Callable[[str], None]
 ) -> None:
-    """AppTest starts like a fresh server (legacy mode on, as `pages/` sits beside
-    dashboard.py): the page named in the link runs alone unless the guard switches it off."""
+    """A first run straight onto a page with a deep link (a fresh session) shows that page,
+    under the entry's sidebar, with the link's selection kept in the address."""
     use_database(_migrated(tmp_path / "arena.db", with_cohort=True))
 
-    guarded = _run("overview", cohort=1)
-    _ok(guarded)
-    assert [t.value for t in guarded.title] == ["Overview"]
-    assert "Methodology v1" in _sidebar_text(guarded)
+    at = _run(page, cohort=1)
 
-    monkeypatch.setattr(ui, "entry_guard", lambda: None)
-    alone = _run("overview", cohort=1)
-    assert [t.value for t in alone.title] == ["Overview"]
-    assert _sidebar_text(alone) == "", (
-        "without ui.entry_guard the page now runs through dashboard.py: Streamlit's legacy "
-        "pages/ mode seems gone, so the guard (and this test) can be removed"
-    )
+    _ok(at)
+    titles = [t.value for t in at.title]
+    assert titles == [PAGES.get(page, "Forecaster Arena")], titles
+    assert "Methodology v1" in _sidebar_text(at)
+    if page not in ("home", "family", "markets", "methodology", "overview", "operations"):
+        assert at.query_params.get("cohort") == "1", (page, dict(at.query_params))
 
 
 def test_database_without_schema_shows_no_database_yet(
@@ -342,8 +332,7 @@ def _computed_leaderboard(**params: Any) -> AppTest:
     assert not at.dataframe
     assert any("No current stored leaderboard" in str(i.value) for i in at.info)
     assert [b.label for b in at.button] == ["Compute the leaderboard now"]
-    # What the button's click does (in AppTest a click is lost: every AppTest run starts in
-    # Streamlit's legacy pages mode, so ui.entry_guard reruns it and the trigger is spent).
+    # What the button's click does (set as the button's handler would).
     at.session_state[f"_live:leaderboard:{params.get('cohort')}"] = True
     at.run()
     _ok(at)
@@ -521,8 +510,8 @@ def test_calibration_page_shows_the_summary(season_engine: Engine) -> None:
     assert not at.dataframe
     assert [b.label for b in at.button] == ["Compute the calibration summary now"]
 
-    # The button's click, as the Leaderboard's test does it (an AppTest click is lost to
-    # ui.entry_guard's rerun): once, and the page's other frames follow without asking again.
+    # The button's click, as the Leaderboard's test does it: once, and the page's other
+    # frames follow without asking again.
     at.session_state["_live:calibration_summary:None"] = True
     at.run()
 
@@ -696,12 +685,12 @@ def test_each_page_keeps_its_own_selection(season_engine: Engine) -> None:
     assert "family" not in at.query_params  # the Cohorts page has no family filter
     # The sidebar's navigation clears the query string in the browser; AppTest does not.
     at.query_params.clear()
-    at.switch_page("pages/leaderboard.py").run()
+    at.switch_page("app_pages/leaderboard.py").run()
     _ok(at)
     assert "cohort" not in at.query_params
     assert _widget(at, "selectbox", "Cohort").value == ui.ALL
     at.query_params.clear()
-    at.switch_page("pages/cohorts.py").run()
+    at.switch_page("app_pages/cohorts.py").run()
     _ok(at)
     assert at.query_params["cohort"] == "1"
 

@@ -102,7 +102,7 @@ def _run_decision(monkeypatch: pytest.MonkeyPatch, url: str, decision_id: int) -
     clear_dashboard_caches()
     at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
     at.query_params["decision"] = str(decision_id)
-    at.switch_page("pages/decisions.py")
+    at.switch_page("app_pages/decisions.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]

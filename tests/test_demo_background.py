@@ -220,7 +220,7 @@ def healthy(port: int) -> bool:
 
 
 def page_files() -> list[str]:
-    """Every page file dashboard.py registers (pages/ or, once moved, app_pages/)."""
+    """Every page file dashboard.py registers (app_pages/)."""
     entry = (ROOT / "dashboard.py").read_text()
     return sorted(set(re.findall(r"st\.Page\(\s*\"([\w/]+\.py)\"", entry)))
 

@@ -172,7 +172,7 @@ def test_the_pages_badge_simulated_families(
         at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
         if page == "agent":
             at.query_params["family"] = LLM_MODELS[FAULTY].id
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(f"app_pages/{page}.py")
         at.run()
         assert not at.exception
         badges = [str(w.value) for w in at.warning if "Simulated" in str(w.value)]

@@ -29,7 +29,7 @@ from arena.storage.migrate import init_db
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 DOCUMENTS = sorted([ROOT / "README.md", *DOCS.glob("*.md")])
-SHOWN_IN_DASHBOARD = ("methodology", "contract")  # pages/methodology.py's documents
+SHOWN_IN_DASHBOARD = ("methodology", "contract")  # app_pages/methodology.py's documents
 # Built, not written out, so that this file does not contain what it looks for.
 OUTSIDE = "/".join(["..", "shared"])
 
@@ -231,8 +231,8 @@ def test_the_contract_export_columns_are_the_code() -> None:
 
 
 def _doc_links_in_pages() -> Iterator[tuple[str, str, str]]:
-    """(page, document, anchor) of every `ui.doc_link(...)` call in pages/ and dashboard.py."""
-    for path in [ROOT / "dashboard.py", *sorted((ROOT / "pages").glob("*.py"))]:
+    """(page, document, anchor) of every `ui.doc_link(...)` call in app_pages/ and dashboard.py."""
+    for path in [ROOT / "dashboard.py", *sorted((ROOT / "app_pages").glob("*.py"))]:
         for node in ast.walk(ast.parse(path.read_text())):
             if (
                 isinstance(node, ast.Call)
@@ -245,7 +245,7 @@ def _doc_links_in_pages() -> Iterator[tuple[str, str, str]]:
 
 def test_every_link_a_page_makes_into_the_documents_lands_on_a_heading() -> None:
     found = list(_doc_links_in_pages())
-    assert {page for page, _, _ in found} >= {"pages/agent.py", "pages/exports.py"}
+    assert {page for page, _, _ in found} >= {"app_pages/agent.py", "app_pages/exports.py"}
     for page, name, anchor in found:
         assert name in SHOWN_IN_DASHBOARD, (page, name)
         text = (DOCS / f"{name}.md").read_text(encoding="utf-8")
@@ -311,7 +311,7 @@ def test_the_methodology_page_renders_the_file(migrated: None, name: str, headin
     title = heading_texts(text)[0]
     at = AppTest.from_file(str(ROOT / "dashboard.py"), default_timeout=60)
     at.query_params["doc"] = name
-    at.switch_page("pages/methodology.py")
+    at.switch_page("app_pages/methodology.py")
     at.run()
 
     assert not at.exception, [e.value for e in at.exception]

@@ -238,6 +238,6 @@ def test_the_read_side_never_writes() -> None:
 
 def test_pages_pick_read_and_show() -> None:
     known = arena_modules()
-    for path in itertools.chain((ROOT / "pages").glob("*.py"), [ROOT / "dashboard.py"]):
+    for path in itertools.chain((ROOT / "app_pages").glob("*.py"), [ROOT / "dashboard.py"]):
         bad = [t for t in arena_targets(path, known) if t.startswith(PAGE_FORBIDDEN)]
         assert bad == [], f"{path.name} imports {bad}"

@@ -90,37 +90,6 @@ GREY_STYLE = "color: #9aa4b2"
 # Entry
 
 
-def entry_guard() -> None:
-    """Make sure the page runs under dashboard.py's navigation; call first in every page.
-
-    What for: Streamlit still has its legacy multipage mode, in which a ``pages/`` directory
-    beside the entry script makes each file in it a page that runs ALONE. Its docs say the
-    mode ends "as soon as any session of your app executes st.navigation" — so on a freshly
-    started server the first visitor's deep link, such as ``/decisions?decision=42``, runs
-    pages/decisions.py without dashboard.py: no database gate, no sidebar, no deep-link
-    restore. Detected here, the legacy mode is switched off and the run restarted, so that
-    link runs through the entry (and opens the page it names) like every later one.
-
-    Why a private flag: no public API does this. `st.navigation` is what ends the mode, but
-    it may only be called from the entry script, which is exactly what has not run;
-    `st.rerun` and `st.switch_page` rerun inside the legacy mode (switching to the entry would
-    land on its default page and lose the link); `st.runtime.exists()` only says whether a
-    server is running. The flag is `PagesManager.uses_pages_directory` (set at server start
-    from whether ``pages/`` exists, cleared by `st.navigation`): Streamlit's own script runner
-    reads it to choose the legacy mode. tests/test_dashboard_apptest.py fails loudly if an
-    upgrade renames or drops it, or if the legacy mode stops running a page alone. The public
-    way out is to move the pages out of a directory named ``pages/`` (Streamlit suggests
-    ``app_pages/``); then this guard can go.
-    """
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # moved or gone (the tests say which): never break a page over it
-        return
-    if getattr(PagesManager, "uses_pages_directory", None):
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
 def first_line(exc: SQLAlchemyError) -> str:
     """The driver's first message line (no SQL, no parameters), or the exception's type."""
     lines = str(getattr(exc, "orig", None) or "").strip().splitlines()
@@ -649,7 +618,7 @@ def curve_section(
         flat_ranges,
         portfolio_curves,
     )
-    from arena.dashboard import charts
+    from arena.dashboard.charts import curves as curve_charts
 
     still = read(flat_ranges, cohort=cohort, family=family)
     asked = get_link("range")
@@ -682,7 +651,7 @@ def curve_section(
     # snapshot, and that first decision belongs on its curve.
     since = window.start - pd.Timedelta(seconds=window.bucket_seconds) if window.start else None
     runs = read(decision_runs, cohort=cohort, family=family, start=since, end=window.end)
-    chart(charts.portfolio_curves(frame, field, title, break_even=break_even, decisions=runs))
+    chart(curve_charts.portfolio_curves(frame, field, title, break_even=break_even, decisions=runs))
     if window.start is not None and window.end is not None:
         st.caption(
             f"{range_key}: {window.start:%Y-%m-%d %H:%M} → {window.end:%Y-%m-%d %H:%M} UTC "

@@ -1,5 +1,5 @@
 """bench/browser.py times every dashboard page: the pages it reads from dashboard.py are the
-ones in pages/, at the URL paths Streamlit serves them under."""
+ones in app_pages/, at the URL paths Streamlit serves them under."""
 
 from pathlib import Path
 
@@ -9,9 +9,9 @@ from bench.browser import CACHE_TTL_S, DashboardPage, dashboard_pages
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_bench_opens_every_page_in_pages_dir() -> None:
+def test_the_bench_opens_every_page_in_app_pages() -> None:
     pages = dashboard_pages()
-    files = {path.stem for path in (ROOT / "pages").glob("*.py")}
+    files = {path.stem for path in (ROOT / "app_pages").glob("*.py")}
     assert sorted(page.name for page in pages) == sorted(files)
     assert [page.path for page in pages].count("") == 1  # the default page, at the root
     home = next(page for page in pages if page.name == "home")
@@ -23,10 +23,10 @@ def test_the_bench_opens_every_page_in_pages_dir() -> None:
 def test_registrations_are_read_with_their_options() -> None:
     source = """
         st.Page(
-            "pages/a.py", title="A", icon=":material/x:", default=True
+            "app_pages/a.py", title="A", icon=":material/x:", default=True
         ),
-        st.Page("pages/b.py", title="Bee", icon=":material/y:"),
-        st.Page("pages/c.py", title="C", url_path="see"),
+        st.Page("app_pages/b.py", title="Bee", icon=":material/y:"),
+        st.Page("app_pages/c.py", title="C", url_path="see"),
     """
     assert dashboard_pages(source) == [
         DashboardPage("a", "", "A"),

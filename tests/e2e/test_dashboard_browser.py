@@ -212,8 +212,8 @@ def test_deep_link_opens_the_view_and_each_page_keeps_its_own_selection(
 def test_a_fresh_servers_first_visit_by_deep_link_runs_through_the_entry(
     fresh_server: str, page: Page
 ) -> None:
-    # Until a session runs dashboard.py's st.navigation, Streamlit's legacy pages/ mode would
-    # run pages/agent.py alone (no database gate, no sidebar): ui.entry_guard prevents that.
+    # No pages/ folder, so no legacy multipage mode: even a fresh server's first deep link runs
+    # app_pages/agent.py through dashboard.py (database gate, sidebar, deep-link restore).
     _open(page, fresh_server, "agent?cohort=1&family=llm-a", "Agent")
 
     expect(page.get_by_test_id("stSidebar")).to_contain_text("Database: sqlite")

@@ -60,7 +60,7 @@ from tests.markets.gamma_server import serve as serve_gamma
 
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "dashboard.py"
-PAGES = ROOT / "pages"
+PAGES = ROOT / "app_pages"
 SUNDAY = datetime(2026, 11, 1, tzinfo=UTC)
 NEXT_SUNDAY = SUNDAY + timedelta(weeks=1)
 NO_WAIT = {"Retry-After": "0"}
@@ -434,8 +434,8 @@ def _password_inputs(app: AppTest) -> list[Any]:
 
 
 def render_every_page() -> list[Page]:
-    """The default page and every page in pages/, with the key in the environment."""
-    return [render(None), *(render(f"pages/{p.name}") for p in sorted(PAGES.glob("*.py")))]
+    """The default page and every page in app_pages/, with the key in the environment."""
+    return [render(None), *(render(f"app_pages/{p.name}") for p in sorted(PAGES.glob("*.py")))]
 
 
 # ------------------------------------------------------------------ the demo

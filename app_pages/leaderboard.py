@@ -14,8 +14,6 @@ from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS
 from arena.analytics.views.cohorts import cohort_numbers
 from arena.dashboard import fmt, ui
 
-ui.entry_guard()
-
 NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
 NO_AGENT = "This cohort has no agents: `arena start-cohort` creates one per enabled family."
 STATS = ui.doc_link("methodology", "19-statistics-honest-uncertainty")
@@ -235,7 +233,7 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
     (all derived from the leaderboard frame already read: no other query, no bootstrap)."""
     # Altair loads here, as for the curves (`ui.curve_section`): on a cold server its import
     # takes seconds, and the title and the table are on screen before it.
-    from arena.dashboard import charts
+    from arena.dashboard.charts import cost as cost_charts
 
     cost = cost_frame(board)
     with st.container(key="cost"):
@@ -249,7 +247,7 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
             "call no model: grey points at \\$0, never on the front."
         )
         ui.simulated_notice([str(f) for f in cost.loc[cost["paid"], "family_id"]], SIMULATED_COST)
-        ui.chart(charts.cost_pareto(cost))
+        ui.chart(cost_charts.cost_pareto(cost))
         shown, formats = fmt.readable(display_cost(cost), COST_FORMATS)
         ui.table(
             shown,
@@ -308,7 +306,7 @@ cohort = ui.select_link(
 )
 ui.left_out_note(cohort)
 link.page_link(
-    "pages/compare.py",
+    "app_pages/compare.py",
     label="Compare two families",
     icon=":material/compare_arrows:",
     query_params={"cohort": str(cohort)} if cohort is not None else None,

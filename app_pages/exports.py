@@ -26,8 +26,6 @@ from arena.core.errors import InputError
 from arena.dashboard import fmt, ui
 from arena.storage.db import get_engine
 
-ui.entry_guard()
-
 PLAN_LABELS = {
     "file": st.column_config.TextColumn("File", width="small"),
     "rows_are": st.column_config.TextColumn("One row is", width="large"),

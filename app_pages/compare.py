@@ -8,8 +8,6 @@ from arena.analytics.stats.paired import MIN_EVENTS, family_comparison
 from arena.analytics.views.agents import agent_index
 from arena.dashboard import fmt, ui
 
-ui.entry_guard()
-
 NO_AGENT = "No agent yet: run `arena start-cohort` (one agent per enabled family) or `make demo`."
 MEASURES = {"pnl": "Return (P/L per shared market)", "brier": "Brier (per shared market)"}
 

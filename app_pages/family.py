@@ -18,8 +18,6 @@ from arena.analytics.views.agents import (
 )
 from arena.dashboard import fmt, ui
 
-ui.entry_guard()
-
 NO_FAMILY = "No family has an agent yet: run `arena start-cohort` or `make demo`."
 INTERVAL = "95% interval"
 STATISTICS = ui.doc_link("methodology", "19-statistics-honest-uncertainty")
@@ -220,7 +218,7 @@ else:
     if rows:
         number = int(shown.iloc[rows[0]]["cohort_number"])
         st.page_link(
-            "pages/agent.py",
+            "app_pages/agent.py",
             label=f"Open {fmt.escaped(name)} in cohort {number}",
             icon=":material/smart_toy:",
             query_params={"cohort": str(number), "family": family},

@@ -13,8 +13,6 @@ from arena.analytics.views.protocol import DECISION_SCHEDULE
 from arena.analytics.views.status import ArenaStatus, Leaders, arena_status, leaders
 from arena.dashboard import fmt, ui
 
-ui.entry_guard()
-
 STATISTICS = ui.doc_link("methodology", "19-statistics-honest-uncertainty")
 NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
 ON_THE_LEADERBOARD = (
@@ -219,6 +217,6 @@ for where, (page, label, icon, about, params) in zip(
     strict=True,
 ):
     where.page_link(
-        f"pages/{page}.py", label=label, icon=f":material/{icon}:", query_params=params or None
+        f"app_pages/{page}.py", label=label, icon=f":material/{icon}:", query_params=params or None
     )
     where.caption(about)

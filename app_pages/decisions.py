@@ -21,8 +21,6 @@ from arena.analytics.views.decisions import (
 from arena.dashboard import fmt, ui
 from arena.storage.models import DECISION_ACTIONS, DECISION_STATUSES
 
-ui.entry_guard()
-
 NO_DECISION = (
     "No decision yet: the scheduler runs `arena decide` on Sundays at :05 UTC for every "
     "cohort in its decision window (or run `arena decide`, or `make demo`)."
@@ -310,7 +308,7 @@ def show_decision(detail: DecisionDetail) -> None:
     if detail.market_snapshot_id:
         taken = f"{detail.snapshot_taken_at:%Y-%m-%d %H:%M} UTC" if detail.snapshot_taken_at else ""
         st.page_link(
-            "pages/markets.py",
+            "app_pages/markets.py",
             label=f"Market snapshot #{detail.market_snapshot_id} it saw ({detail.snapshot_markets} "
             f"markets, {taken})",
             icon=":material/show_chart:",

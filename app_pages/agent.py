@@ -9,8 +9,6 @@ from arena.analytics.views.cohorts import best_llm, cohort_field, cohort_standin
 from arena.analytics.views.decisions import decisions
 from arena.dashboard import fmt, ui
 
-ui.entry_guard()
-
 NO_AGENT = "No agent yet: run `arena start-cohort` (one agent per enabled family) or `make demo`."
 # Columns a person reads, in the order shown (the CSVs keep every column under its stable name,
 # in the read model's order); None: not shown.
@@ -159,13 +157,13 @@ me = summary.iloc[0]
 st.text(f"{me['display_name']} — cohort {cohort} — model {me['model_id']} ({me['kind']})")
 links = st.columns([1, 1, 2])
 links[0].page_link(
-    "pages/family.py",
+    "app_pages/family.py",
     label=f"{fmt.escaped(names.get(family, family))} across its cohorts",
     icon=":material/groups:",
     query_params={"family": family},
 )
 links[1].page_link(
-    "pages/decisions.py",
+    "app_pages/decisions.py",
     label=f"Audit its decisions in cohort {cohort}",
     icon=":material/receipt_long:",
     query_params={"cohort": str(cohort), "family": family},
@@ -278,7 +276,7 @@ else:
     if rows:
         decision_id = int(made.iloc[rows[0]]["decision_id"])
         st.page_link(
-            "pages/decisions.py",
+            "app_pages/decisions.py",
             label=f"Audit decision {decision_id} (prompts, raw answers, legs)",
             icon=":material/receipt_long:",
             query_params={"cohort": str(cohort), "family": family, "decision": str(decision_id)},

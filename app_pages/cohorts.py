@@ -13,8 +13,6 @@ from arena.analytics.views.cohorts import (
 )
 from arena.dashboard import fmt, ui
 
-ui.entry_guard()
-
 NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
 NOTES = ui.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
 # What each protocol extension changed, for the note on an extended cohort (methodology §18).
@@ -156,7 +154,7 @@ if bundle is not None:
         st.markdown(f"**Replay bundle** — no final bundle yet: cohort {cohort} is {bundle.why}.")
         bundle_link = f"Build a provisional bundle of cohort {cohort} on Exports"
     st.page_link(
-        "pages/exports.py",
+        "app_pages/exports.py",
         label=bundle_link,
         icon=":material/deployed_code:",
         query_params={"cohort": str(cohort)},
@@ -185,7 +183,7 @@ else:
         picked = standings.iloc[rows[0]]
         family = str(picked["family_id"])
         st.page_link(
-            "pages/agent.py",
+            "app_pages/agent.py",
             label=f"Open {fmt.escaped(picked['display_name'])} in cohort {cohort}",
             icon=":material/smart_toy:",
             query_params={"cohort": str(cohort), "family": family},
@@ -208,7 +206,7 @@ else:
     ui.download_csv(grid, f"cohort-{cohort}-weeks")
     ui.download_csv(weeks, f"cohort-{cohort}-decisions", label="Download decisions CSV")
     st.page_link(
-        "pages/decisions.py",
+        "app_pages/decisions.py",
         label=f"Audit cohort {cohort}'s decisions",
         icon=":material/receipt_long:",
         query_params={"cohort": str(cohort)},

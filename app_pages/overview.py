@@ -8,8 +8,6 @@ from arena.analytics.views.cohorts import cohort_numbers
 from arena.analytics.views.database import table_label, table_meaning
 from arena.dashboard import fmt, ui
 
-ui.entry_guard()
-
 NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
 LABELS = {
     "label": st.column_config.TextColumn("Table", width="medium"),

@@ -8,9 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from arena.analytics.stats.stated import DEVIATION, extended_cohorts
-from arena.dashboard import charts, fmt, ui
-
-ui.entry_guard()
+from arena.dashboard import fmt, ui
+from arena.dashboard.charts import calibration as calibration_charts
 
 NO_EXTENDED = (
     "No cohort here ran the stated-probability extension: start one with "
@@ -151,7 +150,9 @@ scored = stating[stating["resolved_bets"] > 0]
 if scored.empty:
     st.text("No bet that stated a probability has resolved yet: Brier needs an outcome.")
 else:
-    ui.chart(charts.stated_brier_intervals(scored.assign(family_id=scored["display_name"])))
+    ui.chart(
+        calibration_charts.stated_brier_intervals(scored.assign(family_id=scored["display_name"]))
+    )
 st.caption(
     "Lower Brier is better. Only resolved bets that stated a probability are scored, so the "
     "three forecasts are compared on exactly the same bets."

@@ -20,10 +20,9 @@ from arena.analytics.views.markets import (
     markets,
     price_path,
 )
-from arena.dashboard import charts, fmt, ui
+from arena.dashboard import fmt, ui
+from arena.dashboard.charts import markets as market_charts
 from arena.storage.models import MARKET_STATUSES, MARKET_TYPES
-
-ui.entry_guard()
 
 NO_MARKETS = (
     "No market yet: run `arena sync-markets` (the scheduler does every 5 minutes) or `make demo`."
@@ -259,7 +258,7 @@ def show_market(market_id: str, detail: pd.DataFrame) -> None:
     if path.empty:
         ui.empty("No recorded price: the market was never in a decision snapshot.")
     else:
-        ui.chart(charts.price_path(path))
+        ui.chart(market_charts.price_path(path))
         st.caption(
             "Points are the frozen snapshots shown to agents at each decision run, plus the latest "
             "synced price; finer price history is not stored."

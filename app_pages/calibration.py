@@ -12,9 +12,8 @@ from arena.analytics.stats.calibration import MIN_BIN_COUNT, family_names, relia
 from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_or_live
 from arena.analytics.views.cohorts import cohort_numbers
-from arena.dashboard import charts, fmt, ui
-
-ui.entry_guard()
+from arena.dashboard import fmt, ui
+from arena.dashboard.charts import calibration as calibration_charts
 
 NO_BRIER = (
     "No resolved bet yet: Brier rows appear when a market an agent bought into resolves "
@@ -176,7 +175,9 @@ st.caption(
     "perfect), resolution how much outcomes differ between bins (higher is better)."
 )
 ui.download_csv(summary, "calibration-summary")
-ui.chart(charts.brier_intervals(summary.assign(family_id=[names.get(f, f) for f in options])))
+ui.chart(
+    calibration_charts.brier_intervals(summary.assign(family_id=[names.get(f, f) for f in options]))
+)
 
 st.subheader("Reliability diagram")
 implied = frame_of("reliability", "reliability diagram", stored)
@@ -186,7 +187,7 @@ drawn = diagram[diagram["drawn"]]
 if drawn.empty:
     st.text(f"No bin of these families holds {MIN_BIN_COUNT} bets or more yet.")
 else:
-    ui.chart(charts.reliability_intervals(drawn, [names.get(f, f) for f in families]))
+    ui.chart(calibration_charts.reliability_intervals(drawn, [names.get(f, f) for f in families]))
 sparse = diagram[~diagram["drawn"]]
 st.caption(
     "Each point is a 0.1-wide bin of the forecast: x = the bets' mean forecast, y = the share "
@@ -233,7 +234,7 @@ if shown.empty:
     st.text("No resolved bet of these families yet.")
 else:
     ui.chart(
-        charts.brier_over_time(
+        calibration_charts.brier_over_time(
             shown.assign(family_id=[names.get(f, f) for f in shown["family_id"]]),
             with_market=len(families) == 1,
         )

@@ -3,7 +3,7 @@
 the page runs.
 
 docs/methodology.md (and docs/contract.md, `?doc=contract`) is read as the file is now, so the
-page and the file never disagree. docs/ sits beside dashboard.py and pages/ in the checkout,
+page and the file never disagree. docs/ sits beside dashboard.py and app_pages/ in the checkout,
 which is where `arena serve` runs the dashboard from.
 """
 
@@ -15,8 +15,6 @@ import streamlit as st
 from arena.analytics.views.protocol import latest_stamp, methodology_versions, protocol_constants
 from arena.config import get_settings
 from arena.dashboard import fmt, ui
-
-ui.entry_guard()
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 DOCUMENTS = {"methodology": "Methodology", "contract": "Contract"}

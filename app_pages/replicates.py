@@ -12,9 +12,8 @@ import streamlit as st
 from arena.analytics.stats.replicates import AGENT_COLUMNS, replicate_agents, replicated_cohorts
 from arena.analytics.stats.replicates import split_figures as split
 from arena.analytics.stored import current_stored
-from arena.dashboard import charts, fmt, ui
-
-ui.entry_guard()
+from arena.dashboard import fmt, ui
+from arena.dashboard.charts import replicates as replicate_charts
 
 NO_REPLICATES = (
     "No cohort here has replicates: start one with `ARENA_REPLICATES=3` (three independent "
@@ -220,7 +219,7 @@ off_scale = beyond(agents, families, domain) if domain is not None else []
 zoomed = bool(off_scale) and st.toggle(
     "Zoom to the LLM families' returns", value=True, key="replicates-zoom"
 )
-ui.chart(charts.replicate_returns(agents, families, domain if zoomed else None))
+ui.chart(replicate_charts.replicate_returns(agents, families, domain if zoomed else None))
 st.caption(
     "One dot per agent at its return (P/L over its $10,000), a sub-row per cohort, the thin "
     "line spanning that cohort's replicates (the spread the tables measure); the bar is the "

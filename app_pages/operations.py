@@ -22,10 +22,9 @@ from arena.analytics.views.operations import (
     system_log,
 )
 from arena.config import get_settings
-from arena.dashboard import admin, charts, fmt, ui
+from arena.dashboard import admin, fmt, ui
+from arena.dashboard.charts import cost as cost_charts
 from arena.storage.models import JOB_STATUSES, LOG_LEVELS
-
-ui.entry_guard()
 
 Spec = dict[str, tuple[str, Any]]  # column → (label, display writer or None)
 HEALTH: Spec = {
@@ -181,5 +180,5 @@ else:
     show(by_family, "ops-spend-family", SPEND)
     ui.download_csv(by_family, "spend-by-family")
     st.markdown("**Per week**")
-    ui.chart(charts.api_spend_by_week(by_week))
+    ui.chart(cost_charts.api_spend_by_week(by_week))
     ui.download_csv(by_week, "spend-by-week")
