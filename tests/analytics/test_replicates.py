@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from arena.analytics.stats.bootstrap import family_bootstrap
+from arena.analytics.stats.replicate_figures import noise_share, rank_stability
 from arena.analytics.stats.replicates import (
     AGENT_COLUMNS,
     FAMILY_COLUMNS,
@@ -22,8 +23,6 @@ from arena.analytics.stats.replicates import (
     SUMMARY_COLUMNS,
     family_spread,
     joined_figures,
-    noise_share,
-    rank_stability,
     replicate_agents,
     replicate_analysis,
     replicate_figures,
