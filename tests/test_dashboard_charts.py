@@ -6,6 +6,7 @@ so a column renamed in a read model fails here, not in a browser. `to_dict()` va
 spec against Altair's Vega-Lite schema.
 """
 
+import pkgutil
 import shutil
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
@@ -20,6 +21,12 @@ from sqlalchemy.engine import Engine
 from arena.analytics.stats import calibration, cost
 from arena.analytics.views import curves, markets, operations
 from arena.dashboard import charts
+from arena.dashboard.charts import calibration as calibration_charts
+from arena.dashboard.charts import cost as cost_charts
+from arena.dashboard.charts import curves as curve_charts
+from arena.dashboard.charts import markets as market_charts
+from arena.dashboard.charts import replicates as replicate_charts
+from arena.dashboard.charts import style
 from arena.storage.db import create_db_engine
 from tests.analytics.season import sqlite_season
 
@@ -208,7 +215,7 @@ def test_portfolio_curves(
     field: str, title: str, value_format: str, axis: dict[str, str], rows: int
 ) -> None:
     frame = curve_frame(rows)
-    spec = _spec(charts.portfolio_curves(frame, field, title))
+    spec = _spec(curve_charts.portfolio_curves(frame, field, title))
 
     # Lines, a dot per line at the hovered time, and the hover rule carrying the tooltip.
     assert _marks(spec) == ["line", "point", "rule"]
@@ -229,11 +236,11 @@ def test_portfolio_curves(
     names = ["LLM A", "Baseline: cash"][:rows]
     assert color["scale"] == {
         "domain": names,
-        "range": [charts.FAMILY_COLORS[0], charts.BASELINE_GREYS[0]][:rows],
+        "range": [style.FAMILY_COLORS[0], style.BASELINE_GREYS[0]][:rows],
     }
     assert color["legend"]["orient"] == "bottom" and color["legend"]["columns"] == 4
     assert color["legend"]["labelLimit"] >= 300
-    assert encoding["opacity"]["value"] == charts.FADED  # legend pick fades the others
+    assert encoding["opacity"]["value"] == style.FADED  # legend pick fades the others
 
     # Hover: the nearest time, on pointer over; a dot on every line and one tooltip with
     # every family's value at that time, in the legend's order.
@@ -260,7 +267,7 @@ def test_portfolio_curves(
 @pytest.mark.parametrize("rows", [2, 0])
 def test_portfolio_curves_mark_break_even_and_decision_runs(rows: int) -> None:
     spec = _spec(
-        charts.portfolio_curves(
+        curve_charts.portfolio_curves(
             curve_frame(rows),
             "total_value",
             "Portfolio value, $",
@@ -290,7 +297,9 @@ def test_portfolio_curves_mark_break_even_and_decision_runs(rows: int) -> None:
 
 
 def test_return_chart_labels_break_even_as_zero() -> None:
-    spec = _spec(charts.portfolio_curves(curve_frame(), "return_pct", "Return, %", break_even=0))
+    spec = _spec(
+        curve_charts.portfolio_curves(curve_frame(), "return_pct", "Return, %", break_even=0)
+    )
     (label,) = _by_mark(spec)["text"]
     assert spec["datasets"][label["data"]["name"]][0]["label"] == "break-even 0"
 
@@ -302,22 +311,22 @@ def test_family_colours_keep_models_apart_from_baselines() -> None:
             "kind": ["llm", "baseline", "llm", "baseline", "llm"],
         }
     )
-    assert charts.family_order(frame) == ["Alpha", "Zed", "Baseline: cash", "Oracle"]
-    scale = charts.family_color_scale(frame).to_dict()
+    assert style.family_order(frame) == ["Alpha", "Zed", "Baseline: cash", "Oracle"]
+    scale = style.family_color_scale(frame).to_dict()
     assert scale["range"] == [
-        charts.FAMILY_COLORS[0],
-        charts.FAMILY_COLORS[1],
-        charts.BASELINE_GREYS[0],
-        charts.BASELINE_GREYS[1],
+        style.FAMILY_COLORS[0],
+        style.FAMILY_COLORS[1],
+        style.BASELINE_GREYS[0],
+        style.BASELINE_GREYS[1],
     ]
     # No grey among the model hues, and no hue twice among the first nine models.
-    assert len(set(charts.FAMILY_COLORS)) == len(charts.FAMILY_COLORS) == 9
-    assert "#7f7f7f" not in charts.FAMILY_COLORS
+    assert len(set(style.FAMILY_COLORS)) == len(style.FAMILY_COLORS) == 9
+    assert "#7f7f7f" not in style.FAMILY_COLORS
 
 
 def test_a_family_name_with_a_dot_is_escaped_in_the_tooltip() -> None:
     frame = curve_frame().assign(display_name=["GPT-5.2 [x]", "Baseline: cash"])
-    spec = _spec(charts.portfolio_curves(frame, "total_value", "Value"))
+    spec = _spec(curve_charts.portfolio_curves(frame, "total_value", "Value"))
     tooltip = _layers(spec)[2]["encoding"]["tooltip"]
     assert tooltip[1] == {
         "field": "GPT-5\\.2 \\[x\\]",
@@ -329,7 +338,7 @@ def test_a_family_name_with_a_dot_is_escaped_in_the_tooltip() -> None:
 
 @pytest.mark.parametrize("rows", [2, 0])
 def test_brier_intervals(rows: int) -> None:
-    spec = _spec(charts.brier_intervals(summary_frame(rows)))
+    spec = _spec(calibration_charts.brier_intervals(summary_frame(rows)))
 
     assert _marks(spec) == ["rule", "point"]
     rule, point = _layers(spec)
@@ -353,8 +362,8 @@ def test_reliability_points_keep_non_empty_bins_of_the_chosen_series() -> None:
         [bins_frame("llm-a", (1, 1, 0)), bins_frame("oracle", (2, 0, 0))], ignore_index=True
     )
 
-    every_family = charts.reliability_points(implied, market, None)
-    one_family = charts.reliability_points(implied, market, "llm-a")
+    every_family = calibration_charts.reliability_points(implied, market, None)
+    one_family = calibration_charts.reliability_points(implied, market, "llm-a")
 
     assert set(every_family["forecaster"]) == {"implied confidence"}
     assert every_family["family_id"].tolist() == ["llm-a", "llm-a", "oracle", "oracle"]
@@ -367,14 +376,14 @@ def test_reliability_points_keep_non_empty_bins_of_the_chosen_series() -> None:
         "market price",
     ]
     assert set(one_family["family_id"]) == {"llm-a"}
-    assert charts.reliability_points(implied, market, "nobody").empty
+    assert calibration_charts.reliability_points(implied, market, "nobody").empty
 
 
 @pytest.mark.parametrize("by_forecaster", [False, True])
 @pytest.mark.parametrize("family", ["llm-a", "nobody"])
 def test_reliability_diagram(by_forecaster: bool, family: str) -> None:
-    points = charts.reliability_points(bins_frame(), bins_frame(), family)
-    spec = _spec(charts.reliability_diagram(points, by_forecaster=by_forecaster))
+    points = calibration_charts.reliability_points(bins_frame(), bins_frame(), family)
+    spec = _spec(calibration_charts.reliability_diagram(points, by_forecaster=by_forecaster))
 
     assert _marks(spec) == ["line", "line", "circle", "text"]
     diagonal, lines, dots, labels = _layers(spec)
@@ -394,7 +403,7 @@ def test_reliability_diagram(by_forecaster: bool, family: str) -> None:
 @pytest.mark.parametrize("with_market", [False, True])
 @pytest.mark.parametrize("rows", [2, 0])
 def test_brier_over_time(with_market: bool, rows: int) -> None:
-    spec = _spec(charts.brier_over_time(over_time_frame(rows), with_market=with_market))
+    spec = _spec(calibration_charts.brier_over_time(over_time_frame(rows), with_market=with_market))
 
     assert _marks(spec) == ["line"]
     assert spec["mark"] == {"type": "line", "point": True, "interpolate": "step-after"}
@@ -412,7 +421,7 @@ def test_brier_over_time(with_market: bool, rows: int) -> None:
 
 @pytest.mark.parametrize("rows", [2, 0])
 def test_price_path(rows: int) -> None:
-    spec = _spec(charts.price_path(path_frame(rows)))
+    spec = _spec(market_charts.price_path(path_frame(rows)))
 
     assert _marks(spec) == ["line"]
     assert _fields(spec) == {"x": "at", "y": "price", "color": "outcome", "shape": "source"}
@@ -424,7 +433,7 @@ def test_price_path(rows: int) -> None:
 
 @pytest.mark.parametrize("rows", [2, 0])
 def test_api_spend_by_week(rows: int) -> None:
-    spec = _spec(charts.api_spend_by_week(spend_frame(rows)))
+    spec = _spec(cost_charts.api_spend_by_week(spend_frame(rows)))
 
     assert _marks(spec) == ["bar"]
     assert _fields(spec) == {"x": "week_start", "y": "sum(cost_usd)", "color": "family_id"}
@@ -436,7 +445,7 @@ def test_api_spend_by_week(rows: int) -> None:
 
 @pytest.mark.parametrize("rows", [4, 0])
 def test_cost_pareto(rows: int) -> None:
-    spec = _spec(charts.cost_pareto(cost.cost_frame(cost_board(rows))))
+    spec = _spec(cost_charts.cost_pareto(cost.cost_frame(cost_board(rows))))
 
     assert _marks(spec) == ["rule", "line", "rule", "point", "point", "text", "text"]
     market, front, bars, rings, points, *labels = _layers(spec)
@@ -454,7 +463,7 @@ def test_cost_pareto(rows: int) -> None:
     assert bars["encoding"]["x"]["title"] == "API cost per decision, $"
     assert front["mark"]["interpolate"] == "step-after"
     assert _fields(labels[0])["text"] == "display_name" and _fields(labels[0])["y"] == "label_y"
-    assert spec["height"] == charts.COST_HEIGHT
+    assert spec["height"] == cost_charts.COST_HEIGHT
     data = spec["datasets"]
     drawn = data[bars["data"]["name"]]
     # LLM C has no skill (never bet): not drawn; the baseline is, at $0, off the front
@@ -472,17 +481,17 @@ def test_cost_labels_move_apart_names_that_would_overlap() -> None:
     board = cost_board(3)
     board.loc[1, ["api_cost_usd", "skill_vs_market"]] = [0.01, 0.01]  # LLM B: $0.001, skill +0.01
     drawn = cost.cost_frame(board)
-    placed = charts.cost_labels(drawn).set_index("display_name")
+    placed = cost_charts.cost_labels(drawn).set_index("display_name")
 
     # The baseline ($0) and LLM B (near $0) share a skill: the second name goes a line lower.
-    line = (0.03 - -0.08) / charts.COST_HEIGHT * charts.LABEL_GAP_PX
+    line = (0.03 - -0.08) / cost_charts.COST_HEIGHT * cost_charts.LABEL_GAP_PX
     assert placed.loc["Baseline: random", "label_y"] == pytest.approx(0.01)
     assert placed.loc["LLM B", "label_y"] == pytest.approx(0.01 + line)
     # LLM A sits far right: its name is written left of its point, where nothing else is
     assert placed.loc["LLM A", "label_y"] == pytest.approx(-0.05)
     assert placed.loc["LLM A", "label_align"] == "right"
     assert placed.loc["LLM B", "label_align"] == "left"
-    assert charts.cost_labels(drawn.iloc[:0]).empty
+    assert cost_charts.cost_labels(drawn.iloc[:0]).empty
 
 
 # --------------------------------------------------------------------------------------------
@@ -513,24 +522,26 @@ def _first_market(engine: Engine) -> str:
 
 
 READ_MODEL_CHARTS: dict[str, Callable[[Engine], Any]] = {
-    "portfolio_curves": lambda e: charts.portfolio_curves(
+    "portfolio_curves": lambda e: curve_charts.portfolio_curves(
         curves.portfolio_curves(e, "ALL"),
         "total_pnl",
         "P/L",
         break_even=0.0,
         decisions=curves.decision_runs(e),
     ),
-    "brier_intervals": lambda e: charts.brier_intervals(calibration.calibration_summary(e)),
-    "reliability_diagram": lambda e: charts.reliability_diagram(
-        charts.reliability_points(
+    "brier_intervals": lambda e: calibration_charts.brier_intervals(
+        calibration.calibration_summary(e)
+    ),
+    "reliability_diagram": lambda e: calibration_charts.reliability_diagram(
+        calibration_charts.reliability_points(
             calibration.reliability(e), calibration.reliability(e, forecaster="market"), None
         ),
         by_forecaster=False,
     ),
-    "brier_over_time": lambda e: charts.brier_over_time(
+    "brier_over_time": lambda e: calibration_charts.brier_over_time(
         calibration.brier_over_time(e), with_market=True
     ),
-    "reliability_intervals": lambda e: charts.reliability_intervals(
+    "reliability_intervals": lambda e: calibration_charts.reliability_intervals(
         calibration.reliability_diagram(
             calibration.reliability(e),
             calibration.reliability(e, forecaster="market"),
@@ -538,9 +549,9 @@ READ_MODEL_CHARTS: dict[str, Callable[[Engine], Any]] = {
             min_count=1,
         )
     ),
-    "price_path": lambda e: charts.price_path(markets.price_path(e, _first_market(e))),
-    "api_spend_by_week": lambda e: charts.api_spend_by_week(operations.api_spend(e).by_week),
-    "cost_pareto": lambda e: charts.cost_pareto(cost.cost_ranking(e)),
+    "price_path": lambda e: market_charts.price_path(markets.price_path(e, _first_market(e))),
+    "api_spend_by_week": lambda e: cost_charts.api_spend_by_week(operations.api_spend(e).by_week),
+    "cost_pareto": lambda e: cost_charts.cost_pareto(cost.cost_ranking(e)),
 }
 # The layer holding a chart's data when it is not the first (a diagonal or a reference first).
 DATA_LAYER = {"reliability_diagram": 1, "reliability_intervals": 1, "cost_pareto": 2}
@@ -556,11 +567,16 @@ def test_charts_take_the_read_models_frames(
 
 
 def test_every_chart_function_is_tested() -> None:
-    """A new chart in charts.py gets a test here (and a read-model check above)."""
+    """A new chart in arena/dashboard/charts/ gets a test here (and a read-model check above)."""
+    modules = [style, curve_charts, calibration_charts, cost_charts, market_charts]
+    modules.append(replicate_charts)
+    found = {info.name for info in pkgutil.iter_modules(charts.__path__)}
+    assert found == {module.__name__.rsplit(".", 1)[1] for module in modules}
     public = {
         name
-        for name, value in vars(charts).items()
-        if callable(value) and not name.startswith("_") and value.__module__ == charts.__name__
+        for module in modules
+        for name, value in vars(module).items()
+        if callable(value) and not name.startswith("_") and value.__module__ == module.__name__
     }
     assert public == set(READ_MODEL_CHARTS) | {
         "reliability_points",
@@ -580,7 +596,7 @@ def test_stated_brier_intervals_on_the_read_models_frames() -> None:
     from tests.analytics.test_stated import NAMES, bets
 
     figures = stated_figures(bets(), NAMES, replicates=50)
-    spec = _spec(charts.stated_brier_intervals(figures))
+    spec = _spec(calibration_charts.stated_brier_intervals(figures))
     assert _marks(spec) == ["rule", "point"]
     rule, point = _layers(spec)
     assert _fields(rule) == {
@@ -594,6 +610,6 @@ def test_stated_brier_intervals_on_the_read_models_frames() -> None:
     assert _rows(spec) == 2 * 3  # two families × stated, implied (v1), market
     silent = figures.assign(stated_brier=float("nan"), implied_brier=float("nan"))
     silent["market_brier"] = float("nan")
-    assert _rows(_spec(charts.stated_brier_intervals(silent))) == 0
+    assert _rows(_spec(calibration_charts.stated_brier_intervals(silent))) == 0
     empty = pd.DataFrame(columns=list(STATED_COLUMNS))
-    assert _rows(_spec(charts.stated_brier_intervals(empty))) == 0
+    assert _rows(_spec(calibration_charts.stated_brier_intervals(empty))) == 0

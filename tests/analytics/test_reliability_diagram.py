@@ -132,12 +132,12 @@ def test_the_diagram_from_the_read_models(engine: Engine) -> None:
 
 
 def test_the_chart_draws_drawn_bins_with_error_bars_counts_and_stable_colours() -> None:
-    from arena.dashboard import charts
+    from arena.dashboard.charts import calibration as calibration_charts
 
     diagram = cal.reliability_diagram(IMPLIED, MARKET, ["a", "b"], names={"a": "A", "b": "B"})
     drawn = diagram[diagram["drawn"]]
 
-    spec = charts.reliability_intervals(drawn, ["A", "B"]).to_dict()
+    spec = calibration_charts.reliability_intervals(drawn, ["A", "B"]).to_dict()
 
     layers = spec["layer"]
     marks = [
@@ -150,6 +150,6 @@ def test_the_chart_draws_drawn_bins_with_error_bars_counts_and_stable_colours() 
     assert layers[4]["encoding"]["text"]["field"] == "count"
     scale = layers[3]["encoding"]["color"]["scale"]
     assert scale["domain"] == ["A", "B", cal.MARKET_SERIES]
-    assert scale["range"][-1] == charts.MARKET_GREY
+    assert scale["range"][-1] == calibration_charts.MARKET_GREY
     data = pd.DataFrame(spec["datasets"][layers[3]["data"]["name"]])
     assert data["drawn"].all() and len(data) == len(drawn)

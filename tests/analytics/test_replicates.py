@@ -31,7 +31,8 @@ from arena.analytics.stats.replicates import (
 )
 from arena.analytics.stored import current_stored
 from arena.core import stats
-from arena.dashboard import charts, fmt
+from arena.dashboard import fmt
+from arena.dashboard.charts import replicates as replicate_charts
 from arena.lineup import load_lineup
 from arena.storage.db import create_db_engine
 from arena.storage.tables import AGENTS, DECISIONS, POSITIONS, TRADES
@@ -455,7 +456,7 @@ def test_the_hourly_job_stored_the_figures(season: Engine) -> None:
 
 def test_the_chart_draws_a_dot_per_agent_a_line_per_cohort_and_a_bar_per_family() -> None:
     figures = replicate_figures(TWO_COHORTS, replicates=50)
-    spec = charts.replicate_returns(figures.agents, figures.families).to_dict()
+    spec = replicate_charts.replicate_returns(figures.agents, figures.families).to_dict()
     zero, lines, dots, pooled = spec["layer"]
     marks = [layer["mark"]["type"] for layer in (zero, lines, dots, pooled)]
     assert marks == ["rule", "rule", "circle", "tick"]
@@ -476,11 +477,13 @@ def test_the_chart_draws_a_dot_per_agent_a_line_per_cohort_and_a_bar_per_family(
     )
     assert dots["encoding"]["yOffset"]["field"] == "cohort_number"
     assert pooled["encoding"]["x"]["field"] == "pooled_return_pct"
-    zoomed = charts.replicate_returns(figures.agents, figures.families, (-5.0, 10.0)).to_dict()
+    zoomed = replicate_charts.replicate_returns(
+        figures.agents, figures.families, (-5.0, 10.0)
+    ).to_dict()
     assert zoomed["layer"][2]["encoding"]["x"]["scale"]["domain"] == [-5.0, 10.0]
     assert zoomed["layer"][2]["mark"]["clip"] is True
     empty = replicate_figures(UNSTABLE.iloc[0:0])
-    assert charts.replicate_returns(empty.agents, empty.families).to_dict()["layer"]
+    assert replicate_charts.replicate_returns(empty.agents, empty.families).to_dict()["layer"]
 
 
 def test_spreads_and_gaps_read_in_percentage_points() -> None:
