@@ -123,7 +123,7 @@ def main() -> None:
             print(f"make demo → /_stcore/health ok: {health:.1f} s")
             text = home_text(args.port, 60_000)
             print(f"make demo → Home rendered: {time.perf_counter() - began:.1f} s")
-            progress = [line for line in text.splitlines() if "playing" in line.lower()]
+            progress = [line for line in text.splitlines() if "still playing" in line]
             print(f"Home's progress line: {progress[0] if progress else '(none: season done?)'}")
             if args.season:
                 launcher_log = log
