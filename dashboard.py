@@ -4,7 +4,7 @@ It opens the configured database READ-ONLY and checks it has a schema before any
 so every page can assume a migrated database and a fresh checkout shows a clear next step
 instead of a traceback. Pages live in app_pages/ (not pages/, which would start Streamlit's legacy
 multipage mode) and read through `arena.analytics` (cached a few
-seconds by `arena.dashboard.ui.read`); deep-link query parameters are restored before each page
+seconds by `arena.dashboard.reads.read`); deep-link query parameters are restored before each page
 runs.
 """
 
@@ -17,7 +17,7 @@ from arena.analytics.views.database import backend_name, schema_revision, sqlite
 from arena.analytics.views.protocol import number_ranges
 from arena.config import METHODOLOGY_VERSION, get_settings
 from arena.core.errors import ArenaError
-from arena.dashboard import fmt, ui
+from arena.dashboard import entry, fmt, links, reads
 from arena.storage.db import get_engine
 
 TITLE = "Forecaster Arena"
@@ -90,7 +90,7 @@ def main() -> None:
         return
     except SQLAlchemyError as exc:
         _stop_with(
-            f"Cannot read the database ({fmt.escaped(ui.first_line(exc))}) — check "
+            f"Cannot read the database ({fmt.escaped(entry.first_line(exc))}) — check "
             "ARENA_DATABASE_URL and that the database is reachable.",
             error=True,
         )
@@ -99,7 +99,7 @@ def main() -> None:
         _stop_with(NO_DATABASE)
         return
     st.sidebar.caption(f"Schema revision {revision}")
-    extended = ui.read(excluded_cohorts)
+    extended = reads.read(excluded_cohorts)
     if extended:  # never mixed into the v1 views silently (methodology §18)
         st.sidebar.caption(
             f"Cohort{'s' if len(extended) > 1 else ''} {number_ranges(extended)} ran "
@@ -107,12 +107,12 @@ def main() -> None:
             "of the all-cohort figures (see Stated probability, Replicates)."
         )
     st.sidebar.caption(
-        f"Read-only view, refreshed every {ui.CACHE_TTL_S} s. The address bar holds the "
+        f"Read-only view, refreshed every {reads.CACHE_TTL_S} s. The address bar holds the "
         "current selection: copy it to share this view."
     )
 
-    ui.restore_links(page.url_path)
-    ui.run_page(page.run)  # an unexpected error: one line here, the traceback in the log
+    links.restore_links(page.url_path)
+    entry.run_page(page.run)  # an unexpected error: one line here, the traceback in the log
 
 
 main()

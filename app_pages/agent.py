@@ -4,12 +4,15 @@ with their outcome, trades and decisions. Opens on the newest cohort's best-rank
 import pandas as pd
 import streamlit as st
 
+from arena.analytics.stats.risk import agent_risk
 from arena.analytics.views.agents import OUTCOMES, agent_index, agent_summary, positions, trades
 from arena.analytics.views.cohorts import best_llm, cohort_field, cohort_standings
 from arena.analytics.views.decisions import decisions
-from arena.dashboard import fmt, ui
+from arena.dashboard import documents, fmt, links, notices, portfolio, reads, tables
+from arena.dashboard.risk_section import agent_figures, show_risk
 
 NO_AGENT = "No agent yet: run `arena start-cohort` (one agent per enabled family) or `make demo`."
+SNAPSHOTS = documents.doc_link("methodology", "12-snapshot-methodology")
 # Columns a person reads, in the order shown (the CSVs keep every column under its stable name,
 # in the read model's order); None: not shown.
 POSITION_COLUMNS = {
@@ -98,14 +101,14 @@ DECISION_FORMATS = {
 }
 
 st.title("Agent")
-index: pd.DataFrame = ui.read(agent_index)
+index: pd.DataFrame = reads.read(agent_index)
 if index.empty:
-    ui.empty(NO_AGENT)
+    notices.empty(NO_AGENT)
     st.stop()
 
 left, right = st.columns(2)
 numbers = sorted({int(n) for n in index["cohort_number"]}, reverse=True)
-cohort = ui.select_link(
+cohort = links.select_link(
     "Cohort",
     "cohort",
     numbers,
@@ -113,12 +116,12 @@ cohort = ui.select_link(
     format_func=lambda n: f"Cohort {n}",
     container=left,
 )
-standings: pd.DataFrame = ui.read(cohort_standings, cohort)
+standings: pd.DataFrame = reads.read(cohort_standings, cohort)
 families = list(dict.fromkeys(str(f) for f in standings["family_id"]))  # best return first
 names = dict(zip(index["family_id"], index["display_name"], strict=True))  # without replicate
 best = best_llm(standings) or families[0]
-linked = ui.get_link("family") is not None
-family = ui.select_link(
+linked = links.get_link("family") is not None
+family = links.select_link(
     "Family",
     "family",
     families,
@@ -130,7 +133,7 @@ family = ui.select_link(
 replicates = sorted(int(r) for r in standings.loc[standings["family_id"] == family, "replicate"])
 replicate = None
 if len(replicates) > 1:
-    replicate = ui.select_link(
+    replicate = links.select_link(
         "Replicate",
         "replicate",
         replicates,
@@ -139,10 +142,10 @@ if len(replicates) > 1:
         container=right,
     )
 # The view shown is the view linked: a default choice goes into the address bar too.
-ui.set_link("cohort", cohort)
-ui.set_link("family", family)
+links.set_link("cohort", cohort)
+links.set_link("family", family)
 if replicate is not None:
-    ui.set_link("replicate", replicate)
+    links.set_link("replicate", replicate)
 # Table keys and CSV names: one agent (its replicate too, in a replicated cohort).
 agent_key = f"{cohort}-{family}" + (f"-r{replicate}" if replicate is not None else "")
 if not linked:
@@ -151,18 +154,18 @@ if not linked:
         f"{fmt.escaped(names.get(family, family))}: pick another cohort or family above."
     )
 
-ui.simulated_notice([family])
-summary: pd.DataFrame = ui.read(agent_summary, cohort, family, replicate)
+notices.simulated_notice([family])
+summary: pd.DataFrame = reads.read(agent_summary, cohort, family, replicate)
 me = summary.iloc[0]
 st.text(f"{me['display_name']} — cohort {cohort} — model {me['model_id']} ({me['kind']})")
-links = st.columns([1, 1, 2])
-links[0].page_link(
+nav = st.columns([1, 1, 2])
+nav[0].page_link(
     "app_pages/family.py",
     label=f"{fmt.escaped(names.get(family, family))} across its cohorts",
     icon=":material/groups:",
     query_params={"family": family},
 )
-links[1].page_link(
+nav[1].page_link(
     "app_pages/decisions.py",
     label=f"Audit its decisions in cohort {cohort}",
     icon=":material/receipt_long:",
@@ -221,58 +224,71 @@ scores[2].metric(
     f"{fmt.count(me['decisions'])} ({fmt.count(me['fallback_holds'])})",
 )
 scores[3].metric("API cost", fmt.cost(me["api_cost_usd"]))
-ui.download_csv(summary, f"agent-{agent_key}-summary", label="Download summary CSV")
+tables.download_csv(summary, f"agent-{agent_key}-summary", label="Download summary CSV")
 
 st.subheader("Portfolio over time")
-ui.curve_section(f"agent-{cohort}-{family}", cohort=cohort, family=family)
+portfolio.curve_section(f"agent-{cohort}-{family}", cohort=cohort, family=family)
+
+st.subheader("Risk")
+statistics = documents.doc_link("methodology", "19-statistics-honest-uncertainty")
+risk: pd.DataFrame = reads.read(agent_risk, cohort=cohort, family=family, replicate=replicate)
+show_risk(
+    agent_figures(risk.iloc[0] if len(risk) else pd.Series(dtype="float64")),
+    drawdown_on="its 10-minute portfolio curve",
+    caption=(
+        "Its own book: drawdown on every 10-minute snapshot, Sharpe of its daily returns "
+        "(end-of-day values); paper figures, risk-free rate 0 "
+        f"([methodology: statistics]({statistics}))."
+    ),
+)
 
 st.subheader("Positions")
-book: pd.DataFrame = ui.read(positions, cohort=cohort, family=family, replicate=replicate)
+book: pd.DataFrame = reads.read(positions, cohort=cohort, family=family, replicate=replicate)
 if book.empty:
-    ui.empty("No position yet: this agent has not bet (or every leg was rejected).")
+    notices.empty("No position yet: this agent has not bet (or every leg was rejected).")
 else:
     counts = book["outcome"].value_counts()
     st.caption(
         "Outcome: "
         + ", ".join(f"{name} {int(counts.get(name, 0))}" for name in OUTCOMES.values())
         + ". Open positions are valued at their latest mark, as in `arena export positions` "
-        f"([methodology: snapshots]({ui.doc_link('methodology', '12-snapshot-methodology')}))."
+        f"([methodology: snapshots]({SNAPSHOTS}))."
     )
-    ui.table(
+    tables.table(
         book[list(POSITION_COLUMNS)],
         key=f"agent-positions:{agent_key}",
         formats=POSITION_FORMATS,
         column_config=POSITION_COLUMNS,
     )
-    ui.download_csv(book, f"agent-{agent_key}-positions")
+    tables.download_csv(book, f"agent-{agent_key}-positions")
 
 st.subheader("Trades")
-ledger: pd.DataFrame = ui.read(trades, cohort=cohort, family=family, replicate=replicate)
+ledger: pd.DataFrame = reads.read(trades, cohort=cohort, family=family, replicate=replicate)
 if ledger.empty:
-    ui.empty("No trade yet.")
+    notices.empty("No trade yet.")
 else:
-    ui.table(
+    tables.table(
         ledger[list(TRADE_COLUMNS)],
         key=f"agent-trades:{agent_key}",
         formats=TRADE_FORMATS,
         column_config=TRADE_COLUMNS,
     )
-    ui.download_csv(ledger, f"agent-{agent_key}-trades")
+    tables.download_csv(ledger, f"agent-{agent_key}-trades")
 
 st.subheader("Decisions")
-made: pd.DataFrame = ui.read(decisions, cohort=cohort, family=family, replicate=replicate)
+made: pd.DataFrame = reads.read(decisions, cohort=cohort, family=family, replicate=replicate)
 if made.empty:
-    ui.empty("No decision yet: `arena decide` runs Sundays at :05 UTC.")
+    notices.empty("No decision yet: `arena decide` runs Sundays at :05 UTC.")
 else:
     st.caption("Select a row to audit that decision.")
-    rows = ui.table(
+    rows = tables.table(
         made[list(DECISION_COLUMNS)],
         key=f"agent-decisions:{agent_key}",
         formats=DECISION_FORMATS,
         column_config=DECISION_COLUMNS,
         select=True,
     )
-    ui.download_csv(made, f"agent-{agent_key}-decisions")
+    tables.download_csv(made, f"agent-{agent_key}-decisions")
     if rows:
         decision_id = int(made.iloc[rows[0]]["decision_id"])
         st.page_link(

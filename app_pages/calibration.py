@@ -12,7 +12,7 @@ from arena.analytics.stats.calibration import MIN_BIN_COUNT, family_names, relia
 from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_or_live
 from arena.analytics.views.cohorts import cohort_numbers
-from arena.dashboard import fmt, ui
+from arena.dashboard import documents, fmt, links, notices, reads, tables
 from arena.dashboard.charts import calibration as calibration_charts
 
 NO_BRIER = (
@@ -23,7 +23,7 @@ NO_V1_BRIER = (
     "No resolved bet in a v1 cohort yet: the extended cohorts named above are left out of the "
     "all-cohort figures. Choose one of them in the cohort filter to see its own."
 )
-STATISTICS = ui.doc_link("methodology", "19-statistics-honest-uncertainty")
+STATISTICS = documents.doc_link("methodology", "19-statistics-honest-uncertainty")
 MOST_FAMILIES = 3  # compared in one reliability diagram; more is unreadable
 LABELS = {
     "family": st.column_config.Column("Family", width=170),
@@ -75,7 +75,7 @@ def summary_rows(summary: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
 def pick_families(options: list[str], names: dict[str, str], default: list[str]) -> list[str]:
     """A multiselect bound to link "family" (comma-separated ids); a link naming a family
     with no resolved bet here warns and stops, never silently drops it."""
-    value = ui.get_link("family")
+    value = links.get_link("family")
     wanted = [f for f in (value or "").split(",") if f]
     unknown = [f for f in wanted if f not in options]
     chosen = [f for f in wanted if f in options][:MOST_FAMILIES] or default
@@ -83,7 +83,7 @@ def pick_families(options: list[str], names: dict[str, str], default: list[str])
     st.session_state[state] = chosen
 
     def changed() -> None:
-        ui.set_link("family", ",".join(st.session_state.get(state) or []) or None)
+        links.set_link("family", ",".join(st.session_state.get(state) or []) or None)
 
     picked = st.multiselect(
         f"Families to compare (up to {MOST_FAMILIES})",
@@ -95,7 +95,7 @@ def pick_families(options: list[str], names: dict[str, str], default: list[str])
         placeholder="Pick families",
     )
     if unknown:
-        ui.names_nothing(
+        links.names_nothing(
             "family with resolved bets",
             "family",
             ",".join(unknown),
@@ -110,9 +110,9 @@ def frame_of(name: str, what: str, summary_stored: Any) -> pd.DataFrame:
     """One more of the page's stored frames. Once the person asked for the summary live (no
     current stored one), the page's cheaper frames follow it without asking again."""
     if summary_stored is None:
-        frame, _ = ui.read(current_or_live, name, cohort=cohort)
+        frame, _ = reads.read(current_or_live, name, cohort=cohort)
         return frame
-    found = ui.stored_or_offer(name, what, cohort=cohort)
+    found = reads.stored_or_offer(name, what, cohort=cohort)
     if found is None:
         st.stop()
     return found[0]
@@ -122,44 +122,44 @@ st.title("Calibration")
 st.caption(
     "v1 scores a bet's size as its confidence: implied confidence = amount / (25% of cash), "
     "Brier = (confidence − outcome)², lower is better "
-    f"([methodology: scoring]({ui.doc_link('methodology', '11-scoring')})). The market's "
+    f"([methodology: scoring]({documents.doc_link('methodology', '11-scoring')})). The market's "
     "price for the side bought is scored on the same bets as a reference forecaster; skill "
     "vs market = family Brier − market Brier (negative: better than the market). Intervals: "
     "95% cluster bootstrap over Polymarket events "
     f"([methodology: statistics]({STATISTICS}))."
 )
 
-numbers = ui.read(cohort_numbers)
+numbers = reads.read(cohort_numbers)
 if not numbers:
-    ui.empty("No cohort yet: run `arena start-cohort` or `make demo`.")
+    notices.empty("No cohort yet: run `arena start-cohort` or `make demo`.")
     st.stop()
 left, right = st.columns([1, 3])
-cohort = ui.select_link(
+cohort = links.select_link(
     "Cohort",
     "cohort",
     numbers,
-    format_func=lambda n: "All cohorts" if n == ui.ALL else f"Cohort {n}",
+    format_func=lambda n: "All cohorts" if n == links.ALL else f"Cohort {n}",
     container=left,
 )
-left_out = ui.left_out_note(cohort)
-found = ui.stored_or_offer("calibration_summary", "calibration summary", cohort=cohort)
+left_out = notices.left_out_note(cohort)
+found = reads.stored_or_offer("calibration_summary", "calibration summary", cohort=cohort)
 if found is None:
     st.stop()
 summary, stored = found
 if summary.empty:
-    ui.empty(NO_V1_BRIER if left_out else NO_BRIER)
+    notices.empty(NO_V1_BRIER if left_out else NO_BRIER)
     st.stop()
-names: dict[str, str] = ui.read(family_names)
+names: dict[str, str] = reads.read(family_names)
 options = [str(f) for f in summary["family_id"]]
 llms = [f for f, kind in zip(options, summary["kind"], strict=True) if kind != "baseline"]
 with right:
     families = pick_families(options, names, (llms or options)[:MOST_FAMILIES])
-ui.simulated_notice(options)
+notices.simulated_notice(options)
 
 st.subheader("Brier per family")
-ui.stored_caption(stored)
+reads.stored_caption(stored)
 rows, formats = fmt.readable(summary_rows(summary, names), NUMBERS)
-ui.table(
+tables.table(
     rows,
     key="calibration-summary",
     reference=summary["kind"] == "baseline",
@@ -174,8 +174,8 @@ st.caption(
     "(+ a within-bin residual, in the CSV): reliability is the calibration error (0 is "
     "perfect), resolution how much outcomes differ between bins (higher is better)."
 )
-ui.download_csv(summary, "calibration-summary")
-ui.chart(
+tables.download_csv(summary, "calibration-summary")
+tables.chart(
     calibration_charts.brier_intervals(summary.assign(family_id=[names.get(f, f) for f in options]))
 )
 
@@ -187,7 +187,9 @@ drawn = diagram[diagram["drawn"]]
 if drawn.empty:
     st.text(f"No bin of these families holds {MIN_BIN_COUNT} bets or more yet.")
 else:
-    ui.chart(calibration_charts.reliability_intervals(drawn, [names.get(f, f) for f in families]))
+    tables.chart(
+        calibration_charts.reliability_intervals(drawn, [names.get(f, f) for f in families])
+    )
 sparse = diagram[~diagram["drawn"]]
 st.caption(
     "Each point is a 0.1-wide bin of the forecast: x = the bets' mean forecast, y = the share "
@@ -214,7 +216,7 @@ if not sparse.empty:
             ],
         }
     )
-    ui.table(
+    tables.table(
         listed,
         key="calibration-sparse-bins",
         column_config={
@@ -225,7 +227,7 @@ if not sparse.empty:
             "interval": st.column_config.Column("Win rate [95% Wilson]", width="medium"),
         },
     )
-ui.download_csv(diagram, "reliability")
+tables.download_csv(diagram, "reliability")
 
 st.subheader("Brier over time")
 over_time = frame_of("brier_over_time", "Brier over time", stored)
@@ -233,7 +235,7 @@ shown = over_time[over_time["family_id"].isin(families)]
 if shown.empty:
     st.text("No resolved bet of these families yet.")
 else:
-    ui.chart(
+    tables.chart(
         calibration_charts.brier_over_time(
             shown.assign(family_id=[names.get(f, f) for f in shown["family_id"]]),
             with_market=len(families) == 1,
@@ -247,4 +249,4 @@ else:
             else " (pick one family to see the market's price on its bets beside it)."
         )
     )
-    ui.download_csv(shown, "brier-over-time")
+    tables.download_csv(shown, "brier-over-time")

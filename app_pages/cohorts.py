@@ -11,10 +11,10 @@ from arena.analytics.views.cohorts import (
     decision_grid,
     decisions_by_week,
 )
-from arena.dashboard import fmt, ui
+from arena.dashboard import documents, fmt, links, notices, portfolio, reads, tables
 
 NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
-NOTES = ui.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
+NOTES = documents.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
 # What each protocol extension changed, for the note on an extended cohort (methodology §18).
 EXTENDED_BY = {
     "stated_probability": "its prompt asked each bet for the model's probability",
@@ -97,12 +97,12 @@ st.caption(
     + ". Select a row to open a cohort."
 )
 
-listing: pd.DataFrame = ui.read(cohorts)
+listing: pd.DataFrame = reads.read(cohorts)
 if listing.empty:
-    ui.empty(NO_COHORT)
+    notices.empty(NO_COHORT)
     st.stop()
 
-ui.pick_link(
+tables.pick_link(
     listing[list(LIST_COLUMNS)],
     key="cohort-list",
     link="cohort",
@@ -110,10 +110,10 @@ ui.pick_link(
     formats=LIST_FORMATS,
     column_config=LIST_COLUMNS,
 )
-ui.download_csv(listing, "cohorts")
+tables.download_csv(listing, "cohorts")
 
 numbers = [int(n) for n in listing["cohort_number"]]
-cohort = ui.select_link(
+cohort = links.select_link(
     "Cohort to open",
     "cohort",
     numbers,
@@ -143,9 +143,9 @@ elif not bool(row["is_default"]):
     st.warning(
         "This cohort ran with overridden methodology constants (a research run): its results "
         "are not v1 results ([methodology: constants]"
-        f"({ui.doc_link('methodology', '17-constants-and-where-they-live')}))."
+        f"({documents.doc_link('methodology', '17-constants-and-where-they-live')}))."
     )
-bundle: BundleStatus | None = ui.read(bundle_status, cohort)
+bundle: BundleStatus | None = reads.read(bundle_status, cohort)
 if bundle is not None:
     if bundle.kept_hash is not None:
         st.markdown(f"**Replay bundle** — final, hash `{bundle.kept_hash}`")
@@ -161,16 +161,16 @@ if bundle is not None:
     )
 
 st.subheader("Standings")
-standings: pd.DataFrame = ui.read(cohort_standings, cohort)
+standings: pd.DataFrame = reads.read(cohort_standings, cohort)
 if standings.empty:
-    ui.empty("This cohort has no agents: `arena start-cohort` creates one per enabled family.")
+    notices.empty("This cohort has no agents: `arena start-cohort` creates one per enabled family.")
 else:
     st.caption(
         "This cohort's own leaderboard (point numbers; the Leaderboard page filtered to this "
         "cohort adds 95% intervals and P(rank #1)). Baselines are reference rows (tinted). "
         "Select a row to open that agent."
     )
-    rows = ui.table(
+    rows = tables.table(
         standings[list(STANDING_COLUMNS)],
         key=f"cohort-standings:{cohort}",
         reference=standings["kind"] == "baseline",
@@ -178,7 +178,7 @@ else:
         column_config=STANDING_COLUMNS,
         select=True,
     )
-    ui.download_csv(standings, f"cohort-{cohort}-standings")
+    tables.download_csv(standings, f"cohort-{cohort}-standings")
     if rows:
         picked = standings.iloc[rows[0]]
         family = str(picked["family_id"])
@@ -190,21 +190,21 @@ else:
         )
 
 st.subheader("One curve per agent")
-ui.curve_section(f"cohort-{cohort}", cohort=cohort)
+portfolio.curve_section(f"cohort-{cohort}", cohort=cohort)
 
 st.subheader("Decisions by week")
-weeks: pd.DataFrame = ui.read(decisions_by_week, cohort)
+weeks: pd.DataFrame = reads.read(decisions_by_week, cohort)
 if weeks.empty:
-    ui.empty(
+    notices.empty(
         "No decision yet in this cohort: the scheduler runs `arena decide` on Sundays at "
         ":05 UTC (or run it by hand)."
     )
 else:
     grid = decision_grid(weeks)
     labels = {column: st.column_config.TextColumn(column.capitalize()) for column in grid.columns}
-    ui.table(grid, key=f"cohort-weeks:{cohort}", column_config=labels)
-    ui.download_csv(grid, f"cohort-{cohort}-weeks")
-    ui.download_csv(weeks, f"cohort-{cohort}-decisions", label="Download decisions CSV")
+    tables.table(grid, key=f"cohort-weeks:{cohort}", column_config=labels)
+    tables.download_csv(grid, f"cohort-{cohort}-weeks")
+    tables.download_csv(weeks, f"cohort-{cohort}-decisions", label="Download decisions CSV")
     st.page_link(
         "app_pages/decisions.py",
         label=f"Audit cohort {cohort}'s decisions",

@@ -6,7 +6,7 @@ import streamlit as st
 
 from arena.analytics.stats.paired import MIN_EVENTS, family_comparison
 from arena.analytics.views.agents import agent_index
-from arena.dashboard import fmt, ui
+from arena.dashboard import documents, fmt, links, notices, reads, tables
 
 NO_AGENT = "No agent yet: run `arena start-cohort` (one agent per enabled family) or `make demo`."
 MEASURES = {"pnl": "Return (P/L per shared market)", "brier": "Brier (per shared market)"}
@@ -52,25 +52,25 @@ st.caption(
     "A earned more) and in mean Brier (where both have resolved bets; negative: A forecast "
     "better), averaged. Brackets are a 95% cluster-bootstrap interval over events, the p-value "
     "a two-sided sign-flip test over events "
-    f"([statistics]({ui.doc_link('methodology', '19-statistics-honest-uncertainty')}))."
+    f"([statistics]({documents.doc_link('methodology', '19-statistics-honest-uncertainty')}))."
 )
 
-index: pd.DataFrame = ui.read(agent_index)
+index: pd.DataFrame = reads.read(agent_index)
 if index.empty:
-    ui.empty(NO_AGENT)
+    notices.empty(NO_AGENT)
     st.stop()
 
 first, second, third = st.columns(3)
 numbers = sorted({int(n) for n in index["cohort_number"]}, reverse=True)
-cohort = ui.select_link(
+cohort = links.select_link(
     "Cohort",
     "cohort",
     numbers,
-    format_func=lambda n: "All cohorts" if n == ui.ALL else f"Cohort {n}",
+    format_func=lambda n: "All cohorts" if n == links.ALL else f"Cohort {n}",
     container=third,
 )
 # Across cohorts the comparison reads the v1 cohorts only (methodology §18): so do its choices.
-left_out = ui.left_out_note(cohort)
+left_out = notices.left_out_note(cohort)
 scope = (
     index[~index["cohort_number"].isin(left_out)]
     if cohort is None
@@ -83,39 +83,39 @@ ordered = scope.drop_duplicates("family_id").sort_values(
 families = [str(f) for f in ordered["family_id"]]
 names = {str(f): str(n) for f, n in zip(ordered["family_id"], ordered["display_name"], strict=True)}
 if len(families) < 2:
-    ui.empty("This scope has fewer than two families: pick all cohorts, or another cohort.")
+    notices.empty("This scope has fewer than two families: pick all cohorts, or another cohort.")
     st.stop()
 # No pair until the person picks one: at a year a comparison reads every shared bet of both
 # families (~1 s), which no visitor should wait on before saying which two.
-family = ui.select_link(
+family = links.select_link(
     "Family",
     "family",
     families,
-    format_func=lambda f: "Pick a family" if f == ui.ALL else names.get(f, f),
+    format_func=lambda f: "Pick a family" if f == links.ALL else names.get(f, f),
     container=first,
 )
-versus = ui.select_link(
+versus = links.select_link(
     "Versus",
     "versus",
     families,
-    format_func=lambda f: "Pick a family" if f == ui.ALL else names.get(f, f),
+    format_func=lambda f: "Pick a family" if f == links.ALL else names.get(f, f),
     container=second,
 )
 if family is None or versus is None:
-    ui.empty(
+    notices.empty(
         "Pick two families above: the difference in P/L and in Brier on the markets both "
         "traded, with its interval and p-value. From the Leaderboard, or a link like "
         "`/compare?family=…&versus=…`."
     )
     st.stop()
 if family == versus:
-    ui.empty("Pick two different families.")
+    notices.empty("Pick two different families.")
     st.stop()
-ui.simulated_notice([family, versus])
+notices.simulated_notice([family, versus])
 
-frame: pd.DataFrame = ui.read(family_comparison, family, versus, cohort=cohort)
+frame: pd.DataFrame = reads.read(family_comparison, family, versus, cohort=cohort)
 st.subheader(f"{fmt.escaped(names[family])} − {fmt.escaped(names[versus])}")
-ui.table(
+tables.table(
     display(frame, names),
     key="compare-table",
     column_config={
@@ -142,4 +142,4 @@ if shared < MIN_EVENTS:
         "interval or p-value is shown"
         + (": compare across all cohorts, or wait for more resolved bets." if cohort else ".")
     )
-ui.download_csv(frame, f"compare-{family}-{versus}-{'all' if cohort is None else cohort}")
+tables.download_csv(frame, f"compare-{family}-{versus}-{'all' if cohort is None else cohort}")

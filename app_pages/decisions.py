@@ -18,7 +18,7 @@ from arena.analytics.views.decisions import (
     decisions,
     response_parts,
 )
-from arena.dashboard import fmt, ui
+from arena.dashboard import documents, fmt, links, notices, reads, tables
 from arena.storage.models import DECISION_ACTIONS, DECISION_STATUSES
 
 NO_DECISION = (
@@ -27,7 +27,10 @@ NO_DECISION = (
 )
 
 
-NOTES = ui.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
+IMPLIED_CONFIDENCE = documents.doc_link(
+    "methodology", "11-2-implied-confidence-from-position-sizing"
+)
+NOTES = documents.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
 STATED_NOTE = (
     " This cohort ran the protocol extension stated_probability: its prompt also asked, with "
     "each bet, for the probability that the side bought wins (Stated probability; the figures "
@@ -211,42 +214,42 @@ def rationale(detail: DecisionDetail) -> None:
 
 
 st.title("Decisions")
-options: FilterOptions = ui.read(filter_options)
+options: FilterOptions = reads.read(filter_options)
 if not options.cohorts:
-    ui.empty(NO_DECISION)
+    notices.empty(NO_DECISION)
     st.stop()
-ui.simulated_notice()
-names: dict[str, str] = ui.read(family_names)
+notices.simulated_notice()
+names: dict[str, str] = reads.read(family_names)
 
 cols = st.columns(5)
-cohort = ui.select_link(
+cohort = links.select_link(
     "Cohort",
     "cohort",
     options.cohorts,
-    format_func=lambda n: "All" if n == ui.ALL else f"Cohort {n}",
+    format_func=lambda n: "All" if n == links.ALL else f"Cohort {n}",
     container=cols[0],
 )
-family = ui.select_link(
+family = links.select_link(
     "Family",
     "family",
     options.families,
     container=cols[1],
-    format_func=lambda f: f if f == ui.ALL else names.get(f, f),
+    format_func=lambda f: f if f == links.ALL else names.get(f, f),
 )
-week_value = ui.select_link("Week", "week", ui.read(decision_weeks), container=cols[2])
-action = ui.select_link("Action", "action", list(DECISION_ACTIONS), container=cols[3])
-status = ui.select_link("Status", "status", list(DECISION_STATUSES), container=cols[4])
+week_value = links.select_link("Week", "week", reads.read(decision_weeks), container=cols[2])
+action = links.select_link("Action", "action", list(DECISION_ACTIONS), container=cols[3])
+status = links.select_link("Status", "status", list(DECISION_STATUSES), container=cols[4])
 
 # A decision link is checked before the list, so one naming nothing warns near the top.
-decision_value = ui.get_link("decision")
-decision_id = ui.link_int("decision")
+decision_value = links.get_link("decision")
+decision_id = links.link_int("decision")
 detail: DecisionDetail | None = (
-    None if decision_id is None else ui.read(decision_detail, decision_id)
+    None if decision_id is None else reads.read(decision_detail, decision_id)
 )
 if decision_value is not None and detail is None:
-    ui.names_nothing("decision", "decision", decision_value)
+    links.names_nothing("decision", "decision", decision_value)
 
-listing: pd.DataFrame = ui.read(
+listing: pd.DataFrame = reads.read(
     decisions,
     cohort=cohort,
     family=family,
@@ -256,14 +259,14 @@ listing: pd.DataFrame = ui.read(
     limit=DEFAULT_LIMIT,
 )
 if listing.empty:
-    ui.empty("No decision matches these filters: widen them (set a filter back to All).")
+    notices.empty("No decision matches these filters: widen them (set a filter back to All).")
 else:
     st.caption(
-        ui.listed(len(listing), DEFAULT_LIMIT, "decision(s)", "newest first")
+        notices.listed(len(listing), DEFAULT_LIMIT, "decision(s)", "newest first")
         + " Select a row to audit it."
     )
     shown, formats = fmt.readable(listing[list(LIST_COLUMNS)], LIST_FORMATS)
-    ui.pick_link(
+    tables.pick_link(
         shown,
         key=f"decisions-table:{cohort}:{family}:{week_value}:{action}:{status}",
         link="decision",
@@ -271,11 +274,11 @@ else:
         formats=formats,
         column_config=LIST_COLUMNS,
     )
-    ui.download_csv(listing, "decisions")
+    tables.download_csv(listing, "decisions")
     # A row picked (or cleared) in this run has just rewritten the link: follow it now.
-    picked = ui.link_int("decision")
+    picked = links.link_int("decision")
     if picked != decision_id:
-        detail = None if picked is None else ui.read(decision_detail, picked)
+        detail = None if picked is None else reads.read(decision_detail, picked)
 
 
 def show_decision(detail: DecisionDetail) -> None:
@@ -334,7 +337,7 @@ def show_decision(detail: DecisionDetail) -> None:
             shown, formats = fmt.readable(
                 table[[c for c in LEG_COLUMNS if c in table.columns]], LEG_FORMATS
             )
-            ui.table(
+            tables.table(
                 shown,
                 key="decision-legs",
                 formats=formats,
@@ -353,17 +356,19 @@ def show_decision(detail: DecisionDetail) -> None:
             st.caption(
                 "Implied confidence = amount / (25% of the cash before the leg): v1 scores it as "
                 f"the forecast ([methodology: implied confidence]"
-                f"({ui.doc_link('methodology', '11-2-implied-confidence-from-position-sizing')}))."
+                f"({IMPLIED_CONFIDENCE}))."
                 + (STATED_NOTE if detail.asks_probability else "")
             )
-            ui.download_csv(legs, f"decision-{detail.decision_id}-legs", label="Download legs CSV")
+            tables.download_csv(
+                legs, f"decision-{detail.decision_id}-legs", label="Download legs CSV"
+            )
     with attempts_tab:
         log = detail.attempt_log
         if log.empty:
             st.text("No attempt was recorded (the decision may still be in progress).")
         else:
             shown, formats = fmt.readable(log[list(ATTEMPT_COLUMNS)], ATTEMPT_FORMATS)
-            ui.table(
+            tables.table(
                 shown,
                 key="decision-attempts",
                 formats=formats,
@@ -390,7 +395,7 @@ def show_decision(detail: DecisionDetail) -> None:
                         if not fmt.missing(error):
                             st.caption(f"Rejected: {fmt.escaped(error)}")
                         show_raw(str(raw))
-            ui.download_csv(
+            tables.download_csv(
                 log, f"decision-{detail.decision_id}-attempts", label="Download attempts CSV"
             )
     with parsed_tab:

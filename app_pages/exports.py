@@ -23,7 +23,7 @@ from arena.analytics.views.agents import FilterOptions, filter_options
 from arena.analytics.views.database import family_names
 from arena.config import get_settings
 from arena.core.errors import InputError
-from arena.dashboard import fmt, ui
+from arena.dashboard import documents, fmt, links, notices, reads, tables
 from arena.storage.db import get_engine
 
 PLAN_LABELS = {
@@ -37,12 +37,12 @@ st.caption(
     "A bounded slice of the benchmark's tables as CSV, zipped with a README that records the "
     "methodology version and constants, the export time and the filters. Each CSV is exactly "
     "what `arena export TABLE --cohort N --family ID --since T --until T` prints; its columns "
-    f"are fixed by [the export contract]({ui.doc_link('contract', '6-export-columns')})."
+    f"are fixed by [the export contract]({documents.doc_link('contract', '6-export-columns')})."
 )
 
-options: FilterOptions = ui.read(filter_options)
-names: dict[str, str] = ui.read(family_names)
-tables = st.multiselect(
+options: FilterOptions = reads.read(filter_options)
+names: dict[str, str] = reads.read(family_names)
+chosen_tables = st.multiselect(
     "Tables",
     list(EXPORTS),
     default=list(EXPORTS),
@@ -50,18 +50,18 @@ tables = st.multiselect(
     key="export-tables",
 )
 cols = st.columns(4)
-cohort = ui.select_link(
+cohort = links.select_link(
     "Cohort",
     "cohort",
     options.cohorts,
-    format_func=lambda n: "All" if n == ui.ALL else f"Cohort {n}",
+    format_func=lambda n: "All" if n == links.ALL else f"Cohort {n}",
     container=cols[0],
 )
-family = ui.select_link(
+family = links.select_link(
     "Family",
     "family",
     options.families,
-    format_func=lambda f: "All" if f == ui.ALL else names.get(f, f),
+    format_func=lambda f: "All" if f == links.ALL else names.get(f, f),
     container=cols[1],
 )
 since_day: date | None = cols[2].date_input("From (UTC, inclusive)", value=None, key="since")
@@ -81,7 +81,7 @@ def _instant(day: date | None) -> datetime | None:
 filters = ExportFilters(
     cohort=cohort, family=family, since=_instant(since_day), until=_instant(until_day)
 )
-url = ui.database_url()
+url = reads.database_url()
 
 
 def csv_zip() -> None:
@@ -89,17 +89,17 @@ def csv_zip() -> None:
     if filters.since and filters.until and filters.since >= filters.until:
         st.error("'From' must be before 'Until': swap or widen the range.")
         return
-    if not tables:
-        ui.empty("Pick at least one table to export.")
+    if not chosen_tables:
+        notices.empty("Pick at least one table to export.")
         return
     plan = pd.DataFrame(
         {
-            "file": [f"{table}.csv" for table in tables],
-            "rows_are": [EXPORT_DESCRIPTIONS.get(table, "") for table in tables],
-            "columns": [", ".join(EXPORTS[table].columns) for table in tables],
+            "file": [f"{table}.csv" for table in chosen_tables],
+            "rows_are": [EXPORT_DESCRIPTIONS.get(table, "") for table in chosen_tables],
+            "columns": [", ".join(EXPORTS[table].columns) for table in chosen_tables],
         }
     )
-    ui.table(plan, key="export-plan", column_config=PLAN_LABELS)
+    tables.table(plan, key="export-plan", column_config=PLAN_LABELS)
     scope = [
         f"Cohort {cohort}" if cohort is not None else "Every cohort",
         f"family {names.get(family, family)}" if family is not None else "every family",
@@ -113,7 +113,7 @@ def csv_zip() -> None:
         f"{fmt.escaped('; '.join(scope))}; at most {cap:,} rows per table (the README "
         f"says when a table was cut). The README records the filters as `{recorded}`."
     )
-    chosen = tuple(tables)
+    chosen = tuple(chosen_tables)
 
     def make_zip() -> bytes:
         """Runs only when the button is clicked (deferred), on the read-only engine."""
@@ -136,7 +136,7 @@ def csv_zip() -> None:
         type="primary",
         key="export-zip",
     )
-    ui.download_csv(plan, "export-plan", label="Download this list as CSV")
+    tables.download_csv(plan, "export-plan", label="Download this list as CSV")
 
 
 csv_zip()
@@ -259,12 +259,14 @@ st.caption(
     "recomputes every number from the files alone. A bundle is always a whole cohort: the "
     "tables, family and dates above do not apply."
 )
-kept_all: pd.DataFrame = ui.read(kept_bundles)
+kept_all: pd.DataFrame = reads.read(kept_bundles)
 if cohort is not None:
     bundle_cohort: int | None = int(cohort)
 elif not options.cohorts:
     bundle_cohort = None
-    ui.empty("No cohort yet: a bundle is one cohort's. Run `arena start-cohort` or `make demo`.")
+    notices.empty(
+        "No cohort yet: a bundle is one cohort's. Run `arena start-cohort` or `make demo`."
+    )
 else:
     kept_numbers = set(kept_all["cohort_number"].tolist())
     newest_kept = next((n for n in options.cohorts if n in kept_numbers), options.cohorts[0])
@@ -281,6 +283,6 @@ if bundle_cohort is not None:
     if not mine.empty:
         kept_section(bundle_cohort, mine.iloc[0])
     else:
-        state: BundleStatus | None = ui.read(bundle_status, bundle_cohort)
+        state: BundleStatus | None = reads.read(bundle_status, bundle_cohort)
         if state is not None:
             provisional_section(bundle_cohort, state)

@@ -10,17 +10,19 @@ import pandas as pd
 import streamlit as st
 
 from arena.analytics.query.scope import excluded_cohorts
+from arena.analytics.stats.risk import leaderboard_risk
 from arena.analytics.views.agents import (
     best_llm_family,
     family_cohorts,
     family_returns,
     pooled_brier,
 )
-from arena.dashboard import fmt, ui
+from arena.dashboard import documents, fmt, links, notices, portfolio, reads, tables
+from arena.dashboard.risk_section import show_risk
 
 NO_FAMILY = "No family has an agent yet: run `arena start-cohort` or `make demo`."
 INTERVAL = "95% interval"
-STATISTICS = ui.doc_link("methodology", "19-statistics-honest-uncertainty")
+STATISTICS = documents.doc_link("methodology", "19-statistics-honest-uncertainty")
 # The per-cohort table: what a person reads (the CSV keeps every column, raw).
 COHORT_COLUMNS = {
     "cohort_number": st.column_config.NumberColumn("Cohort", width="small"),
@@ -75,9 +77,9 @@ def metric(where: Any, label: str, value: str, note: str | None = None, **kwargs
 
 
 st.title("Family")
-returns: pd.DataFrame = ui.read(family_returns)
+returns: pd.DataFrame = reads.read(family_returns)
 if returns.empty:
-    ui.empty(NO_FAMILY)
+    notices.empty(NO_FAMILY)
     st.stop()
 
 # Models first (best return first), then the baselines.
@@ -87,27 +89,27 @@ ordered = pd.concat(
 families = [str(f) for f in ordered["family_id"]]
 names = dict(zip(ordered["family_id"], ordered["display_name"], strict=True))
 best = best_llm_family(returns) or families[0]
-linked = ui.get_link("family") is not None
-family = ui.select_link(
+linked = links.get_link("family") is not None
+family = links.select_link(
     "Family",
     "family",
     families,
     default=best,
     format_func=lambda f: f"{names.get(f, f)} ({f})",
 )
-ui.set_link("family", family)  # a default choice goes into the address bar too
+links.set_link("family", family)  # a default choice goes into the address bar too
 name = names.get(family, family)
 if not linked:
     st.caption(
         f"Opened on the best-ranked LLM family by return across its cohorts, "
         f"{fmt.escaped(name)}: pick another above (models first, then baselines)."
     )
-ui.simulated_notice([family])
+notices.simulated_notice([family])
 
 mine = returns.set_index("family_id").loc[family]
-per_cohort: pd.DataFrame = ui.read(family_cohorts, family)
+per_cohort: pd.DataFrame = reads.read(family_cohorts, family)
 # Its extended cohorts are listed in the table, never counted in the figures across cohorts.
-extended: list[int] = ui.read(excluded_cohorts)
+extended: list[int] = reads.read(excluded_cohorts)
 in_v1 = ~per_cohort["cohort_number"].isin(extended)
 v1_cohorts = per_cohort[in_v1]
 resolved = int(v1_cohorts["resolved_bets"].sum())
@@ -125,14 +127,14 @@ st.caption(
 )
 # The family's own extended cohorts are named (not every extended cohort of the arena).
 left_out = sorted(int(n) for n in per_cohort.loc[~in_v1, "cohort_number"])
-ui.left_out_caption(left_out, LISTED_BELOW)
-offered = ui.stored_or_offer("leaderboard", "leaderboard", cohort=None)
+notices.left_out_caption(left_out, LISTED_BELOW)
+offered = reads.stored_or_offer("leaderboard", "leaderboard", cohort=None)
 row = None
 if offered is not None:
     board, stored = offered
     found = board[board["family_id"] == family]
     row = found.iloc[0] if not found.empty else None
-    ui.stored_caption(stored)
+    reads.stored_caption(stored)
 
 top, more = st.columns(4), st.columns(4)
 if row is not None:
@@ -188,9 +190,28 @@ st.caption(
     f"{fmt.cost(v1_cohorts['api_cost_usd'].sum())} in total."
 )
 
+st.subheader("Risk")
+# The leaderboard row carries them (stored hourly); without one (or a frame stored before the
+# risk columns), the same figures read live: daily values, no bootstrap.
+if row is not None and "sharpe" in row.index:
+    risk = row
+else:
+    every = reads.read(leaderboard_risk)
+    risk = every.loc[family] if family in every.index else pd.Series(dtype="float64")
+show_risk(
+    risk,
+    drawdown_on="its combined book's end-of-day values",
+    caption=(
+        f"Of its combined book across its {'v1 ' if left_out else ''}cohorts (every agent, "
+        "replicates included, as one portfolio): each day's return is their P/L that day "
+        "over their value the evening before; paper figures, risk-free rate 0 "
+        f"([methodology: statistics]({STATISTICS}))."
+    ),
+)
+
 st.subheader("In each cohort")
 if per_cohort.empty:
-    ui.empty(f"{fmt.escaped(name)} has no agent yet.")
+    notices.empty(f"{fmt.escaped(name)} has no agent yet.")
 else:
     st.caption(
         "Its agent in each cohort, newest first, against the cohort's other agents. "
@@ -207,14 +228,14 @@ else:
             fmt.rank_of(r, n) for r, n in zip(per_cohort["rank"], per_cohort["agents"], strict=True)
         ]
     )[list(COHORT_COLUMNS)]
-    rows = ui.table(
+    rows = tables.table(
         shown,
         key=f"family-cohorts:{family}",
         formats=COHORT_FORMATS,
         column_config=COHORT_COLUMNS,
         select=True,
     )
-    ui.download_csv(per_cohort, f"family-{family}-cohorts")
+    tables.download_csv(per_cohort, f"family-{family}-cohorts")
     if rows:
         number = int(shown.iloc[rows[0]]["cohort_number"])
         st.page_link(
@@ -226,9 +247,9 @@ else:
 
 st.subheader(f"P/L over time, all its {'v1 ' if left_out else ''}cohorts")
 if v1_cohorts.empty and left_out:
-    ui.empty(
+    notices.empty(
         f"{fmt.escaped(name)} ran in extended cohorts only: their curves are on each cohort's view "
         "(select its row above to open the agent)."
     )
 else:
-    ui.curve_section(f"family-{family}", family=family)
+    portfolio.curve_section(f"family-{family}", family=family)

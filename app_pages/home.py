@@ -11,9 +11,9 @@ from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_stored
 from arena.analytics.views.protocol import DECISION_SCHEDULE
 from arena.analytics.views.status import ArenaStatus, Leaders, arena_status, leaders
-from arena.dashboard import fmt, ui
+from arena.dashboard import documents, fmt, notices, reads
 
-STATISTICS = ui.doc_link("methodology", "19-statistics-honest-uncertainty")
+STATISTICS = documents.doc_link("methodology", "19-statistics-honest-uncertainty")
 NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
 ON_THE_LEADERBOARD = (
     "the Leaderboard shows it when it is chosen in its cohort filter",
@@ -42,7 +42,7 @@ def status_sentence(status: ArenaStatus) -> str:
     if status.state == "live":
         return (
             f"The scheduler is running: the newest snapshot is from {last}. The pages read the "
-            f"database as it is now (refreshed every {ui.CACHE_TTL_S} s)."
+            f"database as it is now (refreshed every {reads.CACHE_TTL_S} s)."
         )
     if status.state == "catching_up":
         return (
@@ -74,7 +74,7 @@ def playing_sentence(status: ArenaStatus) -> str:
         f"The offline demo is still playing this season: simulated date "
         f"{fmt.instant(status.latest_snapshot)}, {fmt.count(status.cohorts)} cohort(s), "
         f"{fmt.count(status.decisions or 0)} decisions so far. The pages fill in as it plays "
-        f"(reread every {ui.CACHE_TTL_S} s); the leaderboard is stored when it ends. (No `make "
+        f"(reread every {reads.CACHE_TTL_S} s); the leaderboard is stored when it ends. (No `make "
         "demo` running? Then the season was stopped half-way: `make demo` rebuilds it.)"
     )
 
@@ -102,7 +102,7 @@ def cell(where: Any, label: str, value: str, help: str | None = None) -> None:
 
 # The judgement's instant, to the minute: cached reads then hold for the minute.
 now = datetime.now(UTC).replace(second=0, microsecond=0)
-status: ArenaStatus = ui.read(arena_status, now)
+status: ArenaStatus = reads.read(arena_status, now)
 
 strip = st.container(border=True)
 cells = strip.columns(4)
@@ -118,16 +118,16 @@ cell(
 statuses = ", ".join(f"{n:,} {name}" for name, n in status.by_status.items())
 cell(cells[3], "Cohorts", f"{status.cohorts:,} ({statuses})" if statuses else "none yet")
 if status.state == "no_cohort":
-    ui.empty(NO_COHORT)
+    notices.empty(NO_COHORT)
 else:
     strip.markdown(status_sentence(status))
 
-ui.simulated_notice()
+notices.simulated_notice()
 
 st.subheader("Current leader")
 # Across cohorts the leaderboard is v1's: extended cohorts are left out (methodology §18).
-left_out = ui.left_out_note(None, ON_THE_LEADERBOARD) if status.cohorts else []
-stored = ui.read(current_stored, "leaderboard", None) if status.cohorts else None
+left_out = notices.left_out_note(None, ON_THE_LEADERBOARD) if status.cohorts else []
+stored = reads.read(current_stored, "leaderboard", None) if status.cohorts else None
 lead: Leaders = leaders(stored.frame if stored is not None else pd.DataFrame())
 if status.state == "playing" and stored is None:
     st.caption(
@@ -137,7 +137,7 @@ if status.state == "playing" and stored is None:
 elif status.cohorts and stored is None:
     st.caption(
         f"The leader appears after the hourly analyses: the scheduler's `arena analyses` job "
-        f"computes the leaderboard at {ui.ANALYSES_AT} (a database built by `make demo` or "
+        f"computes the leaderboard at {reads.ANALYSES_AT} (a database built by `make demo` or "
         "imported has it after `arena analyses`). The Leaderboard can compute it now."
     )
 elif stored is not None:
@@ -186,7 +186,7 @@ elif stored is not None:
             f"Top of the table: {fmt.escaped(top['display_name'])}, a reference row{above}: "
             f"return {top_return}."
         )
-    ui.stored_caption(stored)
+    reads.stored_caption(stored)
 else:
     st.caption("No leader before the first cohort.")
 
@@ -201,7 +201,7 @@ st.markdown(
     "- Every portfolio is valued every 10 minutes; markets settle as Polymarket resolves them.\n"
     "- The leaderboard adds 95% intervals, P(rank #1) and a random-trader null, so it says "
     "whether a difference is real. Every prompt, answer and trade is kept and exportable.\n"
-    f"- The full protocol and its constants: [Methodology]({ui.doc_link('methodology')})."
+    f"- The full protocol and its constants: [Methodology]({documents.doc_link('methodology')})."
 )
 
 st.subheader("Where to look")

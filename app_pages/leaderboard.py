@@ -12,12 +12,12 @@ from arena.analytics.stats.cost import COST_COLUMNS, cost_frame
 from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS
 from arena.analytics.views.cohorts import cohort_numbers
-from arena.dashboard import fmt, ui
+from arena.dashboard import documents, fmt, links, notices, portfolio, reads, tables
 
 NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
 NO_AGENT = "This cohort has no agents: `arena start-cohort` creates one per enabled family."
-STATS = ui.doc_link("methodology", "19-statistics-honest-uncertainty")
-SCORING = ui.doc_link("methodology", "11-scoring")
+STATS = documents.doc_link("methodology", "19-statistics-honest-uncertainty")
+SCORING = documents.doc_link("methodology", "11-scoring")
 
 # The CSV: raw numbers and stable ids (the earlier columns first, in their order).
 CSV_COLUMNS = [
@@ -231,7 +231,7 @@ def display_cost(cost: pd.DataFrame) -> pd.DataFrame:
 def cost_section(board: pd.DataFrame, scope: str) -> None:
     """Cost against skill: the Pareto chart, the per-decision and per-dollar table, its CSV
     (all derived from the leaderboard frame already read: no other query, no bootstrap)."""
-    # Altair loads here, as for the curves (`ui.curve_section`): on a cold server its import
+    # Altair loads here, as for the curves (`portfolio.curve_section`): on a cold server its import
     # takes seconds, and the title and the table are on screen before it.
     from arena.dashboard.charts import cost as cost_charts
 
@@ -246,10 +246,12 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
             "point estimates, so where intervals overlap the order may not be real. Baselines "
             "call no model: grey points at \\$0, never on the front."
         )
-        ui.simulated_notice([str(f) for f in cost.loc[cost["paid"], "family_id"]], SIMULATED_COST)
-        ui.chart(cost_charts.cost_pareto(cost))
+        notices.simulated_notice(
+            [str(f) for f in cost.loc[cost["paid"], "family_id"]], SIMULATED_COST
+        )
+        tables.chart(cost_charts.cost_pareto(cost))
         shown, formats = fmt.readable(display_cost(cost), COST_FORMATS)
-        ui.table(
+        tables.table(
             shown,
             key="leaderboard-cost",
             reference=cost["kind"] == "baseline",
@@ -274,7 +276,7 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
             "same spend, a fixed number, not an estimate. Undefined (—) for the baselines, "
             f"which spend nothing ([statistics]({STATS}))."
         )
-        ui.download_csv(
+        tables.download_csv(
             cost[list(COST_COLUMNS)], f"leaderboard-cost-{scope}", label="Download cost CSV"
         )
 
@@ -291,36 +293,36 @@ st.caption(
     f"{DEFAULT_MIN_RESOLVED} resolved bets greyed (too early to rank), not hidden."
 )
 
-numbers = ui.read(cohort_numbers)
+numbers = reads.read(cohort_numbers)
 if not numbers:
-    ui.empty(NO_COHORT)
+    notices.empty(NO_COHORT)
     st.stop()
 
 pick, link = st.columns([1, 3], vertical_alignment="bottom")
-cohort = ui.select_link(
+cohort = links.select_link(
     "Cohort",
     "cohort",
     numbers,
-    format_func=lambda n: "All cohorts" if n == ui.ALL else f"Cohort {n}",
+    format_func=lambda n: "All cohorts" if n == links.ALL else f"Cohort {n}",
     container=pick,
 )
-ui.left_out_note(cohort)
+notices.left_out_note(cohort)
 link.page_link(
     "app_pages/compare.py",
     label="Compare two families",
     icon=":material/compare_arrows:",
     query_params={"cohort": str(cohort)} if cohort is not None else None,
 )
-result = ui.stored_or_offer("leaderboard", "leaderboard", cohort=cohort)
+result = reads.stored_or_offer("leaderboard", "leaderboard", cohort=cohort)
 if result is not None:
     board, stored = result
     if board.empty:
-        ui.empty(NO_AGENT)
+        notices.empty(NO_AGENT)
         st.stop()
     board = board.reset_index(drop=True)
-    ui.stored_caption(stored)
-    ui.simulated_notice([str(f) for f in board["family_id"]])
-    ui.table(
+    reads.stored_caption(stored)
+    notices.simulated_notice([str(f) for f in board["family_id"]])
+    tables.table(
         display(board),
         key="leaderboard-table",
         reference=board["kind"] == "baseline",
@@ -332,8 +334,8 @@ if result is not None:
         },
     )
     scope = "all" if cohort is None else f"cohort-{cohort}"
-    ui.download_csv(board[[c for c in CSV_COLUMNS if c in board]], f"leaderboard-{scope}")
+    tables.download_csv(board[[c for c in CSV_COLUMNS if c in board]], f"leaderboard-{scope}")
     cost_section(board, scope)
 
 st.subheader("Portfolio over time")
-ui.curve_section("leaderboard", cohort=cohort)
+portfolio.curve_section("leaderboard", cohort=cohort)

@@ -20,7 +20,7 @@ from arena.analytics.views.markets import (
     markets,
     price_path,
 )
-from arena.dashboard import fmt, ui
+from arena.dashboard import fmt, links, notices, reads, tables
 from arena.dashboard.charts import markets as market_charts
 from arena.storage.models import MARKET_STATUSES, MARKET_TYPES
 
@@ -123,18 +123,18 @@ def shown_snapshot(frozen: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
 
 st.title("Markets")
 # A market link is checked first, so a link naming nothing warns at the top of the page.
-market_id = ui.get_link("market")
-detail: pd.DataFrame = ui.read(market_detail, market_id) if market_id else pd.DataFrame()
+market_id = links.get_link("market")
+detail: pd.DataFrame = reads.read(market_detail, market_id) if market_id else pd.DataFrame()
 if market_id is not None and detail.empty:
-    ui.names_nothing("market", "market", market_id)
+    links.names_nothing("market", "market", market_id)
 
-snapshot_id = ui.link_int("snapshot")
-if snapshot_id is None and ui.get_link("snapshot") is not None:
-    ui.names_nothing("market snapshot", "snapshot", str(ui.get_link("snapshot")))
+snapshot_id = links.link_int("snapshot")
+if snapshot_id is None and links.get_link("snapshot") is not None:
+    links.names_nothing("market snapshot", "snapshot", str(links.get_link("snapshot")))
 if snapshot_id is not None:
-    info = ui.read(snapshot_info, snapshot_id)
+    info = reads.read(snapshot_info, snapshot_id)
     if info is None:
-        ui.names_nothing("market snapshot", "snapshot", str(snapshot_id))
+        links.names_nothing("market snapshot", "snapshot", str(snapshot_id))
     else:
         st.subheader(f"Market snapshot #{snapshot_id}")
         st.caption(
@@ -143,9 +143,9 @@ if snapshot_id is not None:
             "volume, then held markets outside it). Prices are exactly as shown and executed. "
             "Select a row to open the market."
         )
-        frozen = ui.read(snapshot_markets, snapshot_id)
+        frozen = reads.read(snapshot_markets, snapshot_id)
         shown, formats = shown_snapshot(frozen)
-        ui.pick_link(
+        tables.pick_link(
             shown,
             key=f"snapshot-table:{snapshot_id}",
             link="market",
@@ -158,25 +158,25 @@ if snapshot_id is not None:
                 "market_id": LIST_COLUMNS["market_id"],
             },
         )
-        ui.download_csv(frozen, f"market-snapshot-{snapshot_id}")
+        tables.download_csv(frozen, f"market-snapshot-{snapshot_id}")
     if st.button("Back to all markets", key="clear-snapshot"):
-        ui.set_link("snapshot", None)
+        links.set_link("snapshot", None)
         st.rerun()
     st.divider()
 
 st.subheader("Find a market")
 top = st.columns([2, 1, 1, 1, 1])
-search = ui.text_link("Search question, event or id", "search", container=top[0])
-status = ui.select_link("Status", "mstatus", list(MARKET_STATUSES), container=top[1])
-category = ui.select_link("Category", "category", ui.read(categories), container=top[2])
-market_type = ui.select_link("Type", "mtype", list(MARKET_TYPES), container=top[3])
-held_choice = ui.select_link("Held by an agent", "held", ["yes", "no"], container=top[4])
+search = links.text_link("Search question, event or id", "search", container=top[0])
+status = links.select_link("Status", "mstatus", list(MARKET_STATUSES), container=top[1])
+category = links.select_link("Category", "category", reads.read(categories), container=top[2])
+market_type = links.select_link("Type", "mtype", list(MARKET_TYPES), container=top[3])
+held_choice = links.select_link("Held by an agent", "held", ["yes", "no"], container=top[4])
 held = None if held_choice is None else held_choice == "yes"
-order = ui.choice_link(
+order = links.choice_link(
     "Sort by", "sort", list(ORDERS), default="held", format_func=lambda o: ORDERS.get(o, o)
 )
 
-found: pd.DataFrame = ui.read(
+found: pd.DataFrame = reads.read(
     markets,
     search=search or None,
     status=status,
@@ -186,19 +186,19 @@ found: pd.DataFrame = ui.read(
     order=order,
 )
 if found.empty:
-    ui.empty(
+    notices.empty(
         NO_MARKETS
         if not (search or status or category or market_type or held_choice)
         else "No market matches: clear the search or set a filter back to All."
     )
 else:
     st.caption(
-        ui.listed(len(found), DEFAULT_LIMIT, "market(s)", ORDER_CAPTIONS[order])
+        notices.listed(len(found), DEFAULT_LIMIT, "market(s)", ORDER_CAPTIONS[order])
         + " Select a row to open one."
     )
     shown, formats = shown_markets(found)
     linked = bool(found["polymarket_url"].notna().any())
-    ui.pick_link(
+    tables.pick_link(
         shown,
         key=f"market-table:{search}:{status}:{category}:{market_type}:{held_choice}:{order}",
         link="market",
@@ -213,19 +213,19 @@ else:
             if (found["source"] == "simulated").all()
             else "No Polymarket link: none of these markets has a slug stored."
         )
-    ui.download_csv(found, "markets")
+    tables.download_csv(found, "markets")
 
 # A row picked (or cleared) in this run has just rewritten the link: follow it now.
-picked = ui.get_link("market")
+picked = links.get_link("market")
 if picked != market_id:
     market_id = picked
-    detail = ui.read(market_detail, market_id) if market_id else pd.DataFrame()
+    detail = reads.read(market_detail, market_id) if market_id else pd.DataFrame()
 
 
 def show_market(market_id: str, detail: pd.DataFrame) -> None:
     """One market: its question and prices, price path, positions, trades and Brier rows."""
     market = detail.iloc[0]
-    names: dict[str, str] = ui.read(family_names)
+    names: dict[str, str] = reads.read(family_names)
     st.divider()
     st.header(f"Market {fmt.escaped(market['market_id'])}")
     with st.container(border=True):
@@ -251,19 +251,19 @@ def show_market(market_id: str, detail: pd.DataFrame) -> None:
         f"{market['updated_at']:%Y-%m-%d %H:%M} UTC · UMA status "
         f"{fmt.escaped(market['uma_resolution_status'])} · source {fmt.escaped(market['source'])}"
     )
-    ui.download_csv(detail, f"market-{market_id}", label="Download market CSV")
+    tables.download_csv(detail, f"market-{market_id}", label="Download market CSV")
 
     st.subheader("Price path (our records)")
-    path: pd.DataFrame = ui.read(price_path, market_id)
+    path: pd.DataFrame = reads.read(price_path, market_id)
     if path.empty:
-        ui.empty("No recorded price: the market was never in a decision snapshot.")
+        notices.empty("No recorded price: the market was never in a decision snapshot.")
     else:
-        ui.chart(market_charts.price_path(path))
+        tables.chart(market_charts.price_path(path))
         st.caption(
             "Points are the frozen snapshots shown to agents at each decision run, plus the latest "
             "synced price; finer price history is not stored."
         )
-        ui.download_csv(path, f"market-{market_id}-prices", label="Download prices CSV")
+        tables.download_csv(path, f"market-{market_id}-prices", label="Download prices CSV")
 
     def named(frame: pd.DataFrame) -> pd.DataFrame:
         """`frame` with its family's display name first, in place of the family id."""
@@ -279,10 +279,10 @@ def show_market(market_id: str, detail: pd.DataFrame) -> None:
         }
         if "side" in shown.columns:
             config["side"] = column("Side", fitted(shown["side"]))
-        ui.table(shown, key=key, formats=rest, column_config=config)
+        tables.table(shown, key=key, formats=rest, column_config=config)
 
     st.subheader("Positions")
-    held_rows: pd.DataFrame = ui.read(market_positions, market_id)
+    held_rows: pd.DataFrame = reads.read(market_positions, market_id)
     if held_rows.empty:
         st.text("No agent has held this market.")
     else:
@@ -315,10 +315,12 @@ def show_market(market_id: str, detail: pd.DataFrame) -> None:
                 "closed_at": ("Closed (UTC)", 125),
             },
         )
-        ui.download_csv(held_rows, f"market-{market_id}-positions", label="Download positions CSV")
+        tables.download_csv(
+            held_rows, f"market-{market_id}-positions", label="Download positions CSV"
+        )
 
     st.subheader("Trades")
-    market_ledger: pd.DataFrame = ui.read(market_trades, market_id)
+    market_ledger: pd.DataFrame = reads.read(market_trades, market_id)
     if market_ledger.empty:
         st.text("No trade in this market.")
     else:
@@ -349,7 +351,9 @@ def show_market(market_id: str, detail: pd.DataFrame) -> None:
                 "position_id": ("Position", 75),
             },
         )
-        ui.download_csv(market_ledger, f"market-{market_id}-trades", label="Download trades CSV")
+        tables.download_csv(
+            market_ledger, f"market-{market_id}-trades", label="Download trades CSV"
+        )
 
     st.subheader("Resolution and Brier rows")
     if not pd.isna(market["resolved_at"]):
@@ -357,7 +361,7 @@ def show_market(market_id: str, detail: pd.DataFrame) -> None:
             f"Resolved {market['resolved_at']:%Y-%m-%d %H:%M} UTC: "
             f"{fmt.text(market['resolution_outcome'])}"
         )
-    scores: pd.DataFrame = ui.read(market_brier, market_id)
+    scores: pd.DataFrame = reads.read(market_brier, market_id)
     if scores.empty:
         st.text("No Brier row: the market has not resolved with a winner, or nobody bought in it.")
     else:
@@ -382,7 +386,7 @@ def show_market(market_id: str, detail: pd.DataFrame) -> None:
                 "created_at": ("Scored (UTC)", 125),
             },
         )
-        ui.download_csv(scores, f"market-{market_id}-brier", label="Download Brier CSV")
+        tables.download_csv(scores, f"market-{market_id}-brier", label="Download Brier CSV")
 
 
 if market_id is not None:

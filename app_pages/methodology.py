@@ -14,7 +14,7 @@ import streamlit as st
 
 from arena.analytics.views.protocol import latest_stamp, methodology_versions, protocol_constants
 from arena.config import get_settings
-from arena.dashboard import fmt, ui
+from arena.dashboard import documents, fmt, links, notices, reads, tables
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 DOCUMENTS = {"methodology": "Methodology", "contract": "Contract"}
@@ -36,7 +36,7 @@ def day(value: object) -> str:
 def protocol_section() -> None:
     """The constants the newest cohort runs under, and which cohorts ran under which."""
     st.subheader("The protocol in force")
-    found = ui.read(latest_stamp)
+    found = reads.read(latest_stamp)
     if found is not None:
         number, methodology = found
         source = (
@@ -57,12 +57,12 @@ def protocol_section() -> None:
         )
     st.markdown("\n".join(lines))
     st.caption(f"{source} Each name links to its section of the document below.")
-    ui.download_csv(constants[["constant", "raw", "label", "meaning"]], "protocol")
+    tables.download_csv(constants[["constant", "raw", "label", "meaning"]], "protocol")
 
     st.subheader("Methodology versions")
-    versions: pd.DataFrame = ui.read(methodology_versions)
+    versions: pd.DataFrame = reads.read(methodology_versions)
     if versions.empty:
-        ui.empty("No methodology version is recorded yet: run `arena init-db`.")
+        notices.empty("No methodology version is recorded yet: run `arena init-db`.")
         return
     shown = versions.assign(
         constants=[
@@ -76,7 +76,7 @@ def protocol_section() -> None:
         ],
         cohort_numbers=[text or "none yet" for text in versions["cohort_numbers"]],
     )[list(VERSION_LABELS)]
-    ui.table(
+    tables.table(
         shown,
         key="methodology-versions",
         column_config=VERSION_LABELS,
@@ -88,20 +88,20 @@ def protocol_section() -> None:
         "version. What changed in this implementation of each version: "
         "[version history](#20-version-history) below."
     )
-    ui.download_csv(versions, "methodology-versions")
+    tables.download_csv(versions, "methodology-versions")
     st.divider()
 
 
 heading = st.container()
-name = ui.choice_link(
+name = links.choice_link(
     "Document", "doc", list(DOCUMENTS), default="methodology", format_func=DOCUMENTS.__getitem__
 )
 path = DOCS / f"{name}.md"
 if not path.is_file():
     heading.title(DOCUMENTS[name])
-    ui.empty(f"docs/{name}.md is not here: this page reads the docs/ folder of the checkout.")
+    notices.empty(f"docs/{name}.md is not here: this page reads the docs/ folder of the checkout.")
     st.stop()
-title, body = ui.document(path.read_text(encoding="utf-8"), list(DOCUMENTS))
+title, body = documents.document(path.read_text(encoding="utf-8"), list(DOCUMENTS))
 heading.title(title)
 if name == "methodology":
     protocol_section()

@@ -22,7 +22,7 @@ from arena.analytics.views.operations import (
     system_log,
 )
 from arena.config import get_settings
-from arena.dashboard import admin, fmt, ui
+from arena.dashboard import admin, fmt, links, notices, reads, tables
 from arena.dashboard.charts import cost as cost_charts
 from arena.storage.models import JOB_STATUSES, LOG_LEVELS
 
@@ -100,7 +100,7 @@ def show(frame: pd.DataFrame, key: str, spec: Spec) -> None:
             formats[column] = writer
         else:
             shown[column] = pd.Series([writer(v) for v in values], index=shown.index, dtype=object)
-    ui.table(
+    tables.table(
         shown,
         key=key,
         formats=formats,
@@ -114,23 +114,23 @@ st.title("Operations")
 admin.require_unlock(get_settings().admin_password)
 
 st.subheader("Jobs")
-health: pd.DataFrame = ui.read(job_health)
+health: pd.DataFrame = reads.read(job_health)
 if health.empty:
-    ui.empty("No job has run yet: start the scheduler (`python scheduler.py`) or `make demo`.")
+    notices.empty("No job has run yet: start the scheduler (`python scheduler.py`) or `make demo`.")
 else:
     failing = health[health["last_status"] == "failed"]
     if not failing.empty:
         st.error("Last run failed: " + fmt.escaped(", ".join(str(job) for job in failing["job"])))
     show(health, "ops-health", HEALTH)
-    ui.download_csv(health, "job-health")
+    tables.download_csv(health, "job-health")
 
-    failures: pd.DataFrame = ui.read(job_runs, status="failed", limit=20)
+    failures: pd.DataFrame = reads.read(job_runs, status="failed", limit=20)
     if not failures.empty:
         st.markdown("**Recent failures**")
         show(failures, "ops-failures", RUNS)
-        ui.download_csv(failures, "job-failures")
+        tables.download_csv(failures, "job-failures")
 
-stuck: pd.DataFrame = ui.read(settlement_failures)
+stuck: pd.DataFrame = reads.read(settlement_failures)
 if not stuck.empty:
     st.subheader("Markets that could not be settled")
     st.error(
@@ -138,47 +138,49 @@ if not stuck.empty:
         "and goes on with the others. Their open positions keep their last mark."
     )
     show(stuck, "ops-settlement-failures", STUCK)
-    ui.download_csv(stuck, "settlement-failures")
+    tables.download_csv(stuck, "settlement-failures")
 
 st.subheader("Job runs")
 cols = st.columns(2)
-job = cols[0].selectbox("Job", [ui.ALL, *health["job"].tolist()], key="ops-job")
-run_status = cols[1].selectbox("Status", [ui.ALL, *JOB_STATUSES], key="ops-run-status")
-runs: pd.DataFrame = ui.read(
+job = cols[0].selectbox("Job", [links.ALL, *health["job"].tolist()], key="ops-job")
+run_status = cols[1].selectbox("Status", [links.ALL, *JOB_STATUSES], key="ops-run-status")
+runs: pd.DataFrame = reads.read(
     job_runs,
-    job=None if job == ui.ALL else job,
-    status=None if run_status == ui.ALL else run_status,
+    job=None if job == links.ALL else job,
+    status=None if run_status == links.ALL else run_status,
 )
 if runs.empty:
     st.text("No job run matches.")
 else:
-    st.caption(ui.listed(len(runs), DEFAULT_LIMIT, "run(s)", "newest slot first", exported=False))
+    st.caption(
+        notices.listed(len(runs), DEFAULT_LIMIT, "run(s)", "newest slot first", exported=False)
+    )
     show(runs, "ops-runs", RUNS)
-    ui.download_csv(runs, "job-runs")
+    tables.download_csv(runs, "job-runs")
 
 st.subheader("System log")
 cols = st.columns(2)
 minimum = cols[0].selectbox("Severity at least", list(LOG_LEVELS), index=1, key="ops-level")
-source = cols[1].selectbox("Source", [ui.ALL, *ui.read(log_sources)], key="ops-source")
-log: pd.DataFrame = ui.read(
-    system_log, levels=levels_at_least(minimum), source=None if source == ui.ALL else source
+source = cols[1].selectbox("Source", [links.ALL, *reads.read(log_sources)], key="ops-source")
+log: pd.DataFrame = reads.read(
+    system_log, levels=levels_at_least(minimum), source=None if source == links.ALL else source
 )
 if log.empty:
     st.text("No log line at this severity.")
 else:
-    st.caption(ui.listed(len(log), DEFAULT_LIMIT, "line(s)", "newest first", exported=False))
+    st.caption(notices.listed(len(log), DEFAULT_LIMIT, "line(s)", "newest first", exported=False))
     show(log, "ops-log", LOG)
-    ui.download_csv(log, "system-log")
+    tables.download_csv(log, "system-log")
 
 st.subheader("API spend")
-spend: ApiSpend = ui.read(api_spend)
+spend: ApiSpend = reads.read(api_spend)
 by_family, by_week = spend.by_family, spend.by_week
 if by_family.empty:
     st.text("No decision yet, so no spend.")
 else:
     st.markdown("**Per family**, over all cohorts, most expensive first")
     show(by_family, "ops-spend-family", SPEND)
-    ui.download_csv(by_family, "spend-by-family")
+    tables.download_csv(by_family, "spend-by-family")
     st.markdown("**Per week**")
-    ui.chart(cost_charts.api_spend_by_week(by_week))
-    ui.download_csv(by_week, "spend-by-week")
+    tables.chart(cost_charts.api_spend_by_week(by_week))
+    tables.download_csv(by_week, "spend-by-week")

@@ -6,7 +6,7 @@ import streamlit as st
 
 from arena.analytics.views.cohorts import cohort_numbers
 from arena.analytics.views.database import table_label, table_meaning
-from arena.dashboard import fmt, ui
+from arena.dashboard import documents, fmt, notices, reads, tables
 
 NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
 LABELS = {
@@ -20,14 +20,14 @@ st.markdown(
     "Frontier language models paper-trade Polymarket prediction markets in weekly cohorts: "
     "each starts with the same virtual cash, decides once a week from the same frozen market "
     "snapshot, and is scored on profit and on the Brier score of its bets "
-    f"([the methodology]({ui.doc_link('methodology')})). "
+    f"([the methodology]({documents.doc_link('methodology')})). "
     "This overview counts what the arena has recorded so far."
 )
-if not ui.read(cohort_numbers):
-    ui.empty(NO_COHORT)
+if not reads.read(cohort_numbers):
+    notices.empty(NO_COHORT)
 
 st.subheader("Rows per table")
-found = ui.stored_or_offer("overview", "table counts")
+found = reads.stored_or_offer("overview", "table counts")
 if found is None:
     st.stop()
 counts: pd.DataFrame = found[0]
@@ -38,6 +38,6 @@ shown = pd.DataFrame(
         "meaning": [table_meaning(t) for t in counts["table"]],
     }
 )
-ui.table(shown, key="overview-counts", formats={"rows": fmt.count}, column_config=LABELS)
-ui.stored_caption(found[1])
-ui.download_csv(counts, "overview")
+tables.table(shown, key="overview-counts", formats={"rows": fmt.count}, column_config=LABELS)
+reads.stored_caption(found[1])
+tables.download_csv(counts, "overview")

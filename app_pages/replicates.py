@@ -12,7 +12,7 @@ import streamlit as st
 from arena.analytics.stats.replicates import AGENT_COLUMNS, replicate_agents, replicated_cohorts
 from arena.analytics.stats.replicates import split_figures as split
 from arena.analytics.stored import current_stored
-from arena.dashboard import fmt, ui
+from arena.dashboard import documents, fmt, notices, picks, reads, tables
 from arena.dashboard.charts import replicates as replicate_charts
 
 NO_REPLICATES = (
@@ -20,7 +20,7 @@ NO_REPLICATES = (
     "agents per family in every cohort it starts; offline: `arena demo --replicates 3` into a "
     "new database)."
 )
-NOTES = ui.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
+NOTES = documents.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
 # Column widths (px): both tables fit 1440 px with the sidebar open.
 FAMILY, NUMBER, WIDE = 160, 92, 112
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
@@ -93,7 +93,7 @@ def column(label: str, width: int, help: str | None = None) -> object:
 def table(rows: pd.DataFrame, key: str, reference: pd.Series, config: dict[str, Any]) -> None:
     """A text table with every family in view (no inner scrolling), baselines tinted."""
     st.dataframe(
-        ui.style_rows(rows, reference=reference),
+        tables.style_rows(rows, reference=reference),
         hide_index=True,
         key=key,
         column_config=config,
@@ -138,29 +138,31 @@ st.caption(
     f"picking another replicate ([methodology: replicates]({NOTES}))."
 )
 
-numbers: list[int] = sorted(ui.read(replicated_cohorts), reverse=True)
+numbers: list[int] = sorted(reads.read(replicated_cohorts), reverse=True)
 if not numbers:
-    ui.empty(NO_REPLICATES)
+    notices.empty(NO_REPLICATES)
     st.stop()
-cohort = ui.extension_cohort_link(numbers, "All replicated cohorts")
-found = ui.stored_or_offer("replicates", "replicate figures", cohort=cohort)
+cohort = picks.extension_cohort_link(numbers, "All replicated cohorts")
+found = reads.stored_or_offer("replicates", "replicate figures", cohort=cohort)
 if found is None:
     st.stop()
 frame, stored = found
 families, summary = split(frame)
-stored_agents = ui.read(current_stored, "replicate_agents", cohort) if stored else None
+stored_agents = reads.read(current_stored, "replicate_agents", cohort) if stored else None
 agents = (
-    stored_agents.frame if stored_agents is not None else ui.read(replicate_agents, cohort=cohort)
+    stored_agents.frame
+    if stored_agents is not None
+    else reads.read(replicate_agents, cohort=cohort)
 )
 if families.empty or summary is None:
-    ui.empty("No agent in this scope yet (`arena start-cohort` starts them on Sundays).")
+    notices.empty("No agent in this scope yet (`arena start-cohort` starts them on Sundays).")
     st.stop()
-ui.simulated_notice([str(f) for f in families["family_id"]])
+notices.simulated_notice([str(f) for f in families["family_id"]])
 reference = families["kind"] == "baseline"
 scope = "all replicated cohorts" if cohort is None else f"cohort {cohort}"
 
 st.subheader("How much of the spread of returns is replicate noise")
-ui.stored_caption(stored)
+reads.stored_caption(stored)
 noise, llm_noise, whole, pairs = st.columns(4)
 noise.metric(
     "Noise share [95%]",
@@ -195,7 +197,7 @@ pairs.metric(
     fmt.share(summary["pairwise_agreement"]),
     help="Mean share of family pairs a pick orders as the pooled ranking does.",
 )
-picks = (
+ways = (
     f"all {fmt.count(summary['picks'])} ways"
     if bool(summary["enumerated"])
     else f"{fmt.count(summary['picks'])} seeded random ways, of "
@@ -209,7 +211,7 @@ st.caption(
     "mean, each on its degrees of freedom, capped at 100%. Its interval: 2,000 seeded "
     "bootstrap draws of the replicates within each family and cohort (a guide: three "
     "replicates say little about a family's tails). "
-    f"Rank stability: the families ranked by their picked agents' return, for {picks} of "
+    f"Rank stability: the families ranked by their picked agents' return, for {ways} of "
     "picking one replicate per family and cohort."
 )
 
@@ -219,7 +221,7 @@ off_scale = beyond(agents, families, domain) if domain is not None else []
 zoomed = bool(off_scale) and st.toggle(
     "Zoom to the LLM families' returns", value=True, key="replicates-zoom"
 )
-ui.chart(replicate_charts.replicate_returns(agents, families, domain if zoomed else None))
+tables.chart(replicate_charts.replicate_returns(agents, families, domain if zoomed else None))
 st.caption(
     "One dot per agent at its return (P/L over its $10,000), a sub-row per cohort, the thin "
     "line spanning that cohort's replicates (the spread the tables measure); the bar is the "
@@ -293,8 +295,8 @@ st.caption(
 name = "all" if cohort is None else f"cohort-{cohort}"
 agents_csv, families_csv, _ = st.columns([1, 1, 2])
 with agents_csv:
-    ui.download_csv(
+    tables.download_csv(
         agents[list(AGENT_COLUMNS)], f"replicate-agents-{name}", label="Download agents CSV"
     )
 with families_csv:
-    ui.download_csv(frame, f"replicate-families-{name}", label="Download family figures CSV")
+    tables.download_csv(frame, f"replicate-families-{name}", label="Download family figures CSV")

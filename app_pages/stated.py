@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from arena.analytics.stats.stated import DEVIATION, extended_cohorts
-from arena.dashboard import fmt, ui
+from arena.dashboard import documents, fmt, notices, picks, reads, tables
 from arena.dashboard.charts import calibration as calibration_charts
 
 NO_EXTENDED = (
@@ -16,8 +16,8 @@ NO_EXTENDED = (
     "`ARENA_EXTENSIONS=stated_probability` (offline: `arena demo --extensions "
     "stated_probability` into a new database, or `make demo-extensions`)."
 )
-NOTES = ui.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
-STATISTICS = ui.doc_link("methodology", "19-statistics-honest-uncertainty")
+NOTES = documents.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
+STATISTICS = documents.doc_link("methodology", "19-statistics-honest-uncertainty")
 # Column widths (px): the key columns of each table fit 1440 px with the sidebar open.
 FAMILY, INTERVAL, SHARE = 150, 145, 120
 
@@ -108,26 +108,26 @@ st.caption(
     f"([methodology: statistics]({STATISTICS}))."
 )
 
-numbers: list[int] = sorted(ui.read(extended_cohorts), reverse=True)
+numbers: list[int] = sorted(reads.read(extended_cohorts), reverse=True)
 if not numbers:
-    ui.empty(NO_EXTENDED)
+    notices.empty(NO_EXTENDED)
     st.stop()
-cohort = ui.extension_cohort_link(numbers, "All extended cohorts")
-found = ui.stored_or_offer("stated_probability", "stated-probability figures", cohort=cohort)
+cohort = picks.extension_cohort_link(numbers, "All extended cohorts")
+found = reads.stored_or_offer("stated_probability", "stated-probability figures", cohort=cohort)
 if found is None:
     st.stop()
 figures, stored = found
 stating = figures[figures["stated_bets"] > 0].reset_index(drop=True)
 silent = figures[figures["stated_bets"] == 0]
 if stating.empty:
-    ui.empty("No bet in this scope stated a probability yet (`arena decide` runs on Sundays).")
+    notices.empty("No bet in this scope stated a probability yet (`arena decide` runs on Sundays).")
     st.stop()
-ui.simulated_notice([str(f) for f in stating["family_id"]])
+notices.simulated_notice([str(f) for f in stating["family_id"]])
 reference = stating["kind"] == "baseline"
 
 st.subheader("Forecast quality: the stated probability beside the implied confidence")
-ui.stored_caption(stored)
-ui.table(
+reads.stored_caption(stored)
+tables.table(
     quality_rows(stating),
     key="stated-quality",
     reference=reference,
@@ -150,7 +150,7 @@ scored = stating[stating["resolved_bets"] > 0]
 if scored.empty:
     st.text("No bet that stated a probability has resolved yet: Brier needs an outcome.")
 else:
-    ui.chart(
+    tables.chart(
         calibration_charts.stated_brier_intervals(scored.assign(family_id=scored["display_name"]))
     )
 st.caption(
@@ -169,7 +169,7 @@ st.caption(
 )
 
 st.subheader("Saying and doing: consistency and Kelly")
-ui.table(
+tables.table(
     conduct_rows(stating),
     key="stated-conduct",
     reference=reference,
@@ -198,7 +198,7 @@ st.caption(
 )
 
 st.subheader(f"Skill where p deviates from the price by more than {DEVIATION:g}")
-ui.table(
+tables.table(
     deviating_rows(stating),
     key="stated-deviating",
     reference=reference,
@@ -219,4 +219,4 @@ st.caption(
     "the model disagreed with the market, was it right? Baselines are reference rows "
     "(tinted); the oracle states the simulated world's hidden probability."
 )
-ui.download_csv(figures, "stated-probability")
+tables.download_csv(figures, "stated-probability")

@@ -17,7 +17,7 @@ loading skeleton is left and a title (h1) is drawn. Each visit is a fresh browse
 new Streamlit session, as a new visitor gets. A page that fails (an exception on it, the
 dashboard's "no database" screen, a timeout) is reported and the others are still timed.
 
-The dashboard caches its reads for `CACHE_TTL_S` (20) seconds per server (`ui.read`), so each
+The dashboard caches its reads for `CACHE_TTL_S` (20) seconds per server (`reads.read`), so each
 round opens every page twice:
 - first: no read of the previous round is cached (a round starts `CACHE_TTL_S` + 1 s after the
   previous one ended): what a visitor sees when nobody looked at the page lately. Reads a page
@@ -28,6 +28,11 @@ round opens every page twice:
 A warm-up round before the timed ones (the server's first run of each page imports its
 modules) is printed apart. Operations is timed locked, as opened, and as "operations
 (unlocked)": the admin password's Enter → the unlocked page's idle.
+
+The floor: bench/floor_page.py, a bare Streamlit app (a title and a 10-row table, two pages in
+`st.navigation`), served the same way by a second server in the same run and visited in every
+round beside the pages (new session and in session). Each page's median is printed as a
+multiple of the floor's: what the dashboard costs beyond Streamlit itself.
 
 The figures include the Playwright driver, Chromium and the server sharing the machine: on 2
 cores, a busy neighbour process moves them (the load average is printed).
@@ -65,7 +70,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 UNLOCKED = "operations (unlocked)"
-CACHE_TTL_S = 20  # arena.dashboard.ui.CACHE_TTL_S (not imported: it would start Streamlit here)
+FLOOR_SCRIPT = "bench/floor_page.py"
+FLOOR_OTHER = "Other"  # the floor's second page (bench/floor_page.py's OTHER)
+CACHE_TTL_S = 20  # arena.dashboard.reads.CACHE_TTL_S (not imported: it would start Streamlit here)
 SERVER_START_TIMEOUT_S = 60.0
 VISIT_TIMEOUT_MS = 180_000.0
 # Keys the server must not inherit: it gets exactly the bench's database and password.
@@ -115,6 +122,10 @@ class DashboardPage:
     title: str  # its title in the navigation
 
 
+# The floor's timed page (bench/floor_page.py's FLOOR), at its server's root.
+FLOOR = DashboardPage("floor", "", "Floor")
+
+
 def dashboard_pages(source: str | None = None) -> list[DashboardPage]:
     """Every page dashboard.py registers, in its order (`source`: dashboard.py's text)."""
     text = source if source is not None else (ROOT / "dashboard.py").read_text()
@@ -151,15 +162,18 @@ def _health(base_url: str) -> str | None:
 
 
 @contextmanager
-def dashboard_server(database: str, admin_password: str, log_path: Path) -> Iterator[str]:
-    """`streamlit run dashboard.py` over `database`; yields its base URL, stops it on exit."""
+def dashboard_server(
+    database: str, admin_password: str, log_path: Path, script: str = "dashboard.py"
+) -> Iterator[str]:
+    """`streamlit run <script>` (the dashboard, or the floor) over `database`; yields its base
+    URL, stops it on exit."""
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     env = {key: value for key, value in os.environ.items() if key not in SCRUBBED_ENV}
     env["ARENA_DATABASE_URL"] = database
     env["ARENA_ADMIN_PASSWORD"] = admin_password
     command = [
-        sys.executable, "-m", "streamlit", "run", "dashboard.py",
+        sys.executable, "-m", "streamlit", "run", script,
         "--server.headless", "true",
         "--server.port", str(port),
         "--server.address", "127.0.0.1",
@@ -219,10 +233,12 @@ def _nav_click(page: Page, title: str) -> None:
     link.click()
 
 
-def in_session(page: Page, target: DashboardPage, heading: str) -> float:
+def in_session(page: Page, target: DashboardPage, heading: str, other: str | None = None) -> float:
     """ms from a sidebar click to `target`'s idle, in a session that already ran the dashboard
-    (another page first, so this is a page change as a person browsing makes one)."""
-    other = "Operations" if target.name != "operations" else "Home"
+    (another page first, so this is a page change as a person browsing makes one). `other`:
+    the page left for (the floor's second page), else Operations (Home from Operations)."""
+    if other is None:
+        other = "Operations" if target.name != "operations" else "Home"
     _nav_click(page, other)
     page.wait_for_function(
         HEADING_IDLE, arg=other if other != "Home" else NO_PAGE_TITLE, polling="raf",
@@ -262,7 +278,8 @@ def visit(
             shown = " ".join(page.locator("[data-testid=stMain]").inner_text().split())
             raise VisitError(f"{name}: the dashboard did not run the page: {shown[:300]}")
         if again:
-            times[f"{name}{IN_SESSION}"] = in_session(page, target, heading)
+            other = FLOOR_OTHER if target is FLOOR else None
+            times[f"{name}{IN_SESSION}"] = in_session(page, target, heading, other)
         if name == "operations":
             box = page.get_by_label("Admin password (press Enter)")
             box.fill(password)
@@ -285,6 +302,10 @@ class Figures:
     def add(self, times: dict[str, float]) -> None:
         for name, ms in times.items():
             self.samples.setdefault(name, []).append(ms)
+
+    def median(self, name: str) -> float | None:
+        values = self.samples.get(name, [])
+        return statistics.median(values) if values else None
 
     def cell(self, name: str) -> str:
         values = self.samples.get(name, [])
@@ -317,14 +338,23 @@ def _timed(
 
 
 def measure(
-    browser: Browser, base_url: str, pages: Sequence[DashboardPage], repeats: int, password: str
+    browser: Browser,
+    urls: tuple[str, str],
+    pages: Sequence[DashboardPage],
+    repeats: int,
+    password: str,
 ) -> Run:
-    """The warm-up round, then `repeats` rounds of (first, cached) visits per page."""
+    """The warm-up round, then `repeats` rounds of (first, cached) visits per page, the floor
+    first in each (`urls`: the dashboard's base URL and the floor's)."""
+    base_url, floor_url = urls
     run = Run()
+    _timed(run.warmup, browser, floor_url, FLOOR, password)
     for page in pages:
         _timed(run.warmup, browser, base_url, page, password)
     for round_number in range(repeats):
         time.sleep(CACHE_TTL_S + 1)  # every read cached by the previous round has expired
+        _timed(run.first, browser, floor_url, FLOOR, password)
+        _timed(run.cached, browser, floor_url, FLOOR, password, again=True)
         for page in pages:
             _timed(run.first, browser, base_url, page, password)
             _timed(run.cached, browser, base_url, page, password, again=True)
@@ -336,18 +366,34 @@ def measure(
 # Main
 
 
+def multiple(value: float | None, floor: float | None) -> str:
+    """`value` as a multiple of the floor's (both medians, ms): "1.4×", or "—"."""
+    return f"{value / floor:.2f}×" if value is not None and floor else "—"
+
+
 def print_figures(names: list[str], run: Run, repeats: int) -> None:
     header = [
         "page",
         "first visit ms min / median / max",
         "cached ms min / median / max",
         "in session ms min / median / max",
+        "first ×floor",
+        "in session ×floor",
     ]
+    floor_first = run.first.median(FLOOR.name)
+    floor_session = run.cached.median(FLOOR.name + IN_SESSION)
     rows = [
-        [name, run.first.cell(name), run.cached.cell(name), run.cached.cell(name + IN_SESSION)]
-        for name in names
+        [
+            name,
+            run.first.cell(name),
+            run.cached.cell(name),
+            run.cached.cell(name + IN_SESSION),
+            multiple(run.first.median(name), floor_first),
+            multiple(run.cached.median(name + IN_SESSION), floor_session),
+        ]
+        for name in [FLOOR.name, *names]
     ]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, ["-" * w for w in widths], *rows]:
         cells = [row[0].ljust(widths[0])]
         cells += [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
@@ -356,9 +402,13 @@ def print_figures(names: list[str], run: Run, repeats: int) -> None:
         f"{repeats} round(s); first = no read cached from the previous round (a round starts "
         f"{CACHE_TTL_S + 1} s after the last); cached = the same page again at once, in a "
         "fresh browser context (a new session); in session = then to another page and back by "
-        "the sidebar, click to idle (no reload: what browsing the dashboard waits)."
+        "the sidebar, click to idle (no reload: what browsing the dashboard waits). floor = "
+        f"{FLOOR_SCRIPT}, a bare Streamlit page (a title, a 10-row table) served the same way; "
+        "×floor = the page's median over the floor's (first visits; in-session clicks)."
     )
-    shown = ", ".join(f"{name} {run.warmup.cell(name).split(' / ')[0]}" for name in names)
+    shown = ", ".join(
+        f"{name} {run.warmup.cell(name).split(' / ')[0]}" for name in [FLOOR.name, *names]
+    )
     print(f"warm-up round (server's first run of each page, not counted), ms: {shown}")
     for error in run.errors().values():
         print(f"ERROR {error}")
@@ -391,22 +441,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"load average {one:.2f} {five:.2f} {fifteen:.2f}"
     )
     log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-browser-{os.getpid()}.log"
-    with dashboard_server(database, password, log_path) as base_url, sync_playwright() as pw:
+    floor_log = log_path.with_suffix(".floor.log")
+    with (
+        dashboard_server(database, password, log_path) as base_url,
+        dashboard_server(database, password, floor_log, FLOOR_SCRIPT) as floor_url,
+        sync_playwright() as pw,
+    ):
         browser = pw.chromium.launch(
             executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
         )
         try:
             print(f"Chromium {browser.version}, database {database.split('://')[0]}", flush=True)
-            run = measure(browser, base_url, pages, args.repeats, password)
+            run = measure(browser, (base_url, floor_url), pages, args.repeats, password)
         finally:
             browser.close()
     print_figures(names, run, args.repeats)
     one, five, fifteen = os.getloadavg()
     print(f"load average at the end: {one:.2f} {five:.2f} {fifteen:.2f}")
     if run.errors():
-        print(f"server log: {log_path}")
+        print(f"server logs: {log_path}, {floor_log}")
         return 1
     log_path.unlink(missing_ok=True)
+    floor_log.unlink(missing_ok=True)
     return 0
 
 

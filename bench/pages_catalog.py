@@ -1,12 +1,12 @@
 """What each dashboard page asks the database on first load, as plain read-model calls.
 
 Why a catalog: `bench/run.py` times a page as the sum of the read models it runs (Streamlit
-runs them one after another), without Streamlit and without `ui.read`'s cache. Each entry
-replays the page script's `ui.read(...)` / `ui.curve_section(...)` / `ui.stored_or_offer(...)` /
-`ui.simulated_notice(...)` reads in order, with the arguments the page passes when nothing is
-selected yet (no query-string links): the same defaults, derived from the same earlier results
-(e.g. the newest cohort from `cohorts`). Every page also pays dashboard.py's `schema_revision`
-gate first, and so does its entry here.
+runs them one after another), without Streamlit and without `reads.read`'s cache. Each entry
+replays the page script's `reads.read(...)` / `portfolio.curve_section(...)` /
+`reads.stored_or_offer(...)` / `notices.simulated_notice(...)` reads in order, with the
+arguments the page passes when nothing is selected yet (no query-string links): the same
+defaults, derived from the same earlier results (e.g. the newest cohort from `cohorts`).
+Every page also pays dashboard.py's `schema_revision` gate first, and so does its entry here.
 
 Clicks worth timing (open one decision, one market, one frozen snapshot) are separate
 entries marked "(click)"; they time only the reads that the click adds. The Leaderboard,
@@ -55,7 +55,7 @@ class Timed:
 
 @dataclass
 class Reader:
-    """Calls read models on one engine like `ui.read` (minus the cache), timing each call.
+    """Calls read models on one engine like `reads.read` (minus the cache), timing each call.
 
     Results are kept by function name (``name#2`` for a second call of the same function), so
     a run can tell whether the page was served a stored analysis.
@@ -133,19 +133,19 @@ def _entry(read: Reader) -> None:
 
 
 def _stored(read: Reader, name: str, cohort: int | None = None) -> Any:
-    """`ui.stored_or_offer` on first load: the current stored result, or None (the page then
+    """`reads.stored_or_offer` on first load: the current stored result, or None (the page then
     offers the live computation and computes nothing unasked)."""
     return read(stored_rm.current_stored, name, cohort)
 
 
 def _simulated(read: Reader) -> None:
-    """`ui.simulated_notice`: which families the simulated model server answered."""
+    """`notices.simulated_notice`: which families the simulated model server answered."""
     read(simulated_rm.simulated_families)
 
 
 def _curve(read: Reader, range_key: str, *, cohort: int | None, family: str | None) -> None:
-    """One range of `ui.curve_section`: the curve; then, when it has points, its window and the
-    decision runs marked on it (from one bucket before the window's start)."""
+    """One range of `portfolio.curve_section`: the curve; then, when it has points, its window
+    and the decision runs marked on it (from one bucket before the window's start)."""
     frame = read(curves_rm.portfolio_curves, range_key, cohort=cohort, family=family)
     if frame.empty:
         return
@@ -161,7 +161,7 @@ def _curve(read: Reader, range_key: str, *, cohort: int | None, family: str | No
 
 
 def curve_section(read: Reader, *, cohort: int | None = None, family: str | None = None) -> None:
-    """`ui.curve_section` with its default range (ALL, never flat): which short ranges are
+    """`portfolio.curve_section` with its default range (ALL, never flat): which short ranges are
     flat, then the curve, its window and its decision runs."""
     read(curves_rm.flat_ranges, cohort=cohort, family=family)
     _curve(read, "ALL", cohort=cohort, family=family)

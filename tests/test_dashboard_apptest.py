@@ -23,7 +23,7 @@ from arena.analytics.stats.cost import cost_frame
 from arena.analytics.stats.leaderboard import leaderboard
 from arena.analytics.views import agents, cohorts, decisions, markets, operations
 from arena.config import get_settings
-from arena.dashboard import fmt, ui
+from arena.dashboard import entry, fmt, links, notices
 from arena.storage.db import create_db_engine
 from arena.storage.migrate import head_revision, init_db
 from tests.analytics.season import LLM_A, LLM_B, Season, sqlite_season
@@ -133,7 +133,7 @@ def _widget(at: AppTest, kind: str, label: str) -> Any:
 
 
 def _asked_to_compute(at: AppTest, analysis: str) -> None:
-    """Rerun as after a click on `ui.stored_or_offer`'s "Compute … now" button: the session
+    """Rerun as after a click on `reads.stored_or_offer`'s "Compute … now" button: the session
     flag the click sets (a click through AppTest did not reach the page's button here; the
     browser tests click it)."""
     at.session_state[f"_live:{analysis}:None"] = True
@@ -492,12 +492,12 @@ def test_a_list_cut_at_its_cap_says_so(
 
 
 def test_listed_names_the_cap_only_when_reached() -> None:
-    assert ui.listed(999, 1000, "market(s)", "by volume") == "999 market(s), by volume."
-    assert ui.listed(1000, 1000, "market(s)", "by volume") == (
+    assert notices.listed(999, 1000, "market(s)", "by volume") == "999 market(s), by volume."
+    assert notices.listed(1000, 1000, "market(s)", "by volume") == (
         "1,000 market(s), by volume. That is this list's cap of 1,000: more may match. Narrow "
         "it with the filters, or download every row from Exports."
     )
-    assert ui.listed(1000, 1000, "line(s)", "newest first", exported=False).endswith(
+    assert notices.listed(1000, 1000, "line(s)", "newest first", exported=False).endswith(
         "more may match. Narrow it with the filters."
     )
 
@@ -688,7 +688,7 @@ def test_each_page_keeps_its_own_selection(season_engine: Engine) -> None:
     at.switch_page("app_pages/leaderboard.py").run()
     _ok(at)
     assert "cohort" not in at.query_params
-    assert _widget(at, "selectbox", "Cohort").value == ui.ALL
+    assert _widget(at, "selectbox", "Cohort").value == links.ALL
     at.query_params.clear()
     at.switch_page("app_pages/cohorts.py").run()
     _ok(at)
@@ -836,10 +836,10 @@ def test_an_id_past_the_database_range_is_a_named_bad_link(
 
 
 def test_an_id_link_is_a_positive_64_bit_integer() -> None:
-    assert ui.id_value("42") == 42 and ui.id_value(" 7 ") == 7
-    assert ui.id_value(str(2**63 - 1)) == 2**63 - 1
+    assert links.id_value("42") == 42 and links.id_value(" 7 ") == 7
+    assert links.id_value(str(2**63 - 1)) == 2**63 - 1
     for bad in (None, "", "0", "-3", "+4", "1_000", "٣", "4.0", str(2**63), HUGE_ID, "9" * 5000):
-        assert ui.id_value(bad) is None, bad
+        assert links.id_value(bad) is None, bad
 
 
 def test_a_failing_page_shows_one_line_and_logs_the_traceback(
@@ -854,7 +854,7 @@ def test_a_failing_page_shows_one_line_and_logs_the_traceback(
     at = _run("overview")
 
     assert not at.exception, [e.value for e in at.exception]  # no traceback for the visitor
-    assert [e.value for e in at.error] == [ui.PAGE_FAILED]
+    assert [e.value for e in at.error] == [entry.PAGE_FAILED]
     assert "/srv/secret" not in _all_text(at)
     logged = [r for r in caplog.records if r.levelname == "ERROR" and r.exc_info]
     assert logged and "overview" in logged[0].getMessage()
@@ -862,17 +862,17 @@ def test_a_failing_page_shows_one_line_and_logs_the_traceback(
 
 
 def _failing_script() -> None:
-    """A page run through `ui.run_page`, as the entry runs every page (AppTest runs this
+    """A page run through `entry.run_page`, as the entry runs every page (AppTest runs this
     function's source as a script)."""
     import streamlit as st
 
-    from arena.dashboard import ui
+    from arena.dashboard import entry
 
     def page() -> None:
         st.text("before")
         raise KeyError("missing column")
 
-    ui.run_page(page)
+    entry.run_page(page)
     st.text("after: the entry goes on")
 
 
@@ -880,7 +880,7 @@ def test_run_page_turns_a_page_error_into_one_line() -> None:
     at = AppTest.from_function(_failing_script).run()
 
     assert not at.exception
-    assert [e.value for e in at.error] == [ui.PAGE_FAILED]
+    assert [e.value for e in at.error] == [entry.PAGE_FAILED]
     assert [t.value for t in at.text] == ["before", "after: the entry goes on"]
 
 

@@ -22,7 +22,7 @@ from streamlit.testing.v1 import AppTest
 from arena.analytics.export.tables import EXPORTS
 from arena.analytics.stats import leaderboard
 from arena.config import Methodology, get_settings
-from arena.dashboard import ui
+from arena.dashboard import documents
 from arena.storage.db import create_db_engine, dispose_engines
 from arena.storage.migrate import init_db
 
@@ -231,7 +231,8 @@ def test_the_contract_export_columns_are_the_code() -> None:
 
 
 def _doc_links_in_pages() -> Iterator[tuple[str, str, str]]:
-    """(page, document, anchor) of every `ui.doc_link(...)` call in app_pages/ and dashboard.py."""
+    """(page, document, anchor) of every `documents.doc_link(...)` call in app_pages/ and
+    dashboard.py."""
     for path in [ROOT / "dashboard.py", *sorted((ROOT / "app_pages").glob("*.py"))]:
         for node in ast.walk(ast.parse(path.read_text())):
             if (
@@ -272,7 +273,7 @@ def test_document_rewrites_links_for_the_dashboard() -> None:
         "![img](img/x.png).\n$50 to $100, not `$x`:\n```\n$ make demo\n```\n"
     )
 
-    title, body = ui.document(text, SHOWN_IN_DASHBOARD)
+    title, body = documents.document(text, SHOWN_IN_DASHBOARD)
 
     assert title == "The title"
     assert body == (
@@ -281,8 +282,8 @@ def test_document_rewrites_links_for_the_dashboard() -> None:
         "Configuration (`README.md`), [site](https://example.org/a.md) and "
         "![img](img/x.png).\n\\$50 to \\$100, not `$x`:\n```\n$ make demo\n```\n"
     )
-    assert ui.doc_link("methodology", "11-scoring") == "methodology#11-scoring"
-    assert ui.doc_link("contract") == "methodology?doc=contract"
+    assert documents.doc_link("methodology", "11-scoring") == "methodology#11-scoring"
+    assert documents.doc_link("contract") == "methodology?doc=contract"
 
 
 @pytest.fixture
@@ -318,5 +319,5 @@ def test_the_methodology_page_renders_the_file(migrated: None, name: str, headin
     assert [t.value for t in at.title] == [title]
     shown = "\n".join(str(m.value) for m in at.markdown)
     assert f"\n## {heading}\n" in shown
-    _, body = ui.document(text, SHOWN_IN_DASHBOARD)
+    _, body = documents.document(text, SHOWN_IN_DASHBOARD)
     assert body in shown  # the whole file, as it reads now

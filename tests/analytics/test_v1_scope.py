@@ -287,14 +287,14 @@ def test_sql_reads_the_stamp_as_stamped_extensions_does(engine: Engine) -> None:
 
 
 def test_the_note_names_what_is_left_out() -> None:
-    from arena.dashboard import ui
+    from arena.dashboard import notices
 
-    assert ui.left_out_text([]) == ""
-    assert ui.left_out_text([3]) == (
+    assert notices.left_out_text([]) == ""
+    assert notices.left_out_text([3]) == (
         "1 extended cohort (#3) is left out of these v1 figures; "
         "choose it in the cohort filter to see it."
     )
-    assert ui.left_out_text([3, 4]) == (
+    assert notices.left_out_text([3, 4]) == (
         "2 extended cohorts (#3, #4) are left out of these v1 figures; "
         "choose one in the cohort filter to see it."
     )

@@ -3,7 +3,7 @@ ones in app_pages/, at the URL paths Streamlit serves them under."""
 
 from pathlib import Path
 
-from arena.dashboard import ui
+from arena.dashboard import reads
 from bench.browser import CACHE_TTL_S, DashboardPage, dashboard_pages
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,4 +36,4 @@ def test_registrations_are_read_with_their_options() -> None:
 
 
 def test_rounds_wait_out_the_dashboard_s_read_cache() -> None:
-    assert CACHE_TTL_S == ui.CACHE_TTL_S
+    assert CACHE_TTL_S == reads.CACHE_TTL_S

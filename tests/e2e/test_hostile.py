@@ -20,7 +20,7 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from arena.dashboard.ui import LINK_KEYS
+from arena.dashboard.links import LINK_KEYS
 from arena.engine.analyses import store_analyses
 from arena.storage.db import get_engine
 from tests.analytics.season import LLM_A, LLM_B, Season

@@ -1,0 +1,61 @@
+"""Running a page: `run_page` runs each page for the dashboard entry; an unexpected exception
+shows one line to the visitor and goes, with its traceback, to the server log
+(`client.showErrorDetails` is "none" in .streamlit/config.toml for anything that escapes it)."""
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
+from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException, StopException
+
+from arena.dashboard import fmt
+from arena.dashboard.links import drop_unused_links, page_name
+
+PAGE_FAILED = (
+    "This page hit an unexpected error and could not be shown; it has been logged for the "
+    "operator. Reload it, or open another page."
+)
+
+
+log = logging.getLogger(__name__)
+
+
+def first_line(exc: SQLAlchemyError) -> str:
+    """The driver's first message line (no SQL, no parameters), or the exception's type."""
+    lines = str(getattr(exc, "orig", None) or "").strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def run_page(run: Callable[[], Any]) -> None:
+    """Run one page (`run`, the page's `run` method) the way the entry does for every page.
+
+    Streamlit's control flow (`st.stop`, `st.rerun`, `st.switch_page`) passes through; a page
+    that ran to its end or stopped early drops the link keys it did not read. Any other
+    exception is the page's bug: the visitor sees one line (`PAGE_FAILED`), never a traceback
+    with the server's file paths, and the traceback goes to the server log. A database error
+    keeps its own one line (the database may be migrating).
+    """
+    try:
+        run()
+    except StopException:
+        drop_unused_links()  # a page that stopped early (an empty state, a bad link)
+        raise
+    except ScriptControlException:
+        raise  # st.rerun / st.switch_page: that run had not read every key yet
+    except SQLAlchemyError as exc:
+        log.exception("dashboard page %s could not read the database", _page_name())
+        st.error(
+            f"Cannot read the database ({fmt.escaped(first_line(exc))}) — it may be migrating; "
+            "retry in a moment, or run `arena init-db`."
+        )
+    except Exception:
+        log.exception("dashboard page %s failed", _page_name())
+        st.error(PAGE_FAILED, icon=":material/error:")
+    else:
+        drop_unused_links()
+
+
+def _page_name() -> str:
+    return page_name() or "(home)"
