@@ -8,7 +8,7 @@ from arena.analytics.stats.risk import agent_risk
 from arena.analytics.views.agents import OUTCOMES, agent_index, agent_summary, positions, trades
 from arena.analytics.views.cohorts import best_llm, cohort_field, cohort_standings
 from arena.analytics.views.decisions import decisions
-from arena.dashboard import documents, fmt, links, notices, portfolio, reads, tables
+from arena.dashboard import documents, fmt, links, notices, picks, portfolio, reads, tables
 from arena.dashboard.risk_section import agent_figures, show_risk
 
 NO_AGENT = "No agent yet: run `arena start-cohort` (one agent per enabled family) or `make demo`."
@@ -103,19 +103,11 @@ DECISION_FORMATS = {
 st.title("Agent")
 index: pd.DataFrame = reads.read(agent_index)
 if index.empty:
-    notices.empty(NO_AGENT)
-    st.stop()
+    notices.nothing_yet(NO_AGENT)
 
 left, right = st.columns(2)
 numbers = sorted({int(n) for n in index["cohort_number"]}, reverse=True)
-cohort = links.select_link(
-    "Cohort",
-    "cohort",
-    numbers,
-    default=numbers[0],
-    format_func=lambda n: f"Cohort {n}",
-    container=left,
-)
+cohort = picks.cohort_link(numbers, all_label=None, container=left)
 standings: pd.DataFrame = reads.read(cohort_standings, cohort)
 families = list(dict.fromkeys(str(f) for f in standings["family_id"]))  # best return first
 names = dict(zip(index["family_id"], index["display_name"], strict=True))  # without replicate

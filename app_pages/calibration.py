@@ -11,8 +11,7 @@ import streamlit as st
 from arena.analytics.stats.calibration import MIN_BIN_COUNT, family_names, reliability_diagram
 from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_or_live
-from arena.analytics.views.cohorts import cohort_numbers
-from arena.dashboard import documents, fmt, links, notices, reads, tables
+from arena.dashboard import documents, fmt, links, notices, picks, reads, tables
 from arena.dashboard.charts import calibration as calibration_charts
 
 NO_BRIER = (
@@ -129,26 +128,16 @@ st.caption(
     f"([methodology: statistics]({STATISTICS}))."
 )
 
-numbers = reads.read(cohort_numbers)
-if not numbers:
-    notices.empty("No cohort yet: run `arena start-cohort` or `make demo`.")
-    st.stop()
+numbers = picks.cohorts_or_stop()
 left, right = st.columns([1, 3])
-cohort = links.select_link(
-    "Cohort",
-    "cohort",
-    numbers,
-    format_func=lambda n: "All cohorts" if n == links.ALL else f"Cohort {n}",
-    container=left,
-)
+cohort = picks.cohort_link(numbers, container=left)
 left_out = notices.left_out_note(cohort)
 found = reads.stored_or_offer("calibration_summary", "calibration summary", cohort=cohort)
 if found is None:
     st.stop()
 summary, stored = found
 if summary.empty:
-    notices.empty(NO_V1_BRIER if left_out else NO_BRIER)
-    st.stop()
+    notices.nothing_yet(NO_V1_BRIER if left_out else NO_BRIER)
 names: dict[str, str] = reads.read(family_names)
 options = [str(f) for f in summary["family_id"]]
 llms = [f for f, kind in zip(options, summary["kind"], strict=True) if kind != "baseline"]

@@ -11,9 +11,8 @@ from arena.analytics.views.cohorts import (
     decision_grid,
     decisions_by_week,
 )
-from arena.dashboard import documents, fmt, links, notices, portfolio, reads, tables
+from arena.dashboard import documents, fmt, notices, picks, portfolio, reads, tables
 
-NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
 NOTES = documents.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
 # What each protocol extension changed, for the note on an extended cohort (methodology §18).
 EXTENDED_BY = {
@@ -99,8 +98,7 @@ st.caption(
 
 listing: pd.DataFrame = reads.read(cohorts)
 if listing.empty:
-    notices.empty(NO_COHORT)
-    st.stop()
+    notices.nothing_yet(notices.NO_COHORT)
 
 tables.pick_link(
     listing[list(LIST_COLUMNS)],
@@ -113,13 +111,7 @@ tables.pick_link(
 tables.download_csv(listing, "cohorts")
 
 numbers = [int(n) for n in listing["cohort_number"]]
-cohort = links.select_link(
-    "Cohort to open",
-    "cohort",
-    numbers,
-    default=numbers[0],
-    format_func=lambda n: f"Cohort {n}",
-)
+cohort = picks.cohort_link(numbers, all_label=None, label="Cohort to open")
 row = listing.loc[listing["cohort_number"] == cohort].iloc[0]
 st.header(f"Cohort {cohort}")
 cols = st.columns([1, 1.4, 0.8, 1.2, 1.2])

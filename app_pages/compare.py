@@ -6,7 +6,7 @@ import streamlit as st
 
 from arena.analytics.stats.paired import MIN_EVENTS, family_comparison
 from arena.analytics.views.agents import agent_index
-from arena.dashboard import documents, fmt, links, notices, reads, tables
+from arena.dashboard import documents, fmt, links, notices, picks, reads, tables
 
 NO_AGENT = "No agent yet: run `arena start-cohort` (one agent per enabled family) or `make demo`."
 MEASURES = {"pnl": "Return (P/L per shared market)", "brier": "Brier (per shared market)"}
@@ -57,18 +57,11 @@ st.caption(
 
 index: pd.DataFrame = reads.read(agent_index)
 if index.empty:
-    notices.empty(NO_AGENT)
-    st.stop()
+    notices.nothing_yet(NO_AGENT)
 
 first, second, third = st.columns(3)
 numbers = sorted({int(n) for n in index["cohort_number"]}, reverse=True)
-cohort = links.select_link(
-    "Cohort",
-    "cohort",
-    numbers,
-    format_func=lambda n: "All cohorts" if n == links.ALL else f"Cohort {n}",
-    container=third,
-)
+cohort = picks.cohort_link(numbers, container=third)
 # Across cohorts the comparison reads the v1 cohorts only (methodology §18): so do its choices.
 left_out = notices.left_out_note(cohort)
 scope = (
@@ -83,8 +76,9 @@ ordered = scope.drop_duplicates("family_id").sort_values(
 families = [str(f) for f in ordered["family_id"]]
 names = {str(f): str(n) for f, n in zip(ordered["family_id"], ordered["display_name"], strict=True)}
 if len(families) < 2:
-    notices.empty("This scope has fewer than two families: pick all cohorts, or another cohort.")
-    st.stop()
+    notices.nothing_yet(
+        "This scope has fewer than two families: pick all cohorts, or another cohort."
+    )
 # No pair until the person picks one: at a year a comparison reads every shared bet of both
 # families (~1 s), which no visitor should wait on before saying which two.
 family = links.select_link(
@@ -102,15 +96,13 @@ versus = links.select_link(
     container=second,
 )
 if family is None or versus is None:
-    notices.empty(
+    notices.nothing_yet(
         "Pick two families above: the difference in P/L and in Brier on the markets both "
         "traded, with its interval and p-value. From the Leaderboard, or a link like "
         "`/compare?family=…&versus=…`."
     )
-    st.stop()
 if family == versus:
-    notices.empty("Pick two different families.")
-    st.stop()
+    notices.nothing_yet("Pick two different families.")
 notices.simulated_notice([family, versus])
 
 frame: pd.DataFrame = reads.read(family_comparison, family, versus, cohort=cohort)

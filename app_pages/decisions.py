@@ -3,8 +3,6 @@ rationale, its legs (with each market's question, executed or rejected and why),
 attempt with its tokens, cost and latency and raw answer, the parsed payload, the prompts and
 the frozen market snapshot it saw. Model output is shown as text, never rendered."""
 
-from typing import Any
-
 import pandas as pd
 import streamlit as st
 
@@ -18,7 +16,7 @@ from arena.analytics.views.decisions import (
     decisions,
     response_parts,
 )
-from arena.dashboard import documents, fmt, links, notices, reads, tables
+from arena.dashboard import documents, fmt, links, notices, picks, reads, tables
 from arena.storage.models import DECISION_ACTIONS, DECISION_STATUSES
 
 NO_DECISION = (
@@ -38,36 +36,26 @@ STATED_NOTE = (
 )
 
 
-def column(label: str, width: Any = None, **kwargs: Any) -> Any:
-    return st.column_config.Column(label, width=width, **kwargs)
-
-
-def fitted(values: pd.Series, low: int = 60, high: int = 240) -> int:
-    """A text column's width in pixels for its longest value (so a side is never cut)."""
-    longest = max((len(str(v)) for v in values if not fmt.missing(v)), default=0)
-    return max(low, min(high, 8 * longest + 24))
-
-
 # The list's columns, sized so that the decision, its family, action, status, legs, money
 # and cost are all in view at 1440 px; tokens and the serving model after.
 LIST_COLUMNS = {
-    "decision_id": column("Decision", 70),
-    "decided_at": column("Decided (UTC)", 120),
-    "cohort_number": column("Cohort", 55),
-    "display_name": column("Family", 150),
-    "decision_week": column("Week", 45),
-    "action": column("Action", 65),
-    "status": column("Status", 100),
-    "bets": column("Bets", 45),
-    "sells": column("Sells", 45),
-    "rejected": column("Rejected", 65, help="Legs rejected by validation"),
-    "amount": column("Bet", 95, help="Dollars bet by the executed legs"),
-    "cost_usd": column("API cost", 80),
-    "tokens_in": column("Tokens in", 80, alignment="right"),
-    "tokens_out": column("Tokens out", 85, alignment="right"),
-    "latency_ms": column("Latency (ms)", 95, alignment="right"),
-    "attempts": column("Answers", 70, help="Model answers of the final run"),
-    "served_model": column("Served by", 220),
+    "decision_id": tables.column("Decision", 70),
+    "decided_at": tables.column("Decided (UTC)", 120),
+    "cohort_number": tables.column("Cohort", 55),
+    "display_name": tables.column("Family", 150),
+    "decision_week": tables.column("Week", 45),
+    "action": tables.column("Action", 65),
+    "status": tables.column("Status", 100),
+    "bets": tables.column("Bets", 45),
+    "sells": tables.column("Sells", 45),
+    "rejected": tables.column("Rejected", 65, help="Legs rejected by validation"),
+    "amount": tables.column("Bet", 95, help="Dollars bet by the executed legs"),
+    "cost_usd": tables.column("API cost", 80),
+    "tokens_in": tables.column("Tokens in", 80, alignment="right"),
+    "tokens_out": tables.column("Tokens out", 85, alignment="right"),
+    "latency_ms": tables.column("Latency (ms)", 95, alignment="right"),
+    "attempts": tables.column("Answers", 70, help="Model answers of the final run"),
+    "served_model": tables.column("Served by", 220),
     "family_id": None,  # in the data (and the CSV), not shown: the name says it
     "market_snapshot_id": None,
 }
@@ -83,32 +71,32 @@ LIST_FORMATS = {
 # The legs as read: what was bought (the question, the side, the money) and how confident
 # that made the model look, first; ids and the rejection's wording after.
 LEG_COLUMNS = {
-    "leg": column("Leg", 45),
-    "question": column("Market", 400),
-    "side": column("Side", 60),  # widened to its longest value (`fitted`)
-    "result": column("Result", 80),
-    "amount": column("Amount", 90, alignment="right"),
-    "price": column("Price", 60, alignment="right"),
+    "leg": tables.column("Leg", 45),
+    "question": tables.column("Market", 400),
+    "side": tables.column("Side", 60),  # widened to its longest value (`fitted`)
+    "result": tables.column("Result", 80),
+    "amount": tables.column("Amount", 90, alignment="right"),
+    "price": tables.column("Price", 60, alignment="right"),
     # A `stated_probability` cohort only (`stated_cells`); a v1 cohort's legs have no such column.
-    "stated": column(
+    "stated": tables.column(
         "Stated probability",
         240,
         help="The probability the model stated that the side it bought wins, beside the "
         "price it paid; in brackets p − price (positive: it judged the side underpriced). "
         "“not stated”: it gave none (missing, never filled in).",
     ),
-    "implied_confidence": column(
+    "implied_confidence": tables.column(
         "Implied confidence",
         130,
         help="Amount / 25% of the cash before the leg: v1's forecast for the Brier score",
         alignment="right",
     ),
-    "shares": column("Shares", 100, alignment="right"),
-    "reason": column("Rejected because", 130),
-    "message": column("Rejection message", "large"),
-    "kind": column("Kind", 60),
-    "market_id": column("Market id", 90),
-    "position_id": column("Position", 80),
+    "shares": tables.column("Shares", 100, alignment="right"),
+    "reason": tables.column("Rejected because", 130),
+    "message": tables.column("Rejection message", "large"),
+    "kind": tables.column("Kind", 60),
+    "market_id": tables.column("Market id", 90),
+    "position_id": tables.column("Position", 80),
     "executed": None,
     "requested": None,
     "probability": None,  # in the CSV, raw; shown as "stated"
@@ -124,16 +112,16 @@ LEG_FORMATS = {
     "message": fmt.text,
 }
 ATTEMPT_COLUMNS = {
-    "attempt_no": column("Attempt", 70),
-    "outcome": column("Outcome", 120),
-    "tokens_in": column("Tokens in", 80, alignment="right"),
-    "tokens_out": column("Tokens out", 85, alignment="right"),
-    "cost_usd": column("Cost", 80, alignment="right"),
-    "latency_ms": column("Latency (ms)", 95, alignment="right"),
-    "served_model": column("Served by", 200),
-    "provider": column("Provider", 100),
-    "error": column("Error", "large"),
-    "created_at": column("At (UTC)", 125),
+    "attempt_no": tables.column("Attempt", 70),
+    "outcome": tables.column("Outcome", 120),
+    "tokens_in": tables.column("Tokens in", 80, alignment="right"),
+    "tokens_out": tables.column("Tokens out", 85, alignment="right"),
+    "cost_usd": tables.column("Cost", 80, alignment="right"),
+    "latency_ms": tables.column("Latency (ms)", 95, alignment="right"),
+    "served_model": tables.column("Served by", 200),
+    "provider": tables.column("Provider", 100),
+    "error": tables.column("Error", "large"),
+    "created_at": tables.column("At (UTC)", 125),
     "raw_response": None,  # shown below the table, as text
 }
 ATTEMPT_FORMATS = {
@@ -216,19 +204,12 @@ def rationale(detail: DecisionDetail) -> None:
 st.title("Decisions")
 options: FilterOptions = reads.read(filter_options)
 if not options.cohorts:
-    notices.empty(NO_DECISION)
-    st.stop()
+    notices.nothing_yet(NO_DECISION)
 notices.simulated_notice()
 names: dict[str, str] = reads.read(family_names)
 
 cols = st.columns(5)
-cohort = links.select_link(
-    "Cohort",
-    "cohort",
-    options.cohorts,
-    format_func=lambda n: "All" if n == links.ALL else f"Cohort {n}",
-    container=cols[0],
-)
+cohort = picks.cohort_link(options.cohorts, all_label="All", container=cols[0])
 family = links.select_link(
     "Family",
     "family",
@@ -342,9 +323,9 @@ def show_decision(detail: DecisionDetail) -> None:
                 key="decision-legs",
                 formats=formats,
                 column_config=LEG_COLUMNS
-                | {"side": column("Side", fitted(legs["side"]))}
+                | {"side": tables.column("Side", tables.fitted(legs["side"]))}
                 # the stated probability in view beside the price: a narrower question
-                | ({"question": column("Market", 300)} if detail.asks_probability else {}),
+                | ({"question": tables.column("Market", 300)} if detail.asks_probability else {}),
             )
             rejected = legs[~legs["executed"]]
             for _, leg in rejected.iterrows():
@@ -356,8 +337,7 @@ def show_decision(detail: DecisionDetail) -> None:
             st.caption(
                 "Implied confidence = amount / (25% of the cash before the leg): v1 scores it as "
                 f"the forecast ([methodology: implied confidence]"
-                f"({IMPLIED_CONFIDENCE}))."
-                + (STATED_NOTE if detail.asks_probability else "")
+                f"({IMPLIED_CONFIDENCE}))." + (STATED_NOTE if detail.asks_probability else "")
             )
             tables.download_csv(
                 legs, f"decision-{detail.decision_id}-legs", label="Download legs CSV"

@@ -23,7 +23,7 @@ from arena.analytics.views.agents import FilterOptions, filter_options
 from arena.analytics.views.database import family_names
 from arena.config import get_settings
 from arena.core.errors import InputError
-from arena.dashboard import documents, fmt, links, notices, reads, tables
+from arena.dashboard import documents, fmt, links, notices, picks, reads, tables
 from arena.storage.db import get_engine
 
 PLAN_LABELS = {
@@ -50,13 +50,7 @@ chosen_tables = st.multiselect(
     key="export-tables",
 )
 cols = st.columns(4)
-cohort = links.select_link(
-    "Cohort",
-    "cohort",
-    options.cohorts,
-    format_func=lambda n: "All" if n == links.ALL else f"Cohort {n}",
-    container=cols[0],
-)
+cohort = picks.cohort_link(options.cohorts, all_label="All", container=cols[0])
 family = links.select_link(
     "Family",
     "family",

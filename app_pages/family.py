@@ -79,8 +79,7 @@ def metric(where: Any, label: str, value: str, note: str | None = None, **kwargs
 st.title("Family")
 returns: pd.DataFrame = reads.read(family_returns)
 if returns.empty:
-    notices.empty(NO_FAMILY)
-    st.stop()
+    notices.nothing_yet(NO_FAMILY)
 
 # Models first (best return first), then the baselines.
 ordered = pd.concat(

@@ -14,7 +14,6 @@ from arena.analytics.views.status import ArenaStatus, Leaders, arena_status, lea
 from arena.dashboard import documents, fmt, notices, reads
 
 STATISTICS = documents.doc_link("methodology", "19-statistics-honest-uncertainty")
-NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
 ON_THE_LEADERBOARD = (
     "the Leaderboard shows it when it is chosen in its cohort filter",
     "the Leaderboard shows each when it is chosen in its cohort filter",
@@ -65,7 +64,7 @@ def status_sentence(status: ArenaStatus) -> str:
             f"No job has run since {fmt.instant(status.last_job_run)}: the scheduler "
             f"(`python scheduler.py`) is not running. The pages show the data as of {last}."
         )
-    return NO_COHORT
+    return notices.NO_COHORT
 
 
 def playing_sentence(status: ArenaStatus) -> str:
@@ -118,7 +117,7 @@ cell(
 statuses = ", ".join(f"{n:,} {name}" for name, n in status.by_status.items())
 cell(cells[3], "Cohorts", f"{status.cohorts:,} ({statuses})" if statuses else "none yet")
 if status.state == "no_cohort":
-    notices.empty(NO_COHORT)
+    notices.empty(notices.NO_COHORT)
 else:
     strip.markdown(status_sentence(status))
 

@@ -11,10 +11,8 @@ import streamlit as st
 from arena.analytics.stats.cost import COST_COLUMNS, cost_frame
 from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS
-from arena.analytics.views.cohorts import cohort_numbers
-from arena.dashboard import documents, fmt, links, notices, portfolio, reads, tables
+from arena.dashboard import documents, fmt, notices, picks, portfolio, reads, tables
 
-NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
 NO_AGENT = "This cohort has no agents: `arena start-cohort` creates one per enabled family."
 STATS = documents.doc_link("methodology", "19-statistics-honest-uncertainty")
 SCORING = documents.doc_link("methodology", "11-scoring")
@@ -293,19 +291,10 @@ st.caption(
     f"{DEFAULT_MIN_RESOLVED} resolved bets greyed (too early to rank), not hidden."
 )
 
-numbers = reads.read(cohort_numbers)
-if not numbers:
-    notices.empty(NO_COHORT)
-    st.stop()
+numbers = picks.cohorts_or_stop()
 
 pick, link = st.columns([1, 3], vertical_alignment="bottom")
-cohort = links.select_link(
-    "Cohort",
-    "cohort",
-    numbers,
-    format_func=lambda n: "All cohorts" if n == links.ALL else f"Cohort {n}",
-    container=pick,
-)
+cohort = picks.cohort_link(numbers, container=pick)
 notices.left_out_note(cohort)
 link.page_link(
     "app_pages/compare.py",
@@ -317,8 +306,7 @@ result = reads.stored_or_offer("leaderboard", "leaderboard", cohort=cohort)
 if result is not None:
     board, stored = result
     if board.empty:
-        notices.empty(NO_AGENT)
-        st.stop()
+        notices.nothing_yet(NO_AGENT)
     board = board.reset_index(drop=True)
     reads.stored_caption(stored)
     notices.simulated_notice([str(f) for f in board["family_id"]])

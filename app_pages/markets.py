@@ -30,30 +30,26 @@ NO_MARKETS = (
 TIME = "YYYY-MM-DD HH:mm"
 
 
-def column(label: str, width: Any = None, **kwargs: Any) -> Any:
-    return st.column_config.Column(label, width=width, **kwargs)
-
-
 # The list's columns as a person reads them: question first and prices right after it, so
 # both are in view at 1440 px; the id (the link's stable key) last.
 LIST_COLUMNS = {
-    "question": column("Market", 380),
-    "price_text": column("Prices (last sync)", 200),
-    "status": column("Status", 75),
-    "end_date": column("Closes", 95, help="End date (UTC)"),
-    "volume": column("Volume", 115, alignment="right"),
-    "agents": column("Agents", 60, help="Agents that held it", alignment="right"),
-    "event": column("Event (when not the question)", 260),
-    "category": column("Category", 90),
-    "market_type": column("Type", 65),
-    "resolution_outcome": column("Resolved as", 120),
+    "question": tables.column("Market", 380),
+    "price_text": tables.column("Prices (last sync)", 200),
+    "status": tables.column("Status", 75),
+    "end_date": tables.column("Closes", 95, help="End date (UTC)"),
+    "volume": tables.column("Volume", 115, alignment="right"),
+    "agents": tables.column("Agents", 60, help="Agents that held it", alignment="right"),
+    "event": tables.column("Event (when not the question)", 260),
+    "category": tables.column("Category", 90),
+    "market_type": tables.column("Type", 65),
+    "resolution_outcome": tables.column("Resolved as", 120),
     "polymarket_url": st.column_config.LinkColumn(
         "Polymarket",
         width=95,
         display_text="Open ↗",
         help="The market's event page on polymarket.com (none for a simulated market)",
     ),
-    "market_id": column("Id", 80),
+    "market_id": tables.column("Id", 80),
 }
 ORDER_CAPTIONS = {
     "held": "most held first, then by volume",
@@ -63,12 +59,6 @@ ORDER_CAPTIONS = {
     "newest": "newest first (by when we first synced them)",
 }
 LIST_FORMATS: dict[str, Any] = {"volume": fmt.money, "end_date": fmt.day}
-
-
-def fitted(values: pd.Series, low: int = 60, high: int = 240) -> int:
-    """A text column's width in pixels for its longest value (so a side is never cut)."""
-    longest = max((len(str(v)) for v in values if not fmt.missing(v)), default=0)
-    return max(low, min(high, 8 * longest + 24))
 
 
 def shown_markets(found: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -152,9 +142,9 @@ if snapshot_id is not None:
             column="market_id",
             formats=formats,
             column_config={
-                "rank": column("Rank", 55),
+                "rank": tables.column("Rank", 55),
                 **{k: LIST_COLUMNS[k] for k in ("question", "market_type", "end_date", "volume")},
-                "price_text": column("Prices as shown", 200),
+                "price_text": tables.column("Prices as shown", 200),
                 "market_id": LIST_COLUMNS["market_id"],
             },
         )
@@ -274,11 +264,11 @@ def show_market(market_id: str, detail: pd.DataFrame) -> None:
         """One of the market's own tables: display names, formatted, gaps as "—"."""
         shown, rest = fmt.readable(named(frame), formats)
         config = {
-            name: column(*spec, alignment="right" if name in formats else None)
+            name: tables.column(*spec, alignment="right" if name in formats else None)
             for name, spec in labels.items()
         }
         if "side" in shown.columns:
-            config["side"] = column("Side", fitted(shown["side"]))
+            config["side"] = tables.column("Side", tables.fitted(shown["side"]))
         tables.table(shown, key=key, formats=rest, column_config=config)
 
     st.subheader("Positions")

@@ -99,8 +99,9 @@ name = links.choice_link(
 path = DOCS / f"{name}.md"
 if not path.is_file():
     heading.title(DOCUMENTS[name])
-    notices.empty(f"docs/{name}.md is not here: this page reads the docs/ folder of the checkout.")
-    st.stop()
+    notices.nothing_yet(
+        f"docs/{name}.md is not here: this page reads the docs/ folder of the checkout."
+    )
 title, body = documents.document(path.read_text(encoding="utf-8"), list(DOCUMENTS))
 heading.title(title)
 if name == "methodology":

@@ -8,7 +8,6 @@ from arena.analytics.views.cohorts import cohort_numbers
 from arena.analytics.views.database import table_label, table_meaning
 from arena.dashboard import documents, fmt, notices, reads, tables
 
-NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
 LABELS = {
     "label": st.column_config.TextColumn("Table", width="medium"),
     "rows": st.column_config.Column("Rows", width="small"),
@@ -24,7 +23,7 @@ st.markdown(
     "This overview counts what the arena has recorded so far."
 )
 if not reads.read(cohort_numbers):
-    notices.empty(NO_COHORT)
+    notices.empty(notices.NO_COHORT)  # the table counts below still show
 
 st.subheader("Rows per table")
 found = reads.stored_or_offer("overview", "table counts")

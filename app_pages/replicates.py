@@ -86,10 +86,6 @@ def stability_rows(families: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def column(label: str, width: int, help: str | None = None) -> object:
-    return st.column_config.Column(label, width=width, help=help)
-
-
 def table(rows: pd.DataFrame, key: str, reference: pd.Series, config: dict[str, Any]) -> None:
     """A text table with every family in view (no inner scrolling), baselines tinted."""
     st.dataframe(
@@ -140,8 +136,7 @@ st.caption(
 
 numbers: list[int] = sorted(reads.read(replicated_cohorts), reverse=True)
 if not numbers:
-    notices.empty(NO_REPLICATES)
-    st.stop()
+    notices.nothing_yet(NO_REPLICATES)
 cohort = picks.extension_cohort_link(numbers, "All replicated cohorts")
 found = reads.stored_or_offer("replicates", "replicate figures", cohort=cohort)
 if found is None:
@@ -155,8 +150,7 @@ agents = (
     else reads.read(replicate_agents, cohort=cohort)
 )
 if families.empty or summary is None:
-    notices.empty("No agent in this scope yet (`arena start-cohort` starts them on Sundays).")
-    st.stop()
+    notices.nothing_yet("No agent in this scope yet (`arena start-cohort` starts them on Sundays).")
 notices.simulated_notice([str(f) for f in families["family_id"]])
 reference = families["kind"] == "baseline"
 scope = "all replicated cohorts" if cohort is None else f"cohort {cohort}"
@@ -237,24 +231,28 @@ table(
     "replicate-spread",
     reference,
     {
-        "family": column("Family", FAMILY),
-        "replicates": column("Replicates", 84, "Agents per cohort"),
-        "pooled_return": column("Pooled return", NUMBER, "Σ P/L / Σ capital of its agents"),
-        "return_sd": column(
+        "family": tables.column("Family", FAMILY),
+        "replicates": tables.column("Replicates", 84, "Agents per cohort"),
+        "pooled_return": tables.column("Pooled return", NUMBER, "Σ P/L / Σ capital of its agents"),
+        "return_sd": tables.column(
             "Return SD",
             NUMBER,
             "SD of its replicates' returns within a cohort, pooled over cohorts",
         ),
-        "return_range": column(
+        "return_range": tables.column(
             "Return range", NUMBER, "Highest − lowest replicate in a cohort, averaged"
         ),
-        "return_gap": column(
+        "return_gap": tables.column(
             "Gap to next", NUMBER, "Its pooled return − the next family's down the list"
         ),
-        "pooled_brier": column("Pooled Brier", NUMBER, "Mean over all its Brier rows"),
-        "brier_sd": column("Brier SD", 84, "SD of its replicates' mean Brier within a cohort"),
-        "brier_gap": column("Brier gap", 84, "The next worse family's pooled Brier − its own"),
-        "resolved": column("Resolved bets", WIDE),
+        "pooled_brier": tables.column("Pooled Brier", NUMBER, "Mean over all its Brier rows"),
+        "brier_sd": tables.column(
+            "Brier SD", 84, "SD of its replicates' mean Brier within a cohort"
+        ),
+        "brier_gap": tables.column(
+            "Brier gap", 84, "The next worse family's pooled Brier − its own"
+        ),
+        "resolved": tables.column("Resolved bets", WIDE),
     },
 )
 close = families[(families["return_sd"] >= families["return_gap"])]
@@ -277,12 +275,16 @@ table(
     "replicate-ranks",
     reference,
     {
-        "family": column("Family", FAMILY),
-        "pooled_rank": column("Pooled rank", NUMBER, "By pooled return; ties share a rank"),
-        "keeps_rank": column("Keeps its rank", WIDE, "Share of picks giving it its pooled rank"),
-        "rank_range": column("Ranks over picks", WIDE, "Its best – worst rank over the picks"),
-        "return_sd": column("Return SD", NUMBER),
-        "return_gap": column("Gap to next", NUMBER),
+        "family": tables.column("Family", FAMILY),
+        "pooled_rank": tables.column("Pooled rank", NUMBER, "By pooled return; ties share a rank"),
+        "keeps_rank": tables.column(
+            "Keeps its rank", WIDE, "Share of picks giving it its pooled rank"
+        ),
+        "rank_range": tables.column(
+            "Ranks over picks", WIDE, "Its best – worst rank over the picks"
+        ),
+        "return_sd": tables.column("Return SD", NUMBER),
+        "return_gap": tables.column("Gap to next", NUMBER),
     },
 )
 st.caption(

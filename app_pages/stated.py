@@ -93,10 +93,6 @@ def deviating_rows(figures: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def column(label: str, width: int, help: str | None = None) -> object:
-    return st.column_config.Column(label, width=width, help=help)
-
-
 st.title("Stated probability")
 st.caption(
     "A protocol extension, not v1: cohorts stamped `stated_probability` asked every BET leg "
@@ -110,8 +106,7 @@ st.caption(
 
 numbers: list[int] = sorted(reads.read(extended_cohorts), reverse=True)
 if not numbers:
-    notices.empty(NO_EXTENDED)
-    st.stop()
+    notices.nothing_yet(NO_EXTENDED)
 cohort = picks.extension_cohort_link(numbers, "All extended cohorts")
 found = reads.stored_or_offer("stated_probability", "stated-probability figures", cohort=cohort)
 if found is None:
@@ -120,8 +115,9 @@ figures, stored = found
 stating = figures[figures["stated_bets"] > 0].reset_index(drop=True)
 silent = figures[figures["stated_bets"] == 0]
 if stating.empty:
-    notices.empty("No bet in this scope stated a probability yet (`arena decide` runs on Sundays).")
-    st.stop()
+    notices.nothing_yet(
+        "No bet in this scope stated a probability yet (`arena decide` runs on Sundays)."
+    )
 notices.simulated_notice([str(f) for f in stating["family_id"]])
 reference = stating["kind"] == "baseline"
 
@@ -132,18 +128,22 @@ tables.table(
     key="stated-quality",
     reference=reference,
     column_config={
-        "family": column("Family", FAMILY),
-        "stated_brier": column("Stated p Brier [95%]", INTERVAL, "(p − outcome)²"),
-        "implied_brier": column(
+        "family": tables.column("Family", FAMILY),
+        "stated_brier": tables.column("Stated p Brier [95%]", INTERVAL, "(p − outcome)²"),
+        "implied_brier": tables.column(
             "Implied (v1) Brier [95%]", INTERVAL, "v1's Brier of the bet's size, same bets"
         ),
-        "brier_gap": column("Stated − implied [95%]", INTERVAL, "Negative: p scored better"),
-        "market_brier": column("Market Brier [95%]", INTERVAL, "(price − outcome)², same bets"),
-        "skill_vs_market": column(
+        "brier_gap": tables.column("Stated − implied [95%]", INTERVAL, "Negative: p scored better"),
+        "market_brier": tables.column(
+            "Market Brier [95%]", INTERVAL, "(price − outcome)², same bets"
+        ),
+        "skill_vs_market": tables.column(
             "Stated − market [95%]", INTERVAL, "Negative: p beat the market price"
         ),
-        "stated": column("Bets stating p", 110, "Bets with a stated probability, of all BUYs."),
-        "resolved": column("Resolved", 80, "Bets with a stated p whose market resolved."),
+        "stated": tables.column(
+            "Bets stating p", 110, "Bets with a stated probability, of all BUYs."
+        ),
+        "resolved": tables.column("Resolved", 80, "Bets with a stated p whose market resolved."),
     },
 )
 scored = stating[stating["resolved_bets"] > 0]
@@ -174,19 +174,21 @@ tables.table(
     key="stated-conduct",
     reference=reference,
     column_config={
-        "family": column("Family", FAMILY),
-        "consistent_share": column(
+        "family": tables.column("Family", FAMILY),
+        "consistent_share": tables.column(
             "Agrees with p [95%]", SHARE, "Share of bets whose stated p is above the price paid"
         ),
-        "mean_edge": column("Mean p − price [95%]", INTERVAL),
-        "stake_efficiency": column(
+        "mean_edge": tables.column("Mean p − price [95%]", INTERVAL),
+        "stake_efficiency": tables.column(
             "Stake / Kelly [95%]",
             SHARE,
             "Σ stake / Σ Kelly stake at its own p and price (capped at 25% of cash); 1 = Kelly",
         ),
-        "log_growth": column("Log-growth [95%]", INTERVAL, "Per resolved bet, as staked"),
-        "kelly_log_growth": column("Kelly log-growth [95%]", INTERVAL, "Had it staked Kelly"),
-        "growth_gap": column("Actual − Kelly [95%]", INTERVAL),
+        "log_growth": tables.column("Log-growth [95%]", INTERVAL, "Per resolved bet, as staked"),
+        "kelly_log_growth": tables.column(
+            "Kelly log-growth [95%]", INTERVAL, "Had it staked Kelly"
+        ),
+        "growth_gap": tables.column("Actual − Kelly [95%]", INTERVAL),
     },
 )
 st.caption(
@@ -203,11 +205,11 @@ tables.table(
     key="stated-deviating",
     reference=reference,
     column_config={
-        "family": column("Family", FAMILY),
-        "deviating_bets": column("Resolved bets", 110),
-        "deviating_brier": column("Stated p Brier [95%]", INTERVAL),
-        "deviating_market_brier": column("Market Brier [95%]", INTERVAL),
-        "deviating_skill": column(
+        "family": tables.column("Family", FAMILY),
+        "deviating_bets": tables.column("Resolved bets", 110),
+        "deviating_brier": tables.column("Stated p Brier [95%]", INTERVAL),
+        "deviating_market_brier": tables.column("Market Brier [95%]", INTERVAL),
+        "deviating_skill": tables.column(
             "Skill vs market [95%]",
             INTERVAL,
             "Stated p Brier − market Brier; negative: p was right",

@@ -24,13 +24,14 @@ def cohort_link(
     *,
     all_label: str | None = "All cohorts",
     container: Any = None,
+    label: str = "Cohort",
 ) -> int | None:
     """A cohort selectbox bound to link ``cohort``: `all_label` first (None when a page shows
     one cohort at a time: then the first of `numbers` is the default). Returns the chosen
     number, or None for all."""
     if all_label is None:
         chosen: int | None = select_link(
-            "Cohort",
+            label,
             "cohort",
             numbers,
             default=numbers[0],
@@ -38,12 +39,12 @@ def cohort_link(
             container=container,
         )
         return chosen
-    label = all_label
+    everything = all_label
     chosen = select_link(
-        "Cohort",
+        label,
         "cohort",
         numbers,
-        format_func=lambda n: label if n == ALL else f"Cohort {n}",
+        format_func=lambda n: everything if n == ALL else f"Cohort {n}",
         container=container,
     )
     return chosen

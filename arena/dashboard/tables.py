@@ -11,6 +11,7 @@ from pandas.io.formats.style import Styler
 
 from arena.core.csvsafe import cell
 from arena.dashboard import fmt
+from arena.dashboard.charts.spec import vega_lite
 from arena.dashboard.links import set_link
 
 # Reference rows (baselines) and "too early" rows in tables.
@@ -20,9 +21,9 @@ REFERENCE_STYLE = "background-color: #eef2f7; font-style: italic"
 GREY_STYLE = "color: #9aa4b2"
 
 
-def column(label: str, width: Any = None, **kwargs: Any) -> Any:
+def column(label: str, width: Any = None, help: str | None = None, **kwargs: Any) -> Any:
     """A dataframe column's label, width (pixels or "small"/"medium"/"large") and help."""
-    return st.column_config.Column(label, width=width, **kwargs)
+    return st.column_config.Column(label, width=width, help=help, **kwargs)
 
 
 def fitted(values: pd.Series, low: int = 60, high: int = 240) -> int:
@@ -48,10 +49,14 @@ def csv_text(frame: pd.DataFrame) -> str:
 
 
 def download_csv(frame: pd.DataFrame, name: str, *, label: str = "Download CSV") -> None:
-    """A download button for exactly `frame` as ``forecaster-arena-{name}.csv``."""
+    """A download button for exactly `frame` as ``forecaster-arena-{name}.csv``.
+
+    The CSV is written when the button is clicked, not on every run (Streamlit's deferred
+    download): a page offers several and most runs download none (0.1–0.3 s each at a season's
+    curve)."""
     st.download_button(
         label,
-        data=csv_text(frame),
+        data=lambda: csv_text(frame),
         file_name=f"forecaster-arena-{name}.csv",
         mime="text/csv",
         on_click="ignore",
@@ -60,8 +65,9 @@ def download_csv(frame: pd.DataFrame, name: str, *, label: str = "Download CSV")
 
 
 def chart(spec: Any) -> None:
-    """Show an `arena.dashboard.charts` chart at the page's full width."""
-    st.altair_chart(spec, width="stretch")
+    """Show an `arena.dashboard.charts` chart at the page's full width, as the Vega-Lite dict
+    `charts.spec.vega_lite` builds (no schema validation on each run: the tests validate it)."""
+    st.vega_lite_chart(vega_lite(spec), width="stretch")
 
 
 def style_rows(
