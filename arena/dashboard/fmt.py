@@ -332,6 +332,25 @@ def points(value: Any, places: int = 1) -> str:
     return DASH if missing(value) else f"{abs(float(value)):,.{places}f} pp"
 
 
+def drawdown(value: Any, places: int = 1) -> str:
+    """−8.4%: a max drawdown (given in percent of the peak, ≥ 0) written as the fall it is;
+    0.0% for a curve that never fell."""
+    if missing(value):
+        return DASH
+    number = abs(float(value))
+    text = f"{number:,.{places}f}%"
+    return f"{MINUS}{text}" if float(text[:-1].replace(",", "")) != 0 else text
+
+
+def sharpe(value: Any, se: Any = None, places: int = 2) -> str:
+    """0.42 ± 0.18: a Sharpe ratio with its standard error (without one, the ratio alone)."""
+    if missing(value):
+        return DASH
+    number = float(value)
+    text = _signed(number, f"{abs(number):.{places}f}")
+    return text if missing(se) else f"{text} ± {float(se):.{places}f}"
+
+
 def rank_of(rank: Any, total: Any) -> str:
     """2 of 6: a rank among `total` ("—" when either is missing, or the rank is 0: unranked)."""
     if missing(rank) or missing(total) or int(rank) < 1:

@@ -30,6 +30,7 @@ from sqlalchemy.engine import Engine
 from arena.analytics.query.selects import ratio
 from arena.analytics.stats.bootstrap import family_bootstrap
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS, null_percentiles
+from arena.analytics.stats.risk import LEADERBOARD_RISK_COLUMNS, leaderboard_risk
 from arena.core import stats
 
 DEFAULT_MIN_RESOLVED = 30
@@ -84,6 +85,7 @@ LEADERBOARD_COLUMNS: tuple[str, ...] = (
     "agent_replicates",
     "replicate_return_low",
     "replicate_return_high",
+    *LEADERBOARD_RISK_COLUMNS,
 )
 
 
@@ -144,6 +146,10 @@ def leaderboard(
       ``replicate_return_low`` / ``replicate_return_high`` (%): the lowest and highest return of
       one replicate (replicate k's P/L over its capital, pooled over the scope's cohorts): the
       replicate spread; NaN with one agent per cohort
+    - ``max_drawdown_pct`` (%, ≥ 0), ``sharpe``, ``sharpe_se`` (its Mertens standard error),
+      ``sharpe_days`` (int): the risk of the family's combined book over the same cohorts and
+      replicates (`arena.analytics.stats.risk.leaderboard_risk`: daily end-of-day values,
+      annualised with √365, r_f = 0, paper); NaN without two daily returns
     """
     fb = family_bootstrap(engine, cohort=cohort, replicates=replicates, seed=seed)
     if not fb.families:
@@ -223,6 +229,10 @@ def leaderboard(
     frame["agent_replicates"] = spread["agent_replicates"].fillna(1).astype("int64").to_numpy()
     frame["replicate_return_low"] = spread["low"].to_numpy()
     frame["replicate_return_high"] = spread["high"].to_numpy()
+    risk = leaderboard_risk(engine, cohort=cohort).reindex(families)
+    for column in LEADERBOARD_RISK_COLUMNS:
+        frame[column] = risk[column].to_numpy()
+    frame["sharpe_days"] = frame["sharpe_days"].fillna(0).astype("int64")
     frame = frame.sort_values(["rank", "family_id"], kind="stable").reset_index(drop=True)
     return frame[list(LEADERBOARD_COLUMNS)]
 
@@ -288,6 +298,13 @@ def _interval(value: float, low: float, high: float, fmt: str) -> str:
     return f"{format(value, fmt)} [{format(low, fmt)}, {format(high, fmt)}]"
 
 
+def sharpe_text(sharpe: float, se: float) -> str:
+    """A Sharpe ratio with its standard error, "0.42 ± 0.18" ("—" without one)."""
+    if np.isnan(sharpe):
+        return "—"
+    return f"{sharpe:.2f}" if np.isnan(se) else f"{sharpe:.2f} ± {se:.2f}"
+
+
 def leaderboard_table(frame: pd.DataFrame, title: str = "Leaderboard") -> Any:
     """A rich Table of the leaderboard: intervals as "x [lo, hi]" (95%), baselines in
     italics, families with too few resolved bets greyed and marked "too early to rank"."""
@@ -296,7 +313,11 @@ def leaderboard_table(frame: pd.DataFrame, title: str = "Leaderboard") -> Any:
 
     table = Table(
         title=title,
-        caption="95% intervals: cluster bootstrap over events within cohorts; paper returns",
+        caption=(
+            "95% intervals: cluster bootstrap over events within cohorts; paper returns. "
+            "Max DD: largest fall from a peak of the family's daily book; Sharpe: annualised "
+            "daily Sharpe ± its standard error (Mertens), r_f = 0"
+        ),
         box=box.SIMPLE_HEAD,
     )
     for name, justify in (
@@ -313,6 +334,8 @@ def leaderboard_table(frame: pd.DataFrame, title: str = "Leaderboard") -> Any:
         ("skill vs market", "right"),
         ("win rate", "right"),
         ("null pct", "right"),
+        ("max DD %", "right"),
+        ("Sharpe", "right"),
         ("note", "left"),
     ):
         table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
@@ -334,6 +357,8 @@ def leaderboard_table(frame: pd.DataFrame, title: str = "Leaderboard") -> Any:
             ),
             "—" if np.isnan(row.win_rate) else f"{row.win_rate:.0%}",
             "—" if np.isnan(row.random_null_percentile) else f"{row.random_null_percentile:.0f}",
+            "—" if np.isnan(row.max_drawdown_pct) else f"{row.max_drawdown_pct:.1f}",
+            sharpe_text(row.sharpe, row.sharpe_se),
             "too early to rank" if row.too_early else "",
             style=style,
         )

@@ -14,14 +14,19 @@ Why: two families with the same return can have taken very different paths. All 
 * A family's figures are those of its combined book: each day's return is the sum of its
   agents' P/L that day over the sum of their values the evening before (agents count from
   their first to their last snapshot date), so capital-weighted across cohorts; its max
-  drawdown is taken on the compounded daily index of that book (daily resolution).
+  drawdown is taken on the compounded daily index of that book (daily resolution). Pooled
+  replicates (several agents of a family in one cohort) enter that book like cohorts do, so
+  a family's figures are those of everything it was given, as the leaderboard pools it.
+* Scope, as every statistical read (`arena.analytics.query.scope`): all cohorts means every
+  v1 cohort (extended cohorts left out); a cohort chosen by number is read as it is.
 """
 
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Float, case, cast, func, select
+from sqlalchemy import Float, Select, case, cast, func, select
 from sqlalchemy.engine import Engine
 
 from arena.analytics.query.frames import result_frame
@@ -44,6 +49,13 @@ AGENT_RISK_COLUMNS: tuple[str, ...] = (
     "sharpe_se",
     "sharpe_se_iid",
 )
+# What the leaderboard adds per family (`leaderboard_risk`), raw numbers in its CSV.
+LEADERBOARD_RISK_COLUMNS: tuple[str, ...] = (
+    "max_drawdown_pct",
+    "sharpe",
+    "sharpe_se",
+    "sharpe_days",
+)
 FAMILY_RISK_COLUMNS: tuple[str, ...] = (
     "family_id",
     "kind",
@@ -57,8 +69,24 @@ FAMILY_RISK_COLUMNS: tuple[str, ...] = (
 )
 
 
-def daily_values(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
-    """End-of-day portfolio values: the last snapshot of each agent on each UTC date.
+def _of_agents(query: Select[Any], family: str | None, replicate: int | None) -> Select[Any]:
+    """Restrict a query that joins `agents` to one family (and one of its replicates)."""
+    if family is not None:
+        query = query.where(AGENTS.c.family_id == family)
+    if replicate is not None:
+        query = query.where(AGENTS.c.replicate == replicate)
+    return query
+
+
+def daily_values(
+    engine: Engine,
+    *,
+    cohort: int | None = None,
+    family: str | None = None,
+    replicate: int | None = None,
+) -> pd.DataFrame:
+    """End-of-day portfolio values: the last snapshot of each agent on each UTC date (of
+    `family` alone, and its replicate `replicate`, when given).
 
     Columns: ``agent_id``, ``family_id``, ``cohort_number``, ``starting_balance`` (float),
     ``date`` (datetime.date), ``total_value`` (float), sorted by agent and date.
@@ -79,7 +107,8 @@ def daily_values(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
         .where(ROLLUPS.c.width == DAY)
     )
     with engine.connect() as conn:
-        result = conn.execute(in_scope(query, cohort_id_of(conn, cohort)))
+        scoped = _of_agents(in_scope(query, cohort_id_of(conn, cohort)), family, replicate)
+        result = conn.execute(scoped)
         frame = result_frame(result)
     if frame.empty:
         return frame
@@ -89,7 +118,13 @@ def daily_values(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
     return frame.sort_values(["agent_id", "date"]).reset_index(drop=True)
 
 
-def max_drawdowns(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
+def max_drawdowns(
+    engine: Engine,
+    *,
+    cohort: int | None = None,
+    family: str | None = None,
+    replicate: int | None = None,
+) -> pd.DataFrame:
     """Per agent: the largest fall from a running peak on the 10-minute curve (fraction ≥ 0).
 
     Set-based: a window function keeps each snapshot's running peak (the starting balance
@@ -109,6 +144,7 @@ def max_drawdowns(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
             ).join(AGENTS, AGENTS.c.id == SNAPSHOTS.c.agent_id),
             cohort_id_of(conn, cohort),
         )
+        curve = _of_agents(curve, family, replicate)
         sub = curve.subquery()
         peak = case((sub.c.running_peak > sub.c.start, sub.c.running_peak), else_=sub.c.start)
         fall = case((peak > 0, (peak - sub.c.value) / peak), else_=0.0)
@@ -122,8 +158,15 @@ def max_drawdowns(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
     return frame
 
 
-def agent_risk(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
-    """Per agent (cohort × family) with snapshots: its risk figures.
+def agent_risk(
+    engine: Engine,
+    *,
+    cohort: int | None = None,
+    family: str | None = None,
+    replicate: int | None = None,
+) -> pd.DataFrame:
+    """Per agent (cohort × family) with snapshots: its risk figures (`family`'s agents alone,
+    and its replicate `replicate`'s, when given: the Agent page reads one agent).
 
     Columns: ``family_id``, ``cohort_number``, ``agent_id``, ``days`` (daily returns used),
     ``return_pct`` (last end-of-day value vs the start), ``max_drawdown`` (fraction of the
@@ -131,10 +174,11 @@ def agent_risk(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
     (annualised, r_f = 0, paper), ``sharpe_se`` (its standard error, Mertens 2002: allows for
     skew and kurtosis), ``sharpe_se_iid`` (Lo 2002's iid-normal standard error).
     """
-    daily = daily_values(engine, cohort=cohort)
+    daily = daily_values(engine, cohort=cohort, family=family, replicate=replicate)
     if daily.empty:
         return pd.DataFrame(columns=list(AGENT_RISK_COLUMNS))
-    drawdown = max_drawdowns(engine, cohort=cohort).set_index("agent_id")["max_drawdown"]
+    drawdowns = max_drawdowns(engine, cohort=cohort, family=family, replicate=replicate)
+    drawdown = drawdowns.set_index("agent_id")["max_drawdown"]
     records = []
     for agent_id, group in daily.groupby("agent_id", sort=True):
         start = float(group["starting_balance"].iloc[0])
@@ -212,3 +256,21 @@ def family_risk(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(records)[list(FAMILY_RISK_COLUMNS)]
+
+
+def leaderboard_risk(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
+    """The leaderboard's risk columns per family (index ``family_id``), from `family_risk`:
+    ``max_drawdown_pct`` (% of the peak, ≥ 0, on the combined book's daily index),
+    ``sharpe`` and ``sharpe_se`` (annualised daily Sharpe and its Mertens standard error; NaN
+    with fewer than 2 daily returns or none that vary), ``sharpe_days`` (daily returns used)."""
+    risk = family_risk(engine, cohort=cohort).set_index("family_id")
+    frame = pd.DataFrame(
+        {
+            "max_drawdown_pct": risk["max_drawdown"].astype("float64") * 100.0,
+            "sharpe": risk["sharpe"].astype("float64"),
+            "sharpe_se": risk["sharpe_se"].astype("float64"),
+            "sharpe_days": risk["days"].astype("int64"),
+        },
+        index=risk.index,
+    )
+    return frame[list(LEADERBOARD_RISK_COLUMNS)]
