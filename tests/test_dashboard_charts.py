@@ -26,6 +26,7 @@ from arena.dashboard.charts import cost as cost_charts
 from arena.dashboard.charts import curves as curve_charts
 from arena.dashboard.charts import markets as market_charts
 from arena.dashboard.charts import replicates as replicate_charts
+from arena.dashboard.charts import spec as chart_spec
 from arena.dashboard.charts import style
 from arena.storage.db import create_db_engine
 from tests.analytics.season import sqlite_season
@@ -569,7 +570,7 @@ def test_charts_take_the_read_models_frames(
 def test_every_chart_function_is_tested() -> None:
     """A new chart in arena/dashboard/charts/ gets a test here (and a read-model check above)."""
     modules = [style, curve_charts, calibration_charts, cost_charts, market_charts]
-    modules.append(replicate_charts)
+    modules += [replicate_charts, chart_spec]
     found = {info.name for info in pkgutil.iter_modules(charts.__path__)}
     assert found == {module.__name__.rsplit(".", 1)[1] for module in modules}
     public = {
@@ -585,6 +586,8 @@ def test_every_chart_function_is_tested() -> None:
         "stated_brier_intervals",  # tested below: the test season runs no protocol extension
         "replicate_returns",  # tested in tests/analytics/test_replicates.py (replicates)
         "cost_labels",
+        "vega_lite",  # tested in tests/test_chart_spec.py (what a page sends)
+        "frame_name",
     }
 
 
