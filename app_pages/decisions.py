@@ -263,13 +263,31 @@ else:
 
 
 def show_decision(detail: DecisionDetail) -> None:
-    """One decision end to end: summary, rationale, legs, attempts, payload, prompts."""
+    """One decision end to end: summary, rationale, then a tab each for legs, attempts,
+    payload and prompts."""
     st.divider()
     st.header(f"Decision {detail.decision_id}")
     st.text(
         f"{detail.display_name} — cohort {detail.cohort_number}, week {detail.decision_week} — "
         f"{detail.action or 'no action yet'} — status {detail.status}"
     )
+    show_summary(detail)
+    rationale(detail)
+    legs_tab, attempts_tab, parsed_tab, prompt_tab = st.tabs(
+        ["Legs", "Attempts", "Parsed payload", "Prompts"]
+    )
+    with legs_tab:
+        show_legs(detail)
+    with attempts_tab:
+        show_attempts(detail)
+    with parsed_tab:
+        show_parsed(detail)
+    with prompt_tab:
+        show_prompts(detail)
+
+
+def show_summary(detail: DecisionDetail) -> None:
+    """The headline numbers, who answered and when, the snapshot it saw, and any error."""
     legs = detail.legs
     executed = legs[legs["executed"]]
     top = st.columns(5)
@@ -302,93 +320,94 @@ def show_decision(detail: DecisionDetail) -> None:
         st.error("Error recorded on this decision:")
         st.code(detail.error, language=None, wrap_lines=True)
 
-    rationale(detail)
 
-    legs_tab, attempts_tab, parsed_tab, prompt_tab = st.tabs(
-        ["Legs", "Attempts", "Parsed payload", "Prompts"]
+def show_legs(detail: DecisionDetail) -> None:
+    """The Legs tab: every leg, executed or rejected (with why), and its CSV."""
+    legs = detail.legs
+    if legs.empty:
+        st.text("No legs: a HOLD, or nothing parsed.")
+        return
+    read_as = {"result": ["executed" if e else "rejected" for e in legs["executed"]]}
+    if detail.asks_probability:
+        read_as["stated"] = stated_cells(legs)
+    table = legs.assign(**read_as)
+    shown, formats = fmt.readable(
+        table[[c for c in LEG_COLUMNS if c in table.columns]], LEG_FORMATS
     )
-    with legs_tab:
-        if legs.empty:
-            st.text("No legs: a HOLD, or nothing parsed.")
-        else:
-            read_as = {"result": ["executed" if e else "rejected" for e in legs["executed"]]}
-            if detail.asks_probability:
-                read_as["stated"] = stated_cells(legs)
-            table = legs.assign(**read_as)
-            shown, formats = fmt.readable(
-                table[[c for c in LEG_COLUMNS if c in table.columns]], LEG_FORMATS
-            )
-            tables.table(
-                shown,
-                key="decision-legs",
-                formats=formats,
-                column_config=LEG_COLUMNS
-                | {"side": tables.column("Side", tables.fitted(legs["side"]))}
-                # the stated probability in view beside the price: a narrower question
-                | ({"question": tables.column("Market", 300)} if detail.asks_probability else {}),
-            )
-            rejected = legs[~legs["executed"]]
-            for _, leg in rejected.iterrows():
-                st.text(
-                    f"Leg {leg['leg']} rejected ({fmt.text(leg['reason'])}): "
-                    f"{fmt.text(leg['message'])} — {fmt.text(leg['question'])}",
-                    width="stretch",
-                )
-            st.caption(
-                "Implied confidence = amount / (25% of the cash before the leg): v1 scores it as "
-                f"the forecast ([methodology: implied confidence]"
-                f"({IMPLIED_CONFIDENCE}))." + (STATED_NOTE if detail.asks_probability else "")
-            )
-            tables.download_csv(
-                legs, f"decision-{detail.decision_id}-legs", label="Download legs CSV"
-            )
-    with attempts_tab:
-        log = detail.attempt_log
-        if log.empty:
-            st.text("No attempt was recorded (the decision may still be in progress).")
-        else:
-            shown, formats = fmt.readable(log[list(ATTEMPT_COLUMNS)], ATTEMPT_FORMATS)
-            tables.table(
-                shown,
-                key="decision-attempts",
-                formats=formats,
-                column_config=ATTEMPT_COLUMNS,
-            )
-            final = final_attempt(detail)
-            for position, (_, attempt) in enumerate(log.iterrows()):
-                # Captions and labels render Markdown: the provider's and the model's words
-                # (the outcome, the error) are escaped there.
-                title = f"Attempt {int(attempt['attempt_no'])} — {fmt.escaped(attempt['outcome'])}"
-                raw, error = attempt["raw_response"], attempt["error"]
-                if position == final:
-                    rejected = f" Rejected: {fmt.escaped(error)}" if not fmt.missing(error) else ""
-                    st.caption(
-                        f"{title}: its answer is the raw response under Rationale, above.{rejected}"
-                    )
-                elif fmt.missing(raw):
-                    st.caption(
-                        title + (f" — {fmt.escaped(error)}" if not fmt.missing(error) else "")
-                    )
-                    st.text("(no response body)")
-                else:
-                    with st.expander(f"{title} · raw response ({len(str(raw)):,} characters)"):
-                        if not fmt.missing(error):
-                            st.caption(f"Rejected: {fmt.escaped(error)}")
-                        show_raw(str(raw))
-            tables.download_csv(
-                log, f"decision-{detail.decision_id}-attempts", label="Download attempts CSV"
-            )
-    with parsed_tab:
-        if detail.validation_errors:
-            st.markdown("**Validation errors (one per malformed attempt)**")
-            for error in detail.validation_errors:
-                st.text(f"• {error}")
-        st.code(detail.parsed_json or "(nothing parsed)", language="json", wrap_lines=True)
-    with prompt_tab:
-        st.markdown("**System prompt**")
-        st.code(detail.prompt_system or "", language=None, wrap_lines=True, height=300)
-        st.markdown("**User prompt**")
-        st.code(detail.prompt_user or "", language=None, wrap_lines=True, height=500)
+    tables.table(
+        shown,
+        key="decision-legs",
+        formats=formats,
+        column_config=LEG_COLUMNS
+        | {"side": tables.column("Side", tables.fitted(legs["side"]))}
+        # the stated probability in view beside the price: a narrower question
+        | ({"question": tables.column("Market", 300)} if detail.asks_probability else {}),
+    )
+    rejected = legs[~legs["executed"]]
+    for _, leg in rejected.iterrows():
+        st.text(
+            f"Leg {leg['leg']} rejected ({fmt.text(leg['reason'])}): "
+            f"{fmt.text(leg['message'])} — {fmt.text(leg['question'])}",
+            width="stretch",
+        )
+    st.caption(
+        "Implied confidence = amount / (25% of the cash before the leg): v1 scores it as "
+        f"the forecast ([methodology: implied confidence]"
+        f"({IMPLIED_CONFIDENCE}))." + (STATED_NOTE if detail.asks_probability else "")
+    )
+    tables.download_csv(legs, f"decision-{detail.decision_id}-legs", label="Download legs CSV")
+
+
+def show_attempts(detail: DecisionDetail) -> None:
+    """The Attempts tab: every model call logged, each raw answer but the final one (shown
+    under Rationale), and the log's CSV."""
+    log = detail.attempt_log
+    if log.empty:
+        st.text("No attempt was recorded (the decision may still be in progress).")
+        return
+    shown, formats = fmt.readable(log[list(ATTEMPT_COLUMNS)], ATTEMPT_FORMATS)
+    tables.table(shown, key="decision-attempts", formats=formats, column_config=ATTEMPT_COLUMNS)
+    final = final_attempt(detail)
+    for position, (_, attempt) in enumerate(log.iterrows()):
+        show_attempt(attempt, final=position == final)
+    tables.download_csv(
+        log, f"decision-{detail.decision_id}-attempts", label="Download attempts CSV"
+    )
+
+
+def show_attempt(attempt: pd.Series, *, final: bool) -> None:
+    """One logged call. Captions and labels render Markdown: the provider's and the model's
+    words (the outcome, the error) are escaped there."""
+    title = f"Attempt {int(attempt['attempt_no'])} — {fmt.escaped(attempt['outcome'])}"
+    raw, error = attempt["raw_response"], attempt["error"]
+    if final:
+        rejected = f" Rejected: {fmt.escaped(error)}" if not fmt.missing(error) else ""
+        st.caption(f"{title}: its answer is the raw response under Rationale, above.{rejected}")
+    elif fmt.missing(raw):
+        st.caption(title + (f" — {fmt.escaped(error)}" if not fmt.missing(error) else ""))
+        st.text("(no response body)")
+    else:
+        with st.expander(f"{title} · raw response ({len(str(raw)):,} characters)"):
+            if not fmt.missing(error):
+                st.caption(f"Rejected: {fmt.escaped(error)}")
+            show_raw(str(raw))
+
+
+def show_parsed(detail: DecisionDetail) -> None:
+    """The Parsed payload tab: validation errors, then the JSON as parsed."""
+    if detail.validation_errors:
+        st.markdown("**Validation errors (one per malformed attempt)**")
+        for error in detail.validation_errors:
+            st.text(f"• {error}")
+    st.code(detail.parsed_json or "(nothing parsed)", language="json", wrap_lines=True)
+
+
+def show_prompts(detail: DecisionDetail) -> None:
+    """The Prompts tab: exactly what the model was sent."""
+    st.markdown("**System prompt**")
+    st.code(detail.prompt_system or "", language=None, wrap_lines=True, height=300)
+    st.markdown("**User prompt**")
+    st.code(detail.prompt_user or "", language=None, wrap_lines=True, height=500)
 
 
 if detail is not None:

@@ -212,12 +212,90 @@ if picked != market_id:
     detail = reads.read(market_detail, market_id) if market_id else pd.DataFrame()
 
 
+# The market's own tables: number formats and (label, width) of each column, in order.
+POSITION_FORMATS: dict[str, Any] = {
+    "shares": "{:,.2f}",
+    "avg_entry_price": fmt.price,
+    "cost_basis": fmt.money,
+    "mark_price": fmt.price,
+    "current_value": fmt.money,
+    "unrealized_pnl": fmt.signed_money,
+    "realized_pnl": fmt.signed_money,
+}
+POSITION_LABELS = {
+    "family": ("Family", 170),
+    "position_id": ("Position", 75),
+    "cohort_number": ("Cohort", 60),
+    "outcome": ("Outcome", 80),
+    "status": ("Status", 70),
+    "shares": ("Shares", 100),
+    "avg_entry_price": ("Entry price", 85),
+    "cost_basis": ("Cost basis", 95),
+    "mark_price": ("Mark price", 85),
+    "current_value": ("Value", 95),
+    "unrealized_pnl": ("Unrealized P/L", 110),
+    "realized_pnl": ("Realized P/L", 100),
+    "opened_at": ("Opened (UTC)", 125),
+    "closed_at": ("Closed (UTC)", 125),
+}
+TRADE_FORMATS: dict[str, Any] = {
+    "amount": fmt.money,
+    "price": fmt.price,
+    "shares": "{:,.2f}",
+    "implied_confidence": fmt.prob,
+    "realized_pnl": fmt.signed_money,
+    "cash_before": fmt.money,
+}
+TRADE_LABELS = {
+    "family": ("Family", 170),
+    "trade_id": ("Trade", 60),
+    "created_at": ("At (UTC)", 125),
+    "cohort_number": ("Cohort", 60),
+    "trade_type": ("Type", 65),
+    "amount": ("Amount", 95),
+    "price": ("Price", 60),
+    "shares": ("Shares", 100),
+    "implied_confidence": ("Implied confidence", 130),
+    "realized_pnl": ("Realized P/L", 100),
+    "cash_before": ("Cash before", 100),
+    "decision_id": ("Decision", 75),
+    "position_id": ("Position", 75),
+}
+BRIER_FORMATS: dict[str, Any] = {
+    "forecast_probability": fmt.prob,
+    "market_price": fmt.price,
+    "brier_score": fmt.prob,
+    "market_brier": fmt.prob,
+}
+BRIER_LABELS = {
+    "family": ("Family", 170),
+    "trade_id": ("Trade", 60),
+    "cohort_number": ("Cohort", 60),
+    "forecast_probability": ("Implied confidence", 130),
+    "market_price": ("Price paid", 80),
+    "actual_outcome": ("Won (1) / lost (0)", 130),
+    "brier_score": ("Brier", 70),
+    "market_brier": ("Market's Brier", 110),
+    "created_at": ("Scored (UTC)", 125),
+}
+
+
 def show_market(market_id: str, detail: pd.DataFrame) -> None:
     """One market: its question and prices, price path, positions, trades and Brier rows."""
     market = detail.iloc[0]
     names: dict[str, str] = reads.read(family_names)
     st.divider()
     st.header(f"Market {fmt.escaped(market['market_id'])}")
+    show_facts(market)
+    tables.download_csv(detail, f"market-{market_id}", label="Download market CSV")
+    show_price_path(market_id)
+    show_positions(market_id, names)
+    show_trades(market_id, names)
+    show_brier(market_id, market, names)
+
+
+def show_facts(market: pd.Series) -> None:
+    """The question, its prices and link, then status, type, category and dates."""
     with st.container(border=True):
         st.text(str(market["question"]))
         if not pd.isna(market["event_title"]) and market["event_title"] != market["question"]:
@@ -241,110 +319,68 @@ def show_market(market_id: str, detail: pd.DataFrame) -> None:
         f"{market['updated_at']:%Y-%m-%d %H:%M} UTC · UMA status "
         f"{fmt.escaped(market['uma_resolution_status'])} · source {fmt.escaped(market['source'])}"
     )
-    tables.download_csv(detail, f"market-{market_id}", label="Download market CSV")
 
+
+def show_price_path(market_id: str) -> None:
+    """The prices agents saw at each decision run, plus the latest sync."""
     st.subheader("Price path (our records)")
     path: pd.DataFrame = reads.read(price_path, market_id)
     if path.empty:
         notices.empty("No recorded price: the market was never in a decision snapshot.")
-    else:
-        tables.chart(market_charts.price_path(path))
-        st.caption(
-            "Points are the frozen snapshots shown to agents at each decision run, plus the latest "
-            "synced price; finer price history is not stored."
-        )
-        tables.download_csv(path, f"market-{market_id}-prices", label="Download prices CSV")
+        return
+    tables.chart(market_charts.price_path(path))
+    st.caption(
+        "Points are the frozen snapshots shown to agents at each decision run, plus the latest "
+        "synced price; finer price history is not stored."
+    )
+    tables.download_csv(path, f"market-{market_id}-prices", label="Download prices CSV")
 
-    def named(frame: pd.DataFrame) -> pd.DataFrame:
-        """`frame` with its family's display name first, in place of the family id."""
-        rest = [c for c in frame.columns if c not in ("family_id", "question", "market_id")]
-        return frame.assign(family=[names.get(f, f) for f in frame["family_id"]])[["family", *rest]]
 
-    def detail_table(frame: pd.DataFrame, key: str, formats: dict[str, Any], labels: dict) -> None:
-        """One of the market's own tables: display names, formatted, gaps as "—"."""
-        shown, rest = fmt.readable(named(frame), formats)
-        config = {
-            name: tables.column(*spec, alignment="right" if name in formats else None)
-            for name, spec in labels.items()
-        }
-        if "side" in shown.columns:
-            config["side"] = tables.column("Side", tables.fitted(shown["side"]))
-        tables.table(shown, key=key, formats=rest, column_config=config)
+def detail_table(
+    frame: pd.DataFrame,
+    key: str,
+    names: dict[str, str],
+    formats: dict[str, Any],
+    labels: dict[str, tuple[str, int]],
+) -> None:
+    """One of the market's own tables: the family's display name first (in place of its id),
+    formatted, gaps as "—"."""
+    rest = [c for c in frame.columns if c not in ("family_id", "question", "market_id")]
+    named = frame.assign(family=[names.get(f, f) for f in frame["family_id"]])[["family", *rest]]
+    shown, styled = fmt.readable(named, formats)
+    config = {
+        name: tables.column(*spec, alignment="right" if name in formats else None)
+        for name, spec in labels.items()
+    }
+    if "side" in shown.columns:
+        config["side"] = tables.column("Side", tables.fitted(shown["side"]))
+    tables.table(shown, key=key, formats=styled, column_config=config)
 
+
+def show_positions(market_id: str, names: dict[str, str]) -> None:
+    """Every position any agent held in the market, and their CSV."""
     st.subheader("Positions")
     held_rows: pd.DataFrame = reads.read(market_positions, market_id)
     if held_rows.empty:
         st.text("No agent has held this market.")
-    else:
-        detail_table(
-            held_rows,
-            "market-positions",
-            {
-                "shares": "{:,.2f}",
-                "avg_entry_price": fmt.price,
-                "cost_basis": fmt.money,
-                "mark_price": fmt.price,
-                "current_value": fmt.money,
-                "unrealized_pnl": fmt.signed_money,
-                "realized_pnl": fmt.signed_money,
-            },
-            {
-                "family": ("Family", 170),
-                "position_id": ("Position", 75),
-                "cohort_number": ("Cohort", 60),
-                "outcome": ("Outcome", 80),
-                "status": ("Status", 70),
-                "shares": ("Shares", 100),
-                "avg_entry_price": ("Entry price", 85),
-                "cost_basis": ("Cost basis", 95),
-                "mark_price": ("Mark price", 85),
-                "current_value": ("Value", 95),
-                "unrealized_pnl": ("Unrealized P/L", 110),
-                "realized_pnl": ("Realized P/L", 100),
-                "opened_at": ("Opened (UTC)", 125),
-                "closed_at": ("Closed (UTC)", 125),
-            },
-        )
-        tables.download_csv(
-            held_rows, f"market-{market_id}-positions", label="Download positions CSV"
-        )
+        return
+    detail_table(held_rows, "market-positions", names, POSITION_FORMATS, POSITION_LABELS)
+    tables.download_csv(held_rows, f"market-{market_id}-positions", label="Download positions CSV")
 
+
+def show_trades(market_id: str, names: dict[str, str]) -> None:
+    """Every trade in the market, and their CSV."""
     st.subheader("Trades")
     market_ledger: pd.DataFrame = reads.read(market_trades, market_id)
     if market_ledger.empty:
         st.text("No trade in this market.")
-    else:
-        detail_table(
-            market_ledger,
-            "market-trades",
-            {
-                "amount": fmt.money,
-                "price": fmt.price,
-                "shares": "{:,.2f}",
-                "implied_confidence": fmt.prob,
-                "realized_pnl": fmt.signed_money,
-                "cash_before": fmt.money,
-            },
-            {
-                "family": ("Family", 170),
-                "trade_id": ("Trade", 60),
-                "created_at": ("At (UTC)", 125),
-                "cohort_number": ("Cohort", 60),
-                "trade_type": ("Type", 65),
-                "amount": ("Amount", 95),
-                "price": ("Price", 60),
-                "shares": ("Shares", 100),
-                "implied_confidence": ("Implied confidence", 130),
-                "realized_pnl": ("Realized P/L", 100),
-                "cash_before": ("Cash before", 100),
-                "decision_id": ("Decision", 75),
-                "position_id": ("Position", 75),
-            },
-        )
-        tables.download_csv(
-            market_ledger, f"market-{market_id}-trades", label="Download trades CSV"
-        )
+        return
+    detail_table(market_ledger, "market-trades", names, TRADE_FORMATS, TRADE_LABELS)
+    tables.download_csv(market_ledger, f"market-{market_id}-trades", label="Download trades CSV")
 
+
+def show_brier(market_id: str, market: pd.Series, names: dict[str, str]) -> None:
+    """How the market resolved and the Brier row of every BUY in it, and their CSV."""
     st.subheader("Resolution and Brier rows")
     if not pd.isna(market["resolved_at"]):
         st.text(
@@ -354,29 +390,9 @@ def show_market(market_id: str, detail: pd.DataFrame) -> None:
     scores: pd.DataFrame = reads.read(market_brier, market_id)
     if scores.empty:
         st.text("No Brier row: the market has not resolved with a winner, or nobody bought in it.")
-    else:
-        detail_table(
-            scores,
-            "market-brier",
-            {
-                "forecast_probability": fmt.prob,
-                "market_price": fmt.price,
-                "brier_score": fmt.prob,
-                "market_brier": fmt.prob,
-            },
-            {
-                "family": ("Family", 170),
-                "trade_id": ("Trade", 60),
-                "cohort_number": ("Cohort", 60),
-                "forecast_probability": ("Implied confidence", 130),
-                "market_price": ("Price paid", 80),
-                "actual_outcome": ("Won (1) / lost (0)", 130),
-                "brier_score": ("Brier", 70),
-                "market_brier": ("Market's Brier", 110),
-                "created_at": ("Scored (UTC)", 125),
-            },
-        )
-        tables.download_csv(scores, f"market-{market_id}-brier", label="Download Brier CSV")
+        return
+    detail_table(scores, "market-brier", names, BRIER_FORMATS, BRIER_LABELS)
+    tables.download_csv(scores, f"market-{market_id}-brier", label="Download Brier CSV")
 
 
 if market_id is not None:
