@@ -15,9 +15,11 @@ Why by use: a hand mark is forgotten (tests reached PostgreSQL without `postgres
 `-m "not postgres"` still started a cluster), a derived one cannot be.
 """
 
+import dis
 import inspect
 import multiprocessing
 import subprocess
+import sys
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -53,6 +55,17 @@ def _codes(code: types.CodeType) -> Iterable[types.CodeType]:
             yield from _codes(const)
 
 
+def _lazy_imports(code: types.CodeType) -> Iterable[Any]:
+    """What `from module import name` inside a function binds (a lazy import is a use too);
+    only modules already imported are read, so collection imports nothing new."""
+    module = None
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "IMPORT_NAME":
+            module = sys.modules.get(str(instruction.argval))
+        elif instruction.opname == "IMPORT_FROM" and module is not None:
+            yield getattr(module, str(instruction.argval), None)
+
+
 def _unwrap(func: Any) -> Any:
     return inspect.unwrap(getattr(func, "__func__", func))
 
@@ -78,6 +91,8 @@ class Reach:
             self.strings.update(c for c in inner.co_consts if isinstance(c, str))
             for name in inner.co_names:
                 self._refer(env.get(name))
+            for value in _lazy_imports(inner):
+                self._refer(value)
 
     def _refer(self, value: Any) -> None:
         if value is None:
@@ -99,6 +114,20 @@ class Reach:
             self.add(value)
 
 
+_READ: dict[Any, Reach] = {}
+
+
+def read(func: Any) -> Reach:
+    """What `func` reaches, read once per function for the whole collection (a fixture is
+    shared by hundreds of tests; `dis` is slow enough to matter at two thousand)."""
+    key = _unwrap(func)
+    if key not in _READ:
+        reach = Reach()
+        reach.add(key)
+        _READ[key] = reach
+    return _READ[key]
+
+
 def tiers(
     test: Callable[..., Any],
     fixtures: Iterable[tuple[str, str, Callable[..., Any]]],
@@ -110,14 +139,15 @@ def tiers(
     Another process counts as `slow` only when each test pays for it (the test itself or a
     function-scoped fixture): a session's PostgreSQL cluster or dashboard server is started
     once, and is told by its own tier."""
-    each, once = Reach(), Reach()
-    each.add(test)
+    each: list[Reach] = [read(test)]
+    once: list[Reach] = []
     names = set()
     for name, scope, func in fixtures:
         names.add(name)
-        (each if scope == "function" else once).add(func)
-    used = each.names | once.names
-    asks_cluster = PG_FIXTURE in names or PG_FIXTURE in each.strings | once.strings
+        (each if scope == "function" else once).append(read(func))
+    used = set().union(*(reach.names for reach in each + once))
+    strings = set().union(*(reach.strings for reach in each + once))
+    asks_cluster = PG_FIXTURE in names or PG_FIXTURE in strings
     found = set()
     if PG_FIXTURE in names or used & POSTGRES_USES or (asks_cluster and "postgres" in params):
         found.add("postgres")
@@ -125,6 +155,6 @@ def tiers(
         found.add("browser")
     if used & SEASON_BUILDERS:
         found.add("season")
-    if each.process:
+    if any(reach.process for reach in each):
         found.add("slow")
     return found
