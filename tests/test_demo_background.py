@@ -45,7 +45,16 @@ def play(path: Path, *, carry: bool) -> Engine:
     engine = create_db_engine(url)
     init_db(engine)
     settings = load_settings(database_url=url, llm_api_key=None)
-    run_demo(engine, settings, load_lineup(None), weeks=1, seed=SEED, stop_at=UNTIL, carry=carry)
+    run_demo(
+        engine,
+        settings,
+        load_lineup(None),
+        weeks=1,
+        seed=SEED,
+        stop_at=UNTIL,
+        carry=carry,
+        finish=False,  # half-played, as a killed `make demo` leaves it
+    )
     return engine
 
 

@@ -358,11 +358,13 @@ def run_demo(
     stop_at: datetime | None = None,
     on_tick: ProgressHook | None = None,
     carry: bool = True,
+    finish: bool = True,
 ) -> DemoSummary:
     """Play `weeks` simulated weeks plus the settling tail into a migrated, empty database.
 
-    `stop_at` stops the clock early, before the final analyses and bundle runs: a half-played
-    season, as a killed background demo leaves it (tests, benches). `carry=False` values
+    `stop_at` stops the clock early (tests, benches); `finish=False` leaves out the final
+    analyses and bundle runs, whose bundle run marks a season finished: a half-played season,
+    as a killed background demo leaves it. `carry=False` values
     every snapshot pass afresh (the slow path `carry_forward` must equal; tests compare them).
     """
     ensure_empty(engine)
@@ -395,7 +397,7 @@ def run_demo(
                 season.run_tick(_final_snapshot(tick))
                 break
         season.flush()
-        if stop_at is None:
+        if finish:
             # The dashboard's leaderboard and calibration, stored as the scheduler's hourly
             # job would have stored them; then the finished cohorts' replay bundles, as the
             # hourly bundle job keeps them. Their bundle run marks the season finished.
