@@ -37,3 +37,17 @@ def test_registrations_are_read_with_their_options() -> None:
 
 def test_rounds_wait_out_the_dashboard_s_read_cache() -> None:
     assert CACHE_TTL_S == reads.CACHE_TTL_S
+
+
+def test_the_floor_is_a_bare_page_served_beside_the_dashboard() -> None:
+    """The floor's script exists, its two pages are the ones the bench clicks between, and a
+    page's time is printed as a multiple of the floor's."""
+    from bench.browser import FLOOR, FLOOR_OTHER, FLOOR_SCRIPT, multiple
+
+    # Read, not imported: importing it would start a Streamlit run.
+    source = (ROOT / FLOOR_SCRIPT).read_text()
+    assert f'FLOOR = "{FLOOR.title}"' in source
+    assert f'OTHER = "{FLOOR_OTHER}"' in source
+    assert FLOOR.path == ""  # the floor's default page, at its server's root
+    assert multiple(1_500.0, 1_000.0) == "1.50×"
+    assert multiple(None, 1_000.0) == multiple(1_500.0, None) == "—"
