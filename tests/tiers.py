@@ -32,8 +32,12 @@ SEASON_BUILDERS = frozenset(
         "tests.analytics.play_season",
         "tests.analytics.finished_season.finish",
         "tests.test_demo.arena_demo",  # `arena demo` in its own process
+        "bench.make_year.build_year",  # the bench's year, played at a smaller scale
     }
 )
+# `arena demo` through the CLI in this process: the command's entry point, asked for "demo".
+CLI_MAIN = "arena.app.cli.main"
+CLI_DEMO = "demo"
 BROWSER_USES = frozenset(
     {"playwright.sync_api.sync_playwright", "tests.e2e.conftest.dashboard_server"}
 )
@@ -153,7 +157,7 @@ def tiers(
         found.add("postgres")
     if used & BROWSER_USES:
         found.add("browser")
-    if used & SEASON_BUILDERS:
+    if used & SEASON_BUILDERS or (CLI_MAIN in used and CLI_DEMO in strings):
         found.add("season")
     if any(reach.process for reach in each):
         found.add("slow")
