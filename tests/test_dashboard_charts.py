@@ -588,6 +588,9 @@ def test_every_chart_function_is_tested() -> None:
         "cost_labels",
         "vega_lite",  # tested in tests/test_chart_spec.py (what a page sends)
         "frame_name",
+        "legend_pick",  # style's shared parts, in every chart above
+        "zoom_x",
+        "vega_field",
     }
 
 
