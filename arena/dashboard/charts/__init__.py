@@ -2,7 +2,7 @@
 
 A chart function takes a read model's DataFrame (as `arena.analytics` returns it, or as the
 page filtered it for its table and CSV) and a few parameters, and returns the chart spec; the
-page only shows it (``ui.chart(chart)``). Nothing here reads the database or touches
+page only shows it (``tables.chart(chart)``). Nothing here reads the database or touches
 Streamlit, so each spec can be built and checked (``chart.to_dict()``) in a unit test, empty
 frames included.
 
