@@ -307,6 +307,15 @@ class GammaMarket(_Wire):
     # ---- the parsed market ------------------------------------------------------------------
 
     @property
+    def outcome_tokens(self) -> list[str] | None:
+        """`clobTokenIds` when it names one non-empty token per outcome, else None."""
+        tokens = self.clob_token_ids
+        if tokens is None or len(tokens) != len(self.outcomes):
+            return None
+        cleaned = [str(token).strip() for token in tokens]
+        return cleaned if all(cleaned) else None
+
+    @property
     def event(self) -> GammaEvent:
         """The first event (a market belongs to one), or an empty one."""
         first = self.events[0] if self.events else None
@@ -338,6 +347,7 @@ class GammaMarket(_Wire):
             closed_time=self.closed_time,
             updated_at=self.updated_at,
             source="gamma",
+            clob_token_ids=self.outcome_tokens,
         )
 
 

@@ -41,6 +41,9 @@ class ParsedMarket(BaseModel):
     closed_time: datetime | None = None
     updated_at: datetime | None = None
     source: Literal["gamma", "simulated"] = "gamma"
+    # The CLOB token of each outcome (`clob_token_ids[i]` trades `outcomes[i]`), the key the
+    # order book is read by; None when the source sent no usable list of the outcomes' length.
+    clob_token_ids: list[str] | None = None
 
 
 def classify_outcomes(outcomes: list[str]) -> MarketType:
