@@ -35,7 +35,8 @@ Notes for the README (what this module assumes about Gamma, and why):
 - **Retries.** Timeouts, connection errors, 429, 5xx and a 200 whose body is not JSON are
   retried with exponential backoff and full jitter; `Retry-After` (seconds or HTTP-date) is
   honoured on 429/503, capped at `max_backoff`; other 4xx are not retried. Messages name the
-  path and the last status/error and never echo more than 200 characters of a body.
+  path and the last status/error and never echo more than 200 characters of a body. The loop
+  lives in `arena.markets.retrying`, shared with the CLOB client.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from urllib.parse import quote
 
 import httpx
 
-from arena.core.backoff import backoff_delay, retry_after_seconds
+from arena.core.backoff import retry_after_seconds
 from arena.core.errors import ArenaError
 from arena.markets.gamma_wire import (
     MarketParseError,
@@ -61,6 +62,8 @@ from arena.markets.gamma_wire import (
     read_id,
 )
 from arena.markets.http_client import USER_AGENT, OwnsHttpClient, json_http_client
+from arena.markets.retrying import RequestFailed, Retrier, RetryPolicy
+from arena.markets.retrying import snippet as _snippet
 from arena.markets.types import ParsedMarket
 
 __all__ = [
@@ -82,8 +85,6 @@ logger = logging.getLogger("arena.markets.gamma")
 KEYSET_PATH = "/markets/keyset"
 LEGACY_PATH = "/markets"
 PAGE_LIMIT = 100
-BODY_SNIPPET_CHARS = 200
-RETRY_AFTER_STATUSES = frozenset({429, 503})
 TOP_MARKET_FILTER: dict[str, str] = {
     "active": "true",
     "closed": "false",
@@ -113,22 +114,6 @@ def _page_ids(items: list[Any]) -> set[str]:
     return {market_id for market_id in ids if market_id is not None}
 
 
-def _snippet(text: str) -> str:
-    """At most BODY_SNIPPET_CHARS of a body, on one line, for messages and logs."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= BODY_SNIPPET_CHARS else flat[:BODY_SNIPPET_CHARS] + "…"
-
-
-class _Retryable(Exception):
-    """One failed attempt that is worth repeating; `wait` is the server's Retry-After, if any."""
-
-    def __init__(self, description: str, status: int | None, wait: float | None = None) -> None:
-        super().__init__(description)
-        self.description = description
-        self.status = status
-        self.wait = wait
-
-
 class GammaClient(OwnsHttpClient):
     """A polite, retrying client for the public Gamma API (no credentials needed)."""
 
@@ -147,22 +132,22 @@ class GammaClient(OwnsHttpClient):
         clock: Callable[[], float] = time.monotonic,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        if max_attempts < 1:
-            raise ValueError("max_attempts must be at least 1")
-        self.max_attempts = max_attempts
-        self.backoff_base = backoff_base
-        self.max_backoff = max_backoff
-        self.min_interval = min_interval
+        policy = RetryPolicy(max_attempts, backoff_base, max_backoff, min_interval)
         self.page_cap = page_cap
-        self._sleep = sleep
-        self._rng = rng or random.Random()
-        self._clock = clock
-        self._last_request: float | None = None
         self._client = json_http_client(
             base_url=base_url.rstrip("/"),
             timeout=timeout,
             transport=transport,
             follow_redirects=True,
+        )
+        self._retrier = Retrier(
+            self._client,
+            policy,
+            label="Gamma",
+            logger=logger,
+            sleep=sleep,
+            rng=rng,
+            clock=clock,
         )
 
     # ---- public API ------------------------------------------------------------------------
@@ -285,69 +270,8 @@ class GammaClient(OwnsHttpClient):
     # ---- transport -------------------------------------------------------------------------
 
     def _get_json(self, path: str, params: Mapping[str, str]) -> Any:
-        """GET and decode JSON, retrying what is worth retrying; GammaUnavailable otherwise."""
-        last: _Retryable | None = None
-        for attempt in range(1, self.max_attempts + 1):
-            try:
-                return self._attempt(path, params)
-            except _Retryable as failure:
-                last = failure
-            if attempt < self.max_attempts:
-                delay = self._delay(attempt, last.wait)
-                logger.warning(
-                    "Gamma GET %s: %s; retry %d/%d in %.2fs",
-                    path,
-                    last.description,
-                    attempt,
-                    self.max_attempts - 1,
-                    delay,
-                )
-                self._sleep(delay)
-        assert last is not None
-        raise GammaUnavailable(
-            f"Gamma GET {path} failed after {self.max_attempts} attempt(s); "
-            f"last: {last.description}",
-            path=path,
-            status=last.status,
-        )
-
-    def _attempt(self, path: str, params: Mapping[str, str]) -> Any:
-        """One request: the decoded body, _Retryable, or GammaUnavailable for a final 4xx."""
-        self._pace()
+        """GET and decode JSON through the shared retry loop; GammaUnavailable otherwise."""
         try:
-            response = self._client.get(path, params=dict(params))
-        except httpx.TimeoutException as exc:
-            raise _Retryable(f"timed out ({type(exc).__name__})", None) from exc
-        except httpx.TransportError as exc:
-            raise _Retryable(f"connection failed ({type(exc).__name__})", None) from exc
-        status = response.status_code
-        if status == 429 or status >= 500:
-            wait = None
-            if status in RETRY_AFTER_STATUSES:
-                wait = retry_after_seconds(response.headers.get("Retry-After"))
-            raise _Retryable(f"HTTP {status}", status, wait)
-        if status >= 400:
-            raise GammaUnavailable(
-                f"Gamma GET {path} answered HTTP {status}: {_snippet(response.text)}",
-                path=path,
-                status=status,
-            )
-        try:
-            return response.json()
-        except ValueError:
-            raise _Retryable(
-                f"HTTP {status} with a body that is not JSON: {_snippet(response.text)!r}", status
-            ) from None
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        return backoff_delay(attempt, retry_after, self.backoff_base, self.max_backoff, self._rng)
-
-    def _pace(self) -> None:
-        """Keep at least `min_interval` seconds between requests (be polite to a public API)."""
-        now = self._clock()
-        if self._last_request is not None:
-            wait = self.min_interval - (now - self._last_request)
-            if wait > 0:
-                self._sleep(wait)
-                now = self._clock()
-        self._last_request = now
+            return self._retrier.request_json("GET", path, params=params)
+        except RequestFailed as exc:
+            raise GammaUnavailable(exc.message, path=exc.path, status=exc.status) from exc
