@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from arena.markets.types import ParsedMarket
+from arena.sim.books import clob_token_ids
 from arena.sim.clock import HOUR_US, instant, micros
 from arena.sim.listings import (
     STUCK_RATE,
@@ -102,6 +103,9 @@ class SimulatedWorld:
         drafts = draft_listings(options)
         self._markets: list[Market] = place_listings(options, drafts)
         self._by_id: dict[str, Market] = {market.id: market for market in self._markets}
+        self._tokens: dict[str, list[str]] = {
+            market.id: clob_token_ids(seed, market.id, market.outcomes) for market in self._markets
+        }
 
     # --- Gamma-client mirror --------------------------------------------------------------
 
@@ -118,7 +122,9 @@ class SimulatedWorld:
             ),
             key=lambda row: (row[0], row[1]),
         )
-        return [_parse(market, now) for _, _, market in ranked[:limit_total]]
+        return [
+            _parse(market, now, self._tokens[market.id]) for _, _, market in ranked[:limit_total]
+        ]
 
     def get_market(self, market_id: str, at: datetime) -> ParsedMarket | None:
         """The market as Gamma would show it at `at`; None if unknown or not yet created."""
@@ -126,7 +132,7 @@ class SimulatedWorld:
         market = self._by_id.get(market_id)
         if market is None or now < market.created_us:
             return None
-        return _parse(market, now)
+        return _parse(market, now, self._tokens[market.id])
 
     # --- hidden truth ------------------------------------------------------------------------
 
@@ -184,12 +190,14 @@ def _outcome_index(market: Market, outcome: str) -> int:
 # The market as seen at an instant
 
 
-def _parse(market: Market, now_us: int) -> ParsedMarket:
-    """The ParsedMarket for `market` at `now_us` (which must be at or after its creation)."""
+def _parse(market: Market, now_us: int, tokens: list[str]) -> ParsedMarket:
+    """The ParsedMarket for `market` at `now_us` (which must be at or after its creation);
+    `tokens` are its outcomes' CLOB token ids (`arena.sim.books.clob_token_ids`)."""
     if now_us < market.end_us:
         hour = (now_us - market.created_us) // HOUR_US
         return ParsedMarket(
             **market.static,
+            clob_token_ids=list(tokens),
             prices=[_PRICE_TABLE[m] for m in market.mills_at(hour)],
             volume=market.volume_at(now_us),
             liquidity=market.liquidity,
@@ -198,6 +206,7 @@ def _parse(market: Market, now_us: int) -> ParsedMarket:
     resolved = now_us >= market.resolved_us
     return ParsedMarket(
         **market.static,
+        clob_token_ids=list(tokens),
         prices=_final_prices(market) if resolved else _leftover_prices(market),
         volume=market.volume_at(now_us),
         liquidity=0.0,
