@@ -52,11 +52,13 @@ __all__ = [
     "MISSING_RATE",
     "ONE_SIDED_RATE",
     "BookSource",
+    "Centre",
     "Fault",
     "Level",
     "SimBook",
     "TokenQuote",
     "WorldBooks",
+    "WorldLike",
     "book_for",
     "clob_token_id",
     "clob_token_ids",
@@ -64,6 +66,7 @@ __all__ = [
     "decimal_text",
     "draw_book",
     "fault_for",
+    "half_spread",
     "tick_for",
 ]
 
