@@ -13,6 +13,10 @@ WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 ))
 # the browser, played seasons and per-test processes (ARENA_TEST_NO_POSTGRES makes a cluster
 # start fail loudly, so a test that reaches PostgreSQL unmarked cannot slip in).
 FAST   := not postgres and not browser and not season and not slow and not live
+# Bytecode caches on: an environment with PYTHONDONTWRITEBYTECODE=1 (some sandboxes and CI
+# images set it) makes every pytest worker, `arena` subprocess and dashboard server compile the
+# whole package from source again; the suite's collection alone takes twice the CPU.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install system-deps demo demo-extensions check test lint serve clean
 
