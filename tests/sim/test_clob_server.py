@@ -294,3 +294,41 @@ def test_the_log_counts_batches(world: SimulatedWorld, pair: tuple[str, str]) ->
 def test_a_world_or_a_source_is_needed() -> None:
     with pytest.raises(ValueError):
         ClobServer()
+
+
+# --- the shell -------------------------------------------------------------------------------
+
+
+def test_cli_serves_the_demo_world_until_sigterm() -> None:
+    import signal
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "arena", "clob-server", "--port", "0", "--weeks", "1"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert first.startswith(
+            "simulated CLOB (seed 7, at 2026-01-04T00:00:00+00:00) at http://127.0.0.1:"
+        )
+        origin = first.rsplit(" at ", 1)[1].strip()
+        response = httpx.get(origin + "/midpoint", params={"token_id": "1"}, timeout=5)
+        assert response.status_code == 404 and response.json() == {"error": NO_ORDERBOOK}
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0
+    assert "served 1 CLOB requests" in out
+
+
+def test_cli_refuses_an_unreadable_instant(capsys: pytest.CaptureFixture[str]) -> None:
+    from arena.app.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["clob-server", "--port", "0", "--at", "soon"])
+    assert exit_info.value.code != 0
+    assert "--at" in capsys.readouterr().err

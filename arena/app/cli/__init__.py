@@ -53,6 +53,7 @@ COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("resolve", jobs.resolve),
     ("demo", serve.demo),
     ("model-server", serve.model_server),
+    ("clob-server", serve.clob_server),
     ("leaderboard", data.leaderboard),
     ("export", data.export),
     ("bundle", data.bundle),

@@ -1,4 +1,5 @@
-"""The commands that run something: the demo season, the simulated model server, the dashboard."""
+"""The commands that run something: the demo season, the simulated model and CLOB servers, the
+dashboard."""
 
 import os
 import sys
@@ -104,6 +105,59 @@ def model_server(
     finally:
         signal.signal(signal.SIGTERM, previous)
     typer.echo(f"served {len(server.log)} chat requests")
+
+
+def clob_server(
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="Loopback port; 0 lets the OS choose.")
+    ] = 8702,
+    seed: Annotated[int, typer.Option(min=0, max=MAX_ID, help="Seed of the simulated world.")] = 7,
+    weeks: Annotated[int, typer.Option(min=1, max=260, help="Weeks of the demo world.")] = 8,
+    at: Annotated[
+        str | None,
+        typer.Option(help="The simulated instant (ISO-8601) when a request sends no X-Arena-At."),
+    ] = None,
+) -> None:
+    """Serve the demo world's order books (Polymarket CLOB read API) on 127.0.0.1 until stopped.
+
+    The books of the world `arena demo --seed S --weeks W` plays; a request's X-Arena-At header
+    sets the instant, else --at (default: the demo's start). Stops on SIGTERM or Ctrl-C.
+    """
+    import signal
+    import threading
+    from datetime import UTC, datetime
+
+    from arena.sim.clob_server import ClobServer
+    from arena.sim.world import DEMO_START, demo_world
+
+    try:
+        instant = datetime.fromisoformat(at.replace("Z", "+00:00")) if at else DEMO_START
+    except ValueError as exc:
+        raise InputError(
+            f"--at {at!r} is not an ISO-8601 instant", "e.g. 2026-01-04T00:05Z"
+        ) from exc
+    if instant.tzinfo is None:
+        instant = instant.replace(tzinfo=UTC)
+    try:
+        server = ClobServer(demo_world(seed, weeks), at=instant, port=port)
+    except OSError as exc:
+        raise ArenaError(
+            f"cannot listen on 127.0.0.1:{port}: {exc}", "choose another --port"
+        ) from exc
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
+    try:
+        with server:
+            typer.echo(f"simulated CLOB (seed {seed}, at {instant.isoformat()}) at {server.origin}")
+            sys.stdout.flush()
+            try:
+                while not stop.wait(0.5):
+                    pass
+            except KeyboardInterrupt:
+                pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    typer.echo(f"served {len(server.log)} CLOB requests")
 
 
 def serve(
