@@ -12,8 +12,15 @@ false), so an extended cohort is never taken for a stock v1 one; a v1 cohort's s
 
 Replicates (`ARENA_REPLICATES=N`, N > 1) field N independent agents per family in a cohort; the
 stamp then lists `replicates` among its extensions and records `replicates: N`.
+
+Methodology versions (`ARENA_METHODOLOGY=v1|v2`, default v1; docs/methodology-v2.md): the version
+a new cohort is stamped with. v2 keeps every v1 constant and adds its rules as stamp keys that
+only a v2 stamp carries (`VERSION_RULES`), so `Methodology().stamp()` for v1 is byte for byte
+what it was before v2 existed. A cohort's rules come from its stamp, never from the settings.
 """
 
+import json
+import os
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from decimal import Decimal
@@ -25,6 +32,18 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, fiel
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 METHODOLOGY_VERSION = "v1"
+METHODOLOGY_V2 = "v2"
+METHODOLOGY_VERSIONS = (METHODOLOGY_VERSION, METHODOLOGY_V2)
+# The rules a version adds to the v1 constants, stamped as extra keys (v1 adds none).
+PRICES_CLOB_MID = "clob_mid"  # execute and value at CLOB midpoints, validated (price_source)
+BET_CAP_TOTAL = "decision_total"  # the cap bounds the sum of a decision's BET legs
+VERSION_RULES: dict[str, dict[str, str]] = {
+    METHODOLOGY_V2: {"prices": PRICES_CLOB_MID, "bet_cap": BET_CAP_TOTAL},
+}
+VERSION_TITLES = {
+    METHODOLOGY_VERSION: "Forecaster Arena Methodology v1",
+    METHODOLOGY_V2: "Forecaster Arena Methodology v2 (CLOB midpoints, total bet cap)",
+}
 DEFAULT_DATABASE_URL = "sqlite:///data/arena.db"
 
 # Protocol extensions (methodology §18, "Protocol extensions"): name → what it adds.
@@ -41,7 +60,8 @@ STALE_AFTER = timedelta(hours=2)
 
 
 class Methodology(BaseModel):
-    """The benchmark constants of methodology v1 (§5, §6.2, §8.5, §12.1, contract §5)."""
+    """The benchmark constants of methodology v1 (§5, §6.2, §8.5, §12.1, contract §5); with
+    `version="v2"` the same constants under v2's rules (`VERSION_RULES`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -55,11 +75,48 @@ class Methodology(BaseModel):
     transport_attempts: int = Field(default=3, ge=1, le=20)
     market_universe_size: int = Field(default=500, ge=1, le=10000)
 
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, value: str) -> str:
+        if value not in METHODOLOGY_VERSIONS:
+            raise ValueError(
+                f"unknown methodology version {value!r}; known: {', '.join(METHODOLOGY_VERSIONS)}"
+            )
+        return value
+
     def stamp(self) -> dict[str, Any]:
-        """The JSON-safe record stamped on a cohort: every constant plus whether it is stock v1."""
+        """The JSON-safe record stamped on a cohort: every constant, the version's own rules
+        (none for v1) and whether it is the stock version."""
         values = self.model_dump(mode="json")
-        values["is_default"] = self == Methodology()
+        values.update(VERSION_RULES.get(self.version, {}))
+        values["is_default"] = self == Methodology(version=self.version)
         return values
+
+
+def is_v2(version: str | None) -> bool:
+    """Whether a cohort stamped `version` runs v2's rules (CLOB prices, total bet cap)."""
+    return version == METHODOLOGY_V2
+
+
+NESTED_PREFIX = "ARENA_METHODOLOGY__"
+
+
+def methodology_from(value: Any, environ: Mapping[str, str] | None = None) -> Any:
+    """`ARENA_METHODOLOGY` as a version name (`v2`) or JSON, or the nested form as parsed.
+
+    Why merge by hand: given `ARENA_METHODOLOGY=v2`, pydantic-settings hands over the plain
+    string and drops the nested `ARENA_METHODOLOGY__MIN_BET=…` overrides; silently losing a
+    research override would start cohorts under constants nobody asked for.
+    """
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    found = json.loads(text) if text.startswith("{") else {"version": text or METHODOLOGY_VERSION}
+    env = os.environ if environ is None else environ
+    for key, item in env.items():
+        if key.upper().startswith(NESTED_PREFIX):
+            found.setdefault(key[len(NESTED_PREFIX) :].lower(), item)
+    return found
 
 
 def cohort_stamp(
@@ -134,7 +191,9 @@ class Settings(BaseSettings):
     )
     lineup: Path | None = None
     admin_password: SecretStr | None = None
-    methodology: Methodology = Methodology()
+    # `ARENA_METHODOLOGY=v2` (a version name) or the nested `ARENA_METHODOLOGY__MIN_BET=…`.
+    methodology: Annotated[Methodology, NoDecode] = Methodology()
+    clob_url: str = "https://clob.polymarket.com"
     # Opt-in protocol extensions stamped on every cohort this process starts (methodology §18).
     extensions: Annotated[tuple[str, ...], NoDecode] = ()
     # Independent agents per family in every cohort this process starts (1 = v1).
@@ -158,7 +217,12 @@ class Settings(BaseSettings):
     def _known_extensions(cls, value: Any) -> tuple[str, ...]:
         return parse_extensions(value)
 
-    @field_validator("gamma_url", "llm_base_url")
+    @field_validator("methodology", mode="before")
+    @classmethod
+    def _methodology_version(cls, value: Any) -> Any:
+        return methodology_from(value)
+
+    @field_validator("gamma_url", "llm_base_url", "clob_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
         if not value.startswith(("http://", "https://")):

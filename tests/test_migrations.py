@@ -57,7 +57,7 @@ def test_init_db_is_idempotent(engine: Engine) -> None:
     init_db(engine)
     init_db(engine)
     with session_scope(engine) as session:
-        assert len(session.exec(select(MethodologyVersion)).all()) == 1
+        assert len(session.exec(select(MethodologyVersion)).all()) == 2  # v1 and v2 (0010)
 
 
 def test_an_older_database_is_brought_up_to_date(db_url: str) -> None:

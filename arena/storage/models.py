@@ -31,6 +31,9 @@ from sqlmodel import Field, SQLModel
 from arena.storage.dbtypes import Fixed, UTCDateTime
 
 MONEY = Fixed(6)
+# A JSON column whose Python None is SQL NULL (not the JSON text `null`): methodology v2's price
+# provenance and the CLOB token ids, NULL on every v1 row (migration 0010).
+JSON_OR_NULL = JSON(none_as_null=True)
 
 COHORT_STATUSES = ("deciding", "tracking", "completed")
 MARKET_TYPES = ("binary", "named")
@@ -184,6 +187,8 @@ class Market(SQLModel, table=True):
     resolution_outcome: str | None = None
     resolved_at: datetime | None = _ts(nullable=True, default=None)
     source: str = Field(default="gamma", max_length=16)
+    # Each outcome's CLOB token (`clob_token_ids[i]` trades `outcomes[i]`); NULL until synced.
+    clob_token_ids: list[str] | None = Field(default=None, sa_type=JSON_OR_NULL)
     first_seen_at: datetime = _ts(default_factory=utcnow)
     updated_at: datetime = _ts(default_factory=utcnow)
 
@@ -235,30 +240,17 @@ class MarketSnapshotItem(SQLModel, table=True):
     prices: list[str] = Field(default_factory=list, sa_type=JSON)
     volume: float | None = None
     end_date: datetime | None = _ts(nullable=True, default=None)
+    # Methodology v2: each outcome's PriceQuote as JSON (`arena.engine.provenance`); NULL in v1.
+    quotes: list[dict[str, Any]] | None = Field(default=None, sa_type=JSON_OR_NULL)
 
 
 # Every column the Decisions list reads, in its covering index's order (id first: newest first).
-DECISION_LIST_COLUMNS: tuple[str, ...] = (
-    "id",
-    "cohort_id",
-    "agent_id",
-    "decision_week",
-    "status",
-    "action",
-    "attempts",
-    "bets_executed",
-    "sells_executed",
-    "legs_rejected",
-    "amount_bet",
-    "tokens_in",
-    "tokens_out",
-    "cost_usd",
-    "latency_ms",
-    "served_model",
-    "market_snapshot_id",
-    "decided_at",
-    "created_at",
+_LIST_COLUMNS = (
+    "id cohort_id agent_id decision_week status action attempts bets_executed sells_executed "
+    "legs_rejected amount_bet tokens_in tokens_out cost_usd latency_ms served_model "
+    "market_snapshot_id decided_at created_at"
 )
+DECISION_LIST_COLUMNS: tuple[str, ...] = tuple(_LIST_COLUMNS.split())
 
 
 class Decision(SQLModel, table=True):
@@ -416,6 +408,10 @@ class Trade(SQLModel, table=True):
     # Protocol extension `stated_probability` (migration 0008): the BUY leg's stated probability
     # that its side wins; NULL on every other trade and when the model stated none.
     probability: float | None = None
+    # Methodology v2 (migration 0010): where the fill price came from (`clob_mid` / `gamma`) and
+    # the outcome's whole PriceQuote; NULL on every v1 trade and on settlements.
+    price_source: str | None = Field(default=None, max_length=16)
+    price_quote: dict[str, Any] | None = Field(default=None, sa_type=JSON_OR_NULL)
 
 
 class PortfolioSnapshot(SQLModel, table=True):
@@ -436,6 +432,8 @@ class PortfolioSnapshot(SQLModel, table=True):
     total_pnl_percent: float
     brier_score: float | None = None
     num_resolved_bets: int = 0
+    # Methodology v2: each open position's mark and its provenance, by position id; NULL in v1.
+    price_provenance: dict[str, Any] | None = Field(default=None, sa_type=JSON_OR_NULL)
 
 
 ROLLUP_HOUR = 3600
