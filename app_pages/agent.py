@@ -68,7 +68,7 @@ TRADE_FORMATS = {
     "price": fmt.price,
     "shares": "{:,.2f}",
     "implied_confidence": fmt.prob,
-    "decision_id": lambda v: fmt.DASH if fmt.missing(v) or int(v) == 0 else str(int(v)),
+    "decision_id": fmt.reference_id,
 }
 DECISION_COLUMNS = {
     "decision_id": st.column_config.NumberColumn("Decision", width="small"),
@@ -96,8 +96,8 @@ DECISION_FORMATS = {
     "tokens_in": fmt.count,
     "tokens_out": fmt.count,
     "cost_usd": fmt.cost,
-    "latency_ms": lambda v: fmt.seconds(v / 1000),
-    "market_snapshot_id": lambda v: fmt.DASH if fmt.missing(v) or int(v) == 0 else str(int(v)),
+    "latency_ms": fmt.milliseconds,
+    "market_snapshot_id": fmt.reference_id,
 }
 
 st.title("Agent")

@@ -165,7 +165,7 @@ st.caption(
 )
 tables.download_csv(summary, "calibration-summary")
 tables.chart(
-    calibration_charts.brier_intervals(summary.assign(family_id=[names.get(f, f) for f in options]))
+    calibration_charts.brier_intervals, summary.assign(family_id=[names.get(f, f) for f in options])
 )
 
 st.subheader("Reliability diagram")
@@ -177,7 +177,7 @@ if drawn.empty:
     st.text(f"No bin of these families holds {MIN_BIN_COUNT} bets or more yet.")
 else:
     tables.chart(
-        calibration_charts.reliability_intervals(drawn, [names.get(f, f) for f in families])
+        calibration_charts.reliability_intervals, drawn, [names.get(f, f) for f in families]
     )
 sparse = diagram[~diagram["drawn"]]
 st.caption(
@@ -225,10 +225,9 @@ if shown.empty:
     st.text("No resolved bet of these families yet.")
 else:
     tables.chart(
-        calibration_charts.brier_over_time(
-            shown.assign(family_id=[names.get(f, f) for f in shown["family_id"]]),
-            with_market=len(families) == 1,
-        )
+        calibration_charts.brier_over_time,
+        shown.assign(family_id=[names.get(f, f) for f in shown["family_id"]]),
+        with_market=len(families) == 1,
     )
     st.caption(
         "Cumulative Brier of each family's resolved bets up to each date"

@@ -50,7 +50,7 @@ LIST_COLUMNS = {
     ),
 }
 LIST_FORMATS = {
-    "week_start": lambda v: fmt.DASH if fmt.missing(v) else f"{v:%Y-%m-%d}",
+    "week_start": fmt.day,
     "total_value": fmt.money,
     "total_pnl": fmt.signed_money,
     "return_pct": fmt.signed_pct,

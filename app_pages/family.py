@@ -47,7 +47,7 @@ COHORT_COLUMNS = {
     "api_cost_usd": st.column_config.Column("API cost"),
 }
 COHORT_FORMATS = {
-    "week_start": lambda v: fmt.DASH if fmt.missing(v) else f"{v:%Y-%m-%d}",
+    "week_start": fmt.day,
     "return_pct": fmt.signed_pct,
     "vs_mean": fmt.signed_points,
     "vs_best": fmt.signed_points,

@@ -247,7 +247,7 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
         notices.simulated_notice(
             [str(f) for f in cost.loc[cost["paid"], "family_id"]], SIMULATED_COST
         )
-        tables.chart(cost_charts.cost_pareto(cost))
+        tables.chart(cost_charts.cost_pareto, cost)
         shown, formats = fmt.readable(display_cost(cost), COST_FORMATS)
         tables.table(
             shown,

@@ -328,7 +328,7 @@ def show_price_path(market_id: str) -> None:
     if path.empty:
         notices.empty("No recorded price: the market was never in a decision snapshot.")
         return
-    tables.chart(market_charts.price_path(path))
+    tables.chart(market_charts.price_path, path)
     st.caption(
         "Points are the frozen snapshots shown to agents at each decision run, plus the latest "
         "synced price; finer price history is not stored."

@@ -29,10 +29,6 @@ VERSION_LABELS = {
 }
 
 
-def day(value: object) -> str:
-    return fmt.DASH if fmt.missing(value) else f"{value:%Y-%m-%d}"
-
-
 def protocol_section() -> None:
     """The constants the newest cohort runs under, and which cohorts ran under which."""
     st.subheader("The protocol in force")
@@ -80,7 +76,7 @@ def protocol_section() -> None:
         shown,
         key="methodology-versions",
         column_config=VERSION_LABELS,
-        formats={"first_week_start": day, "last_week_start": day},
+        formats={"first_week_start": fmt.day, "last_week_start": fmt.day},
     )
     st.caption(
         "Which cohorts ran under which version and constants, read from the cohorts table. "

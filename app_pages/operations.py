@@ -182,5 +182,5 @@ else:
     show(by_family, "ops-spend-family", SPEND)
     tables.download_csv(by_family, "spend-by-family")
     st.markdown("**Per week**")
-    tables.chart(cost_charts.api_spend_by_week(by_week))
+    tables.chart(cost_charts.api_spend_by_week, by_week)
     tables.download_csv(by_week, "spend-by-week")

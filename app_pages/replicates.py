@@ -215,7 +215,7 @@ off_scale = beyond(agents, families, domain) if domain is not None else []
 zoomed = bool(off_scale) and st.toggle(
     "Zoom to the LLM families' returns", value=True, key="replicates-zoom"
 )
-tables.chart(replicate_charts.replicate_returns(agents, families, domain if zoomed else None))
+tables.chart(replicate_charts.replicate_returns, agents, families, domain if zoomed else None)
 st.caption(
     "One dot per agent at its return (P/L over its $10,000), a sub-row per cohort, the thin "
     "line spanning that cohort's replicates (the spread the tables measure); the bar is the "

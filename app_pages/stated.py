@@ -151,7 +151,7 @@ if scored.empty:
     st.text("No bet that stated a probability has resolved yet: Brier needs an outcome.")
 else:
     tables.chart(
-        calibration_charts.stated_brier_intervals(scored.assign(family_id=scored["display_name"]))
+        calibration_charts.stated_brier_intervals, scored.assign(family_id=scored["display_name"])
     )
 st.caption(
     "Lower Brier is better. Only resolved bets that stated a probability are scored, so the "

@@ -50,3 +50,41 @@ def test_a_frame_s_name_follows_its_content() -> None:
     assert frame_name(frame) == frame_name(frame.copy())
     assert frame_name(frame) != frame_name(frame.assign(total_pnl=frame["total_pnl"] + 1))
     assert frame_name(frame) != frame_name(frame.rename(columns={"at": "when"}))
+
+
+def test_a_chart_is_built_once_per_content_of_its_arguments() -> None:
+    """`tables.chart` keeps each spec by the content of its arguments: a rerun over the same
+    reads (a new frame object, equal values) skips Altair's build; other values rebuild; the
+    datasets go out as the Arrow bytes of exactly the chart's frames."""
+    import pyarrow as pa
+    import streamlit as st
+
+    from arena.dashboard import tables
+
+    st.cache_data.clear()
+    built: list[str] = []
+
+    def counted(frame: pd.DataFrame, field: str, title: str, **kwargs: Any) -> Any:
+        built.append(title)
+        return curve_charts.portfolio_curves(frame, field, title, **kwargs)
+
+    frame = curve_frame(4)
+    tables.chart(counted, frame, "total_pnl", "P/L", break_even=0.0)
+    tables.chart(counted, frame.copy(), "total_pnl", "P/L", break_even=0.0)
+    assert built == ["P/L"]
+    tables.chart(counted, frame.assign(total_pnl=frame["total_pnl"] + 1), "total_pnl", "P/L")
+    tables.chart(counted, frame, "total_pnl", "P/L, again", break_even=0.0)
+    assert built == ["P/L", "P/L", "P/L, again"]
+
+    name = f"{counted.__module__}.{counted.__qualname__}"
+    spec = tables._chart_spec(name, (frame, "total_pnl", "P/L"), (("break_even", 0.0),), counted)
+    direct = vega_lite(counted(frame, "total_pnl", "P/L", break_even=0.0))
+    assert _without_data(spec) == _without_data(direct)
+    assert set(spec["datasets"]) == set(direct["datasets"])
+    for key, data in spec["datasets"].items():
+        assert isinstance(data, bytes)
+        sent = pa.ipc.open_stream(data).read_all().to_pandas()
+        expected = direct["datasets"][key].reset_index(drop=True)
+        assert list(sent.columns) == list(expected.columns)
+        assert len(sent) == len(expected)
+    st.cache_data.clear()

@@ -422,6 +422,30 @@ def test_agent_page_numbers_equal_the_read_models(season_engine: Engine) -> None
     assert "Model A — cohort 1 — model test/llm-a (llm)" in _all_text(at)
 
 
+def test_agent_ledgers_are_written_by_the_grid_from_raw_numbers(season_engine: Engine) -> None:
+    """Positions, trades and decisions go out as raw numbers with the grid's printf formats
+    (`fmt.GRID_FORMATS`), not through a pandas Styler that writes every cell in Python."""
+    at = _run("agent", cohort=1, family=LLM_A)
+
+    _ok(at)
+    positions, trades, made = (at.dataframe[i] for i in range(3))
+    for table in (positions, trades, made):
+        assert not table.proto.arrow_data.HasField("styler")  # no Styler
+    columns = json.loads(positions.proto.columns)
+    assert columns["cost_basis"]["type_config"]["format"] == fmt.GRID_FORMATS[fmt.money].printf
+    assert columns["unrealized_pnl"]["type_config"]["format"] == "$%+,.2f"
+    assert columns["cost_basis"]["label"] == "Cost"  # the page's label kept
+    assert positions.value["cost_basis"].dtype.kind == "f"  # numbers sort as numbers
+    trade_columns = json.loads(trades.proto.columns)
+    assert trade_columns["created_at"]["type_config"]["format"] == "YYYY-MM-DD HH:mm"
+    ids = trades.value["decision_id"]  # 0 (a settlement: no decision) shows the placeholder
+    assert not (ids == 0).any()
+    decided = json.loads(made.proto.columns)
+    assert decided["latency_ms"]["type_config"]["format"] == "%.1f s"
+    expected = decisions.decisions(season_engine, cohort=1, family=LLM_A)["latency_ms"] / 1000
+    assert made.value["latency_ms"].tolist() == pytest.approx(expected.tolist(), nan_ok=True)
+
+
 def test_decision_deep_link_shows_every_attempt_as_text(season_engine: Engine) -> None:
     first = decisions.decisions(season_engine, cohort=1, family=LLM_A, week=1).iloc[0]
     decision_id = int(first["decision_id"])

@@ -1,6 +1,8 @@
 """The dashboard's one formatting module: every figure a person reads, written one way."""
 
 import math
+import re
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -181,3 +183,78 @@ def test_a_table_with_gaps_reads_dashes_not_none() -> None:
     assert rest == {"price": fmt.price}
     assert frame["amount"].isna().sum() == 1  # the caller's frame (and CSV) untouched
     assert fmt.day(pd.Timestamp("2026-01-04 05:00", tz="UTC")) == "2026-01-04"
+
+
+# --------------------------------------------------------------------------------------------
+# The grid's formats (`fmt.GRID_FORMATS`): what the browser writes for a column of numbers.
+
+_PRINTF = re.compile(r"%(\+)?(,)?(?:\.(\d+))?([df])|%%")
+
+
+def _sprintf(printf: str, number: float) -> str:
+    """sprintf-js (Streamlit's grid) for the subset the grid formats use: "+" and "," flags,
+    a precision, f and d; "%%". The sign goes before the digits, after any literal text."""
+
+    def one(match: re.Match[str]) -> str:
+        if match.group(0) == "%%":
+            return "%"
+        plus, comma, places, kind = match.groups()
+        value = int(number) if kind == "d" else number
+        digits = (
+            f"{abs(value):{',' if comma else ''}.{int(places or 6)}f}"
+            if kind == "f"
+            else (f"{abs(value):{',' if comma else ''}d}")
+        )
+        sign = "-" if number < 0 else ("+" if plus else "")
+        return sign + digits
+
+    return _PRINTF.sub(one, printf)
+
+
+def _read(text: str) -> float:
+    """The number a person reads in `text` (either minus sign, any $, %, s or separators)."""
+    cleaned = text.replace("−", "-").replace("$", "").replace(",", "").replace("%", "")
+    cleaned = cleaned.replace("+", "").replace(" s", "").replace(" pp", "").strip()
+    if cleaned.startswith("--"):
+        cleaned = cleaned[1:]
+    return float(cleaned)
+
+
+def _half_unit(text: str) -> float:
+    """Half the last written digit's unit: how far the text may be from the number."""
+    digits = re.search(r"\.(\d+)", text)
+    return 0.5 * 10 ** -(len(digits.group(1)) if digits else 0)
+
+
+GRID_SAMPLES = [0.0, 0.5, 0.62, 0.021, 1.0, 7.25, -3.1, 12.5, 756.544, -1234.5, 10756.54, 43210]
+
+
+@pytest.mark.parametrize("writer", list(fmt.GRID_FORMATS), ids=lambda w: w.__name__)
+def test_the_grid_writes_each_number_as_its_writer_does(writer: Any) -> None:
+    """Each grid format reads as the same number as its writer's text (same sign, same
+    value to the writer's precision), with the same unit ($, %, s); only the form may differ
+    ("$-12.40" for "−$12.40", "0.620" for "0.62")."""
+    grid = fmt.GRID_FORMATS[writer]
+    for number in GRID_SAMPLES:
+        if writer in (fmt.count, fmt.reference_id) and number != int(number):
+            continue
+        written = writer(number)
+        if grid.zero_missing and number == 0:
+            assert written == fmt.DASH  # the grid shows its placeholder "—" for the NaN
+            continue
+        drawn = _sprintf(grid.printf, number * grid.scale)
+        tolerance = _half_unit(written) + _half_unit(drawn) + 1e-9  # each rounds once
+        assert _read(drawn) == pytest.approx(_read(written), abs=tolerance), (written, drawn)
+        for unit in ("$", "%", " s", " pp"):
+            assert (unit in drawn) == (unit in written), (written, drawn)
+        assert ("+" in drawn) == ("+" in written), (written, drawn)  # signed as written
+
+
+def test_a_writer_without_a_grid_format_has_none() -> None:
+    assert fmt.grid_format(fmt.money) == fmt.GridFormat("$%,.2f")
+    assert fmt.grid_format("{:,.2f}") == fmt.GridFormat("%,.2f")
+    assert fmt.grid_format(fmt.percentile) is None
+    assert fmt.grid_format("{:>10}") is None
+    assert fmt.reference_id(0) == fmt.reference_id(None) == fmt.DASH
+    assert fmt.reference_id(12.0) == "12"
+    assert fmt.milliseconds(1234) == "1.2 s"

@@ -4,12 +4,14 @@ Why one module: a researcher compares figures across pages, so `$10,756.54`, `+1
 [−3.1, +27.9]` and `0.245 [0.201, 0.290]` must read the same everywhere, and a missing value is
 always "—" (never `None` or `nan`). Negative numbers use the minus sign (−), not a hyphen.
 These are for display only: tables keep raw numbers for sorting and every CSV keeps raw
-numbers; pages format through `st.column_config` / a Styler, never by rewriting the data.
-Pure functions, no Streamlit.
+numbers; pages format through `st.column_config` (`GRID_FORMATS`: the same formats, drawn by
+the browser) / a Styler, never by rewriting the data. Pure functions, no Streamlit.
 """
 
 import math
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -397,7 +399,7 @@ def day(value: Any) -> str:
     return DASH if missing(value) else f"{value:%Y-%m-%d}"
 
 
-def _pattern_writer(pattern: str) -> Any:
+def pattern_writer(pattern: str) -> Any:
     """A writer for a format string ("{:,.2f}"): "—" when missing."""
     return lambda value: DASH if missing(value) else pattern.format(value)
 
@@ -418,9 +420,65 @@ def readable(frame: pd.DataFrame, formats: dict[str, Any]) -> tuple[pd.DataFrame
             continue
         writer = formats.get(column)
         if isinstance(writer, str):
-            writer = _pattern_writer(writer)
+            writer = pattern_writer(writer)
         elif not callable(writer):
             writer = time if pd.api.types.is_datetime64_any_dtype(values) else text
         out[column] = pd.Series([writer(v) for v in values], index=frame.index, dtype=object)
         rest.pop(column, None)
     return out, rest
+
+
+@dataclass(frozen=True)
+class GridFormat:
+    """How Streamlit's grid writes a column of raw numbers so each cell reads as `writer`
+    writes it: a printf format (sprintf-js, drawn by the browser: no Python per cell), after
+    multiplying by `scale`; with `zero_missing`, 0 reads "—" too (an id that is not there).
+
+    Why: a pandas Styler writes every cell in Python on every run (0.3–0.65 s a page of
+    ledgers under load); the grid's own formats cost nothing on the server, and the cells
+    keep their numbers, so they still sort as numbers. The text differs only in form:
+    sprintf writes a hyphen-minus after the "$" ("$-12.40" for "−$12.40", "$+5.00" for
+    "+$5.00") and fixed decimals ("0.620" for "0.62")."""
+
+    printf: str
+    scale: float = 1.0
+    zero_missing: bool = False
+
+
+def milliseconds(value: Any) -> str:
+    """1.2 s: a duration given in milliseconds (`seconds` of it)."""
+    return DASH if missing(value) else seconds(float(value) / 1000)
+
+
+def reference_id(value: Any) -> str:
+    """1234: a row's id; "—" when missing or 0 (no such row)."""
+    return DASH if missing(value) or int(value) == 0 else str(int(value))
+
+
+GRID_FORMATS: dict[Callable[..., str], GridFormat] = {
+    money: GridFormat("$%,.2f"),
+    signed_money: GridFormat("$%+,.2f"),
+    cost: GridFormat("$%,.4f"),
+    signed_pct: GridFormat("%+.1f%%"),
+    signed_points: GridFormat("%+.1f pp"),
+    share: GridFormat("%.0f%%", scale=100),
+    prob: GridFormat("%.3f"),
+    signed_prob: GridFormat("%+.3f"),
+    price: GridFormat("%.3f"),
+    count: GridFormat("%,d"),
+    milliseconds: GridFormat("%.1f s", scale=0.001),
+    reference_id: GridFormat("%d", zero_missing=True),
+}
+# Time writers and the grid's (moment.js) format for a time column, shown in UTC.
+GRID_TIME_FORMATS: dict[Callable[..., str], str] = {time: "YYYY-MM-DD HH:mm", day: "YYYY-MM-DD"}
+# Python format strings a page may give (`readable`'s patterns), and their printf.
+_PATTERNS = {"{:,.2f}": "%,.2f", "{:,.0f}": "%,.0f", "{:.2f}": "%.2f", "{:.3f}": "%.3f"}
+
+
+def grid_format(writer: Any) -> GridFormat | None:
+    """`writer`'s (a `fmt` function or a format string) `GridFormat`; None when the grid has
+    no equivalent (the table then writes the column in Python)."""
+    if isinstance(writer, str):
+        printf = _PATTERNS.get(writer)
+        return GridFormat(printf) if printf else None
+    return GRID_FORMATS.get(writer)

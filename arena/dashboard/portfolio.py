@@ -73,7 +73,14 @@ def curve_section(
     # snapshot, and that first decision belongs on its curve.
     since = window.start - pd.Timedelta(seconds=window.bucket_seconds) if window.start else None
     runs = read(decision_runs, cohort=cohort, family=family, start=since, end=window.end)
-    chart(curve_charts.portfolio_curves(frame, field, title, break_even=break_even, decisions=runs))
+    chart(
+        curve_charts.portfolio_curves,
+        frame,
+        field,
+        title,
+        break_even=break_even,
+        decisions=runs,
+    )
     if window.start is not None and window.end is not None:
         st.caption(
             f"{range_key}: {window.start:%Y-%m-%d %H:%M} → {window.end:%Y-%m-%d %H:%M} UTC "

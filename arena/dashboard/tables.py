@@ -3,11 +3,13 @@ tinted), `download_csv` offers exactly the DataFrame shown, as CSV with the expo
 (ISO UTC times, formula-looking text neutralised). Untrusted text is shown in dataframes, which
 render no Markdown."""
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
+from streamlit.dataframe_util import convert_anything_to_arrow_bytes
 
 from arena.core.csvsafe import cell
 from arena.dashboard import fmt
@@ -64,10 +66,35 @@ def download_csv(frame: pd.DataFrame, name: str, *, label: str = "Download CSV")
     )
 
 
-def chart(spec: Any) -> None:
-    """Show an `arena.dashboard.charts` chart at the page's full width, as the Vega-Lite dict
-    `charts.spec.vega_lite` builds (no schema validation on each run: the tests validate it)."""
-    st.vega_lite_chart(vega_lite(spec), width="stretch")
+# Chart specs kept: a page draws at most four charts, a person tries a few ranges and scopes.
+CHART_CACHE_ENTRIES = 256
+
+
+@st.cache_data(show_spinner=False, max_entries=CHART_CACHE_ENTRIES)
+def _chart_spec(
+    name: str, args: tuple[Any, ...], kwargs: tuple[Any, ...], _build: Callable[..., Any]
+) -> dict[str, Any]:
+    """`_build(*args, **kwargs)`'s Vega-Lite dict, its datasets already Arrow IPC bytes.
+
+    Cached by `name` and the content of the arguments (Streamlit hashes a DataFrame by its
+    values), so a rerun over the same reads — a widget click, in-session navigation, another
+    visitor within the reads' TTL — skips Altair's construction (0.1–0.7 s a chart under
+    load) and the frames' Arrow conversion; new data is a new key."""
+    spec = vega_lite(_build(*args, **dict(kwargs)))
+    spec["datasets"] = {
+        key: convert_anything_to_arrow_bytes(frame) if isinstance(frame, pd.DataFrame) else frame
+        for key, frame in spec.get("datasets", {}).items()
+    }
+    return spec
+
+
+def chart(build: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Show the `arena.dashboard.charts` chart `build(*args, **kwargs)` at the page's full
+    width, as the Vega-Lite dict `charts.spec.vega_lite` makes of it (no schema validation on
+    each run: the tests validate it), built once per content of its arguments (`_chart_spec`)."""
+    name = f"{build.__module__}.{build.__qualname__}"
+    spec = _chart_spec(name, args, tuple(sorted(kwargs.items())), build)
+    st.vega_lite_chart(spec, width="stretch")
 
 
 def style_rows(
@@ -102,6 +129,50 @@ def _time_text(value: Any) -> str:
     return "—" if fmt.missing(value) else f"{value:%Y-%m-%d %H:%M}"
 
 
+def _typed(given: Any, typed: Mapping[str, Any]) -> dict[str, Any]:
+    """The page's column config `given` (label, width, help…) with `typed`'s type and format."""
+    base = dict(given) if isinstance(given, dict) else {}
+    if isinstance(given, str):
+        base["label"] = given
+    return {**typed, **{k: v for k, v in base.items() if v is not None and k != "type_config"}}
+
+
+def _grid_columns(
+    frame: pd.DataFrame, formats: dict[str, Any], config: dict[str, Any]
+) -> tuple[pd.DataFrame, dict[str, Any]] | None:
+    """`frame` and `config` with `formats` drawn by the grid (`fmt.GRID_FORMATS`): number
+    columns get their printf format, text columns are written here (as a Styler would). None
+    when a number column's writer has no grid format (the caller falls back to a Styler)."""
+    shown, config = frame, dict(config)
+    for column, writer in formats.items():
+        if column not in frame.columns:
+            continue
+        values = frame[column]
+        grid = fmt.grid_format(writer)
+        moment = fmt.GRID_TIME_FORMATS.get(writer) if not isinstance(writer, str) else None
+        if moment is not None and pd.api.types.is_datetime64_any_dtype(values):
+            config[column] = _typed(
+                config.get(column),
+                st.column_config.DatetimeColumn(format=moment, timezone="UTC"),
+            )
+            continue
+        if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+            write = fmt.pattern_writer(writer) if isinstance(writer, str) else writer
+            shown = shown.assign(**{column: [write(v) for v in values]})
+            continue
+        if grid is None:
+            return None
+        if grid.scale != 1.0 or grid.zero_missing:
+            numbers = values.astype("float64") * grid.scale
+            shown = shown.assign(
+                **{column: numbers.where(values != 0) if grid.zero_missing else numbers}
+            )
+        config[column] = _typed(
+            config.get(column), st.column_config.NumberColumn(format=grid.printf)
+        )
+    return shown, config
+
+
 def table(
     frame: pd.DataFrame,
     *,
@@ -112,22 +183,35 @@ def table(
     select: bool = False,
     column_config: dict[str, Any] | None = None,
 ) -> list[int]:
-    """Show `frame` (times as ``YYYY-MM-DD HH:mm`` UTC); with `select`, one row can be picked
-    and its position is returned (empty list: nothing selected).
+    """Show `frame` (times as ``YYYY-MM-DD HH:mm`` UTC, gaps as "—"); with `select`, one row
+    can be picked and its position is returned (empty list: nothing selected).
 
-    `reference` rows are tinted, `grey` rows greyed, `formats` maps columns to format strings
-    or functions — any of these renders through a pandas Styler (`style_rows`).
+    `formats` maps columns to `fmt` writers or format strings: the grid draws them in the
+    browser (`fmt.GRID_FORMATS`, the numbers stay numbers). `reference` rows are tinted and
+    `grey` rows greyed, which only a pandas Styler can do: such a table (or one with a writer
+    the grid has no format for) renders through `style_rows`, every cell written in Python —
+    keep those to short tables (a leaderboard, a cohort's standings).
     """
     times = [c for c in frame.columns if pd.api.types.is_datetime64_any_dtype(frame[c])]
-    # Text columns with gaps would show "None": write them as "—" (numbers keep their dtype).
-    gaps = [
-        c
-        for c in frame.columns
-        if frame[c].dtype == object and c not in (formats or {}) and frame[c].isna().any()
-    ]
     config: dict[str, Any] = dict(column_config or {})
     data: pd.DataFrame | Styler = frame
-    if reference is not None or grey is not None or formats or gaps:
+    grid = None
+    if reference is None and grey is None:
+        grid = _grid_columns(frame, formats or {}, config)
+    if grid is not None:
+        data, config = grid
+        for column in (c for c in times if c not in (formats or {})):
+            config[column] = _typed(
+                config.get(column),
+                st.column_config.DatetimeColumn(format=TIME_FORMAT, timezone="UTC"),
+            )
+    else:
+        # Text columns with gaps would show "None": write them as "—" (numbers keep their dtype).
+        gaps = [
+            c
+            for c in frame.columns
+            if frame[c].dtype == object and c not in (formats or {}) and frame[c].isna().any()
+        ]
         data = style_rows(
             frame,
             reference=reference,
@@ -138,11 +222,6 @@ def table(
                 **(formats or {}),
             },
         )
-    else:
-        for column in times:
-            config.setdefault(
-                column, st.column_config.DatetimeColumn(column, format=TIME_FORMAT, timezone="UTC")
-            )
     if not select:
         st.dataframe(data, hide_index=True, key=key, column_config=config, placeholder=fmt.DASH)
         return []
@@ -151,7 +230,7 @@ def table(
         hide_index=True,
         key=key,
         column_config=config,
-        placeholder=fmt.DASH,  # an empty number cell reads "—", never "None"
+        placeholder=fmt.DASH,  # an empty cell reads "—", never "None"
         on_select="rerun",
         selection_mode="single-row",
     )

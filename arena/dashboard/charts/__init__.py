@@ -2,9 +2,9 @@
 
 A chart function takes a read model's DataFrame (as `arena.analytics` returns it, or as the
 page filtered it for its table and CSV) and a few parameters, and returns the chart spec; the
-page only shows it (``tables.chart(chart)``). Nothing here reads the database or touches
-Streamlit, so each spec can be built and checked (``chart.to_dict()``) in a unit test, empty
-frames included.
+page only shows it (``tables.chart(function, frame, …)`` builds it once per content of its
+arguments). Nothing here reads the database or touches Streamlit, so each spec can be built
+and checked (``chart.to_dict()``) in a unit test, empty frames included.
 
 Modules: `style` (colours, the legend pick, the x zoom: what every chart shares), `curves`
 (portfolio curves), `calibration` (Brier intervals, reliability, Brier over time, the stated
