@@ -12,7 +12,6 @@ not tracebacks.
 """
 
 import re
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -20,93 +19,29 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from arena.dashboard.links import LINK_KEYS
-from arena.engine.analyses import store_analyses
-from arena.storage.db import get_engine
 from tests.analytics.season import LLM_A, LLM_B, Season
 from tests.e2e.conftest import ADMIN_PASSWORD, dashboard_server, settle
 from tests.e2e.test_page_markets import VIEWPORT, shoot
-
-WORD_JOINER = "\u2060"  # fmt.WORD_JOINER: what breaks an autolink, invisible to a reader
-
-LINK = "[click](https://evil.example/x)"
-IMAGE = "![x](http://127.0.0.1:9/pixel.png)"
-BARE = "https://evil.example"
-HTML = "<img src=x>"
-BOLD = "**bold**"
-HOSTILE = f"{LINK} {IMAGE} {BARE} {HTML} {BOLD}"
-NAME = f"Model A {LINK}"  # llm-a's display name
-PHISH = "[Session expired - log in again](https://evil.example/login)"
-BAD_LINK = f"{PHISH} {IMAGE}"
-DECISION = 1  # llm-a's week-1 decision in cohort 1: three attempts (500, malformed, valid)
-HUGE = "99999999999999999999999999"  # past 2**63-1: OverflowError in the driver before
-PAGES = {
-    "": "Forecaster Arena",
-    "leaderboard": "Leaderboard",
-    "compare": "Compare",
-    "family": "Family",
-    "agent": "Agent",
-    "cohorts": "Cohorts",
-    "calibration": "Calibration",
-    "stated": "Stated probability",
-    "replicates": "Replicates",
-    "decisions": "Decisions",
-    "markets": "Markets",
-    "exports": "Exports",
-    "overview": "Overview",
-    "operations": "Operations",
-    "methodology": "Methodology",
-}
-KEYS = (*LINK_KEYS, "doc", "replicate")  # every key a page reads from the address bar
-HELD_MARKET: list[str] = []  # a market an agent held (positions, trades): set by the fixture
-
-
-def make_hostile(path: Path) -> None:
-    """Rewrite the season copy at `path`: every free-text column a page shows gets HOSTILE."""
-    with sqlite3.connect(path) as db:
-        db.execute(
-            "UPDATE markets SET question = :h || ' ' || id, category = :h, "
-            "uma_resolution_status = :h, resolution_outcome = :h",
-            {"h": HOSTILE},
-        )
-        db.execute("UPDATE market_snapshot_items SET question = ? || ' ' || market_id", (HOSTILE,))
-        db.execute("UPDATE families SET display_name = ? WHERE id = ?", (NAME, LLM_A))
-        db.execute("UPDATE agents SET display_name = ? WHERE family_id = ?", (NAME, LLM_A))
-        db.execute(
-            "UPDATE decisions SET served_model = :h, provider = :h, error = :h, "
-            "parsed_response = json_set(coalesce(parsed_response, '{}'), '$.reasoning', :h) "
-            "WHERE id = :d",
-            {"h": HOSTILE, "d": DECISION},
-        )
-        db.execute(
-            "UPDATE decision_attempts SET served_model = :h, provider = :h, "
-            "error = 'HTTP 500 ' || :h WHERE decision_id = :d",
-            {"h": HOSTILE, "d": DECISION},
-        )
-        db.execute("UPDATE system_logs SET message = ?", (HOSTILE,))
-        held = db.execute("SELECT market_id FROM positions ORDER BY id LIMIT 1").fetchone()
-        HELD_MARKET[:] = [str(held[0])]
+from tests.hostile import (
+    BAD_LINK,
+    DECISION,
+    HELD_MARKET,
+    HOSTILE,
+    HUGE,
+    KEYS,
+    LINK,
+    PAGES,
+    PHISH,
+    WORD_JOINER,
+    hostile_copy,
+)
 
 
 @pytest.fixture(scope="module")
 def hostile_server(season: Season, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A dashboard over the hostile copy of the season, its hourly analyses stored after the
-    rewrite (as the scheduler's job would have)."""
+    """A dashboard over the hostile copy of the season (`tests.hostile`)."""
     folder = tmp_path_factory.mktemp("e2e-hostile")
-    target = folder / "hostile.db"
-    with (
-        sqlite3.connect(season.url.removeprefix("sqlite:///")) as origin,
-        sqlite3.connect(target) as copy,
-    ):
-        origin.backup(copy)
-    make_hostile(target)
-    url = f"sqlite:///{target}"
-    engine = get_engine(url)
-    try:
-        store_analyses(engine, season.end)
-    finally:
-        engine.dispose()
-    with dashboard_server(url, folder) as base_url:
+    with dashboard_server(hostile_copy(season, folder), folder) as base_url:
         yield base_url
 
 
@@ -229,32 +164,20 @@ def test_the_hostile_market_shows_gamma_text_as_text(
 def test_hostile_links_are_named_as_text_on_every_page(
     hostile_server: str, page: Page, screenshots_dir: Path
 ) -> None:
-    """Every deep-link key of every page set to a phishing link and a tracking pixel: each
-    key the page checks is named in a warning as text; the page never renders the Markdown."""
-    value = quote(BAD_LINK)
-    flagged: dict[str, list[str]] = {}
+    """Every deep-link key of every page at once set to a phishing link and a tracking pixel:
+    Chromium renders the page's warning as text and nothing of the Markdown. (Which key each
+    page names, one after another, is the AppTest sweep in tests/test_hostile_links.py.)"""
+    query = "&".join(f"{key}={quote(BAD_LINK)}" for key in KEYS)
+    warned = set()
     for path in PAGES:
-        keys = list(KEYS)
-        while True:
-            query = "&".join(f"{key}={value}" for key in keys)
-            visit(page, hostile_server, f"{path}?{query}")
-            assert_inert(page, f"{path}?{','.join(keys)}")
-            warnings = page.get_by_test_id("stAlert").all_inner_texts()
-            named = [
-                match.group(1)
-                for text in warnings
-                if (match := re.search(r"This link's (\w+)=", text))
-            ]
-            if not named:
-                break
-            key = named[0]
-            said = [t.replace(WORD_JOINER, "") for t in warnings if f"This link's {key}=" in t]
-            assert f"This link's {key}='{BAD_LINK}' names no" in said[0], said
-            flagged.setdefault(path, []).append(key)
-            keys.remove(key)
-    assert flagged["leaderboard"][0] == "cohort", flagged
-    assert "decision" in flagged.get("decisions", []), flagged
-    assert "market" in flagged.get("markets", []), flagged
+        visit(page, hostile_server, f"{path}?{query}")
+        assert_inert(page, f"{path}?{','.join(KEYS)}")
+        warnings = page.get_by_test_id("stAlert").all_inner_texts()
+        said = [t.replace(WORD_JOINER, "") for t in warnings if "This link's " in t]
+        if said:
+            assert f"='{BAD_LINK}' names no" in said[0], said
+            warned.add(path)
+    assert {"leaderboard", "decisions", "markets"} <= warned, warned
 
     visit(page, hostile_server, f"leaderboard?cohort={quote(PHISH)}")
     warning = page.get_by_test_id("stAlert").filter(has_text="This link's cohort=")
