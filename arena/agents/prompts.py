@@ -318,6 +318,42 @@ To change nothing:
 }}"""
 
 
+_V1_OBJECTIVE = (
+    "You are judged on the money you make and on how well calibrated your forecasts are."
+)
+# Methodology v2 (docs/methodology-v2.md): its objective, its prices and its total cap.
+V2_OBJECTIVE_HEADING = "Your objective is to maximise your portfolio value"
+_V2_OBJECTIVE = (
+    f"{V2_OBJECTIVE_HEADING}: your cash plus your open positions valued at current prices. "
+    "Agents are ranked by portfolio value. Your forecasts are also scored with the Brier score, "
+    "but only as a diagnostic: it does not change your rank."
+)
+_V2_PRICES = (
+    "\n- Prices are order-book midpoints: halfway between the best bid and the best ask on "
+    "Polymarket's order book, or the market's displayed price when its book has none."
+)
+_V2_BRIER = " The Brier score is a diagnostic only; you are ranked by portfolio value."
+
+
+def _v1_cap_rule(min_text: str, fraction: str) -> str:
+    return (
+        f"- Each bet is at least {min_text} and at most {fraction} of your current cash. Bets "
+        "execute in the order you list them and each is checked against the cash left at that "
+        "moment, so every bet lowers the limit for the next one."
+    )
+
+
+V2_CAP_HEADING = "All the bets of one decision together"
+
+
+def _v2_cap_rule(min_text: str, fraction: str) -> str:
+    return (
+        f"- Each bet is at least {min_text}. {V2_CAP_HEADING} are at most {fraction} of your "
+        "cash before the decision. An answer whose bets add up to more is invalid as a whole: "
+        "none of it executes, and you are asked to answer again."
+    )
+
+
 EXAMPLE_PROBABILITY = "0.62"
 # The protocol extension `stated_probability` (methodology §18): what the system prompt adds.
 # The simulated model server recognises an extended prompt by `STATED_PROBABILITY_HEADING`.
@@ -341,11 +377,15 @@ def system_prompt(
     starting_balance: Decimal,
     *,
     stated_probability: bool = False,
+    total_cap: bool = False,
 ) -> str:
     """The rules and the answer formats (§5, §8), identical for every agent of a cohort.
 
     `stated_probability`: the cohort runs that protocol extension, so each BET leg is asked for
-    its probability too. Without it the text is v1's, byte for byte.
+    its probability too. `total_cap`: methodology v2 (docs/methodology-v2.md), whose prompt
+    states its objective (portfolio value; Brier a diagnostic only), its prices (order-book
+    midpoints) and its cap on a decision's total BET allocation. Without either the text is
+    v1's, byte for byte.
     """
     fraction = format_percent(max_bet_fraction)
     start_max = starting_balance * max_bet_fraction
@@ -354,8 +394,8 @@ def system_prompt(
     min_conf = format_percent((min_bet / start_max).quantize(Decimal("0.0001")))
     example_amount = min_bet * 10
     return f"""You are a forecaster in Forecaster Arena, a benchmark in which language models \
-paper-trade real Polymarket prediction markets with virtual money. You are judged on the \
-money you make and on how well calibrated your forecasts are.
+paper-trade real Polymarket prediction markets with virtual money. \
+{_V2_OBJECTIVE if total_cap else _V1_OBJECTIVE}
 
 HOW TRADING WORKS
 - Every price is a probability between 0 and 1: the market's current estimate that the side \
@@ -367,16 +407,14 @@ that side wins, each share pays $1; if it loses, the shares pay nothing.
 - Named-outcome markets list every outcome with its price; the side is the exact outcome \
 name as shown (a name shown in quotes is a JSON string: use it as the JSON value).
 - Trades execute at exactly the prices shown: they come from a frozen snapshot taken for this \
-decision. There are no fees.
+decision. There are no fees.{_V2_PRICES if total_cap else ""}
 - You started this cohort with {format_whole_money(starting_balance)} of virtual cash. There is \
 no recapitalization. You decide once a week; positions stay open between decisions, are \
 valued at current prices, and settle when their market resolves (winning shares pay $1; a \
 cancelled market refunds what you paid).
 
 RULES
-- Each bet is at least {min_text} and at most {fraction} of your current cash. Bets execute in \
-the order you list them and each is checked against the cash left at that moment, so every \
-bet lowers the limit for the next one.
+{_v2_cap_rule(min_text, fraction) if total_cap else _v1_cap_rule(min_text, fraction)}
 - One position per market per side: a new BET on a side you already hold adds to that \
 position.
 - SELL sells a percentage (more than 0, at most 100) of one of your open positions, named by \
@@ -392,7 +430,8 @@ Each bet's size is read as your probability that its side wins: implied confiden
 {format_whole_money(half)} means 50% and {min_text} means {min_conf}. When the market \
 resolves, that confidence is scored with the Brier score (confidence − outcome)², where \
 outcome is 1 if your side won and 0 if it lost; lower is better. Size every bet by your \
-conviction.{_STATED_PROBABILITY_RULES if stated_probability else ""}
+conviction.{_V2_BRIER if total_cap else ""}\
+{_STATED_PROBABILITY_RULES if stated_probability else ""}
 
 ANSWER FORMAT
 Answer with ONE JSON object only, in one of these three formats.
@@ -413,8 +452,10 @@ def user_prompt(
     markets: list[PromptMarket],
     *,
     market_lines: Sequence[str] | None = None,
+    total_cap: bool = False,
 ) -> str:
-    """This week's state: date, own portfolio (§7.1) and the market list (§7.2).
+    """This week's state: date, own portfolio (§7.1) and the market list (§7.2); `total_cap`
+    (methodology v2) states the maximum as the whole decision's.
 
     `market_lines`: `markets` already rendered by `format_market_line` (a decision run renders its
     frozen universe once for all its agents instead of once per prompt).
@@ -428,8 +469,13 @@ def user_prompt(
         "YOUR PORTFOLIO",
         f"Cash: {format_money(portfolio.cash)}",
         f"Bet limits now: minimum {format_money(portfolio.min_bet, ROUND_CEILING)}, maximum "
-        f"{format_money(portfolio.max_bet, ROUND_FLOOR)} per bet (the maximum falls as cash is "
-        "spent).",
+        + (
+            f"{format_money(portfolio.max_bet, ROUND_FLOOR)} for all of this decision's bets "
+            "together."
+            if total_cap
+            else f"{format_money(portfolio.max_bet, ROUND_FLOOR)} per bet (the maximum falls as "
+            "cash is spent)."
+        ),
     ]
     positions = sorted(portfolio.positions, key=lambda p: p.position_id)
     if positions:

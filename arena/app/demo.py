@@ -51,6 +51,11 @@ then state their probabilities, and the extension's figures are stored with the 
 Replicates (`arena demo --replicates N`, or `ARENA_REPLICATES`) give every family N agents per
 cohort; identical requests of a family's replicates are separate draws of the simulated model
 server (its attempt count), so replicates answer differently, as sampled models do.
+
+Methodology v2 (`arena demo --methodology v2`, or `ARENA_METHODOLOGY=v2`): the demo also starts
+the simulated CLOB (`arena.sim.clob_server.ClobServer`) on a loopback port, its clock set to
+each tick, and the season's v2 cohorts read it through the project's real `ClobClient`. Its
+books move every simulated hour, so a snapshot pass is copied forward only within the hour.
 """
 
 import random
@@ -69,7 +74,7 @@ from arena.agents.llm import ChatClient
 from arena.agents.responders import LLMResponder, Responder, ResponderFactory, default_responders
 from arena.analytics.query.selects import latest_snapshots
 from arena.analytics.views.simulated import SERVED_BY
-from arena.config import Settings
+from arena.config import Settings, is_v2
 from arena.core.errors import ArenaError, InputError
 from arena.core.timeutil import week_start
 from arena.engine.jobs import (
@@ -87,6 +92,7 @@ from arena.engine.jobs import (
 )
 from arena.engine.snapshots import carry_forward
 from arena.lineup import FamilySpec, Lineup
+from arena.sim.clob_server import ClobServer
 from arena.sim.model_server import LoggedRequest, ModelServer
 from arena.sim.world import (
     DEFAULT_TAIL_WEEKS,
@@ -247,6 +253,7 @@ class DemoSummary:
     extensions: tuple[str, ...] = ()  # protocol extensions stamped on its cohorts
     replicates: int = 1  # agents per family in each cohort
     served_by: str = SERVED_BY  # who answered the LLM families
+    methodology: str = "v1"  # the version stamped on its cohorts
     server_log: list[LoggedRequest] = field(default_factory=list)  # its requests, in order
 
 
@@ -381,12 +388,14 @@ def run_demo(
     ).start()
     responders, close = simulated_responders(settings, seed, world, server.base_url)
     ctx = JobContext(engine, settings, players, world, responders, owner=DEMO_OWNER)
+    clob = _start_clob(ctx, world, start) if is_v2(settings.methodology.version) else None
     summary = DemoSummary(seed, weeks, start, start, [f.id for f in players.families])
     summary.served_by = SERVED_BY
     summary.server_log = server.log
     summary.extensions = settings.extensions
     summary.replicates = settings.replicates
-    season = _Season(ctx, carry)
+    summary.methodology = settings.methodology.version
+    season = _Season(ctx, carry, clob)
     try:
         for tick in season_ticks(start, weeks, tail_weeks):
             if stop_at is not None and tick.at >= stop_at:
@@ -407,7 +416,26 @@ def run_demo(
     finally:
         close()
         server.stop()
+        if clob is not None:
+            clob.stop()
     return summarise(engine, summary)
+
+
+def _start_clob(ctx: JobContext, world: Any, start: datetime) -> ClobServer:
+    """The simulated CLOB for a v2 season, and the real ClobClient the jobs read it with
+    (no pacing, fast backoff: a loopback server, as for the model server)."""
+    from arena.markets.clob import ClobClient
+
+    clob = ClobServer(world, at=start).start()
+    ctx.clob = ClobClient(
+        clob.origin,
+        timeout=CLIENT_TIMEOUT,
+        min_interval=0.0,
+        backoff_base=BACKOFF_BASE,
+        max_backoff=MAX_BACKOFF,
+        rng=random.Random(0),
+    )
+    return clob
 
 
 def _run_tick(ctx: JobContext, tick: Tick) -> None:
@@ -435,14 +463,19 @@ class _Season:
     and `record_run` records the run, several passes per transaction (`MAX_COPY_BATCH`).
     """
 
-    def __init__(self, ctx: JobContext, carry: bool) -> None:
+    def __init__(self, ctx: JobContext, carry: bool, clob: ClobServer | None = None) -> None:
         self.ctx = ctx
         self.carry = carry
+        self.clob = clob  # v2: the simulated CLOB, its clock moved to each tick
         self.source: datetime | None = None  # slot of the latest real snapshot pass
         self.dirty = True  # another job ran since that pass
         self.pending: list[datetime] = []
 
     def run_tick(self, tick: Tick) -> None:
+        if self.clob is not None:
+            self.clob.at = tick.at
+            if tick.at.minute == 0:  # the books moved: this hour's first pass is a real one
+                self.dirty = True
         for name in tick.jobs:
             if name == SNAPSHOT and self.carry and not self.dirty and self.source is not None:
                 self.pending.append(tick.at)
@@ -531,6 +564,14 @@ def format_summary(summary: DemoSummary) -> list[str]:
                 "cohort (pooled per family below; not a stock v1 season)"
             ]
             if summary.replicates > 1
+            else []
+        ),
+        *(
+            [
+                f"methodology {summary.methodology}: CLOB midpoints from the simulated CLOB, "
+                "total bet cap (not comparable with a v1 season)"
+            ]
+            if is_v2(summary.methodology)
             else []
         ),
         *(

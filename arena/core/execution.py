@@ -27,7 +27,7 @@ from arena.core.accounting import (
     sell,
     side_price,
 )
-from arena.core.money import to_decimal
+from arena.core.money import money, to_decimal
 from arena.core.scoring import implied_confidence
 
 
@@ -72,13 +72,18 @@ class LegRequests(Protocol):
 
 @dataclass(frozen=True)
 class SnapshotMarket:
-    """A market as the frozen snapshot showed it; `tradable` is False once it closed."""
+    """A market as the frozen snapshot showed it; `tradable` is False once it closed.
+
+    `quotes` (methodology v2): each outcome's stored PriceQuote (JSON), the provenance its
+    trades carry; None in v1. Planning never reads it.
+    """
 
     market_id: str
     market_type: str
     outcomes: list[str]
     prices: list[str]
     tradable: bool = True
+    quotes: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +161,25 @@ class ExecutionPlan:
             "legs_rejected": sum(1 for leg in self.legs if not leg.executed),
             "amount_bet": sum((leg.amount or Decimal(0) for leg in bets), Decimal(0)),
         }
+
+
+def total_bet_error(decision: LegRequests, cash: Decimal, limits: BetLimits) -> str | None:
+    """Methodology v2's cap on a decision's TOTAL bet allocation: why the BET legs break it
+    (their sum, in cents as executed, above `max_bet_fraction` of `cash` before the decision),
+    or None. Such a plan is invalid as a whole: the caller answers it like a malformed answer.
+    """
+    if decision.action != "BET":
+        return None
+    total = sum((money(bet.amount) for bet in decision.bets), Decimal(0))
+    cap = limits.max_bet(cash)
+    if total <= cap:
+        return None
+    share = f"{limits.max_bet_fraction * 100:f}".rstrip("0").rstrip(".")
+    return (
+        f"the bets add up to ${total:,.2f}, above the total cap of ${cap:,.2f} ({share}% of "
+        f"your cash ${cash:,.2f} before this decision); all bets together must be at most "
+        f"${cap:,.2f}"
+    )
 
 
 def plan_execution(

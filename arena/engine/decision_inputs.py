@@ -24,6 +24,7 @@ from arena.core.accounting import (
     side_price,
 )
 from arena.core.execution import HeldPosition, SnapshotMarket
+from arena.engine.provenance import PriceReader
 from arena.engine.universe import freeze_universe, snapshot_items
 from arena.storage.db import session_scope
 from arena.storage.models import Agent, Cohort, Market, MarketSnapshot, Position
@@ -35,8 +36,11 @@ def freeze_run_universe(
     methodology: Methodology,
     cohorts: list[Cohort],
     exclude_source: str | None = None,
+    reader: PriceReader | None = None,
 ) -> int:
-    """The run's one market snapshot: the universe plus every market the agents hold."""
+    """The run's market snapshot for `cohorts`: the universe plus every market their agents
+    hold; priced at validated CLOB midpoints through `reader` for v2 cohorts (one per version
+    and run), at the synced Gamma prices without it (v1)."""
     with session_scope(engine) as session:
         cohort_ids = [c.id for c in cohorts]
         held = session.exec(
@@ -46,7 +50,7 @@ def freeze_run_universe(
             .distinct()
         ).all()
         snapshot = freeze_universe(
-            session, at, methodology.market_universe_size, held, exclude_source
+            session, at, methodology.market_universe_size, held, exclude_source, reader
         )
         assert snapshot.id is not None
         return snapshot.id
@@ -103,6 +107,7 @@ def load_universe(session: Session, snapshot_id: int) -> FrozenUniverse:
             list(item.outcomes),
             list(item.prices),
             _tradable(row.status, row.closed, item.prices),
+            quotes=item.quotes,
         )
         if item.rank <= universe_size:
             markets.append(

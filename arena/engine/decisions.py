@@ -21,7 +21,7 @@ responder's key); the frozen snapshot and the agent's inputs are `arena.engine.d
 """
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -35,9 +35,15 @@ from arena.agents.parsing import FALLBACK, parse_decision, retry_feedback
 from arena.agents.parsing import Decision as ParsedDecision
 from arena.agents.prompts import system_prompt, user_prompt
 from arena.agents.responders import Responder, ResponderFactory
-from arena.config import STATED_PROBABILITY, Methodology, stamped_extensions, stamped_replicates
+from arena.config import (
+    STATED_PROBABILITY,
+    Methodology,
+    is_v2,
+    stamped_extensions,
+    stamped_replicates,
+)
 from arena.core.errors import ArenaError
-from arena.core.execution import plan_execution
+from arena.core.execution import plan_execution, total_bet_error
 from arena.core.money import money
 from arena.engine.cohorts import cohorts_deciding, decision_week
 from arena.engine.decision_claims import (
@@ -60,6 +66,7 @@ from arena.engine.decision_inputs import (
 )
 from arena.engine.execution import apply_plan
 from arena.engine.logs import log_event
+from arena.engine.provenance import PriceReader
 from arena.lineup import FamilySpec, Lineup
 from arena.storage.db import session_scope
 from arena.storage.models import Agent, Cohort
@@ -93,16 +100,22 @@ def run_decisions(
     stale_after: timedelta = timedelta(minutes=60),
     owner: str | None = None,
     exclude_source: str | None = None,
+    prices: Callable[[], PriceReader] | None = None,
 ) -> DecideResult:
-    """Decide for every agent of every cohort in its window; one frozen snapshot per run
-    (without the markets whose `source` is `exclude_source`: `universe.tradable_markets`)."""
+    """Decide for every agent of every cohort in its window; one frozen snapshot per run and
+    methodology version (without the markets whose `source` is `exclude_source`:
+    `universe.tradable_markets`).
+
+    A v2 cohort's snapshot is priced through `prices()` (the CLOB reader, built on first use:
+    a run without a v2 cohort never reads the CLOB); the version is the cohort's stamp.
+    `snapshot_id` reports the run's first snapshot."""
     owner = owner or new_owner()
     result = DecideResult()
     with session_scope(engine) as session:
         cohorts = cohorts_deciding(session, at, methodology.decision_window_weeks)
         work = [(cohort, _agents(session, cohort)) for cohort in cohorts]
     result.cohorts = len(work)
-    universe: FrozenUniverse | None = None
+    universes: dict[str, FrozenUniverse] = {}
     for cohort, agents in work:
         week = decision_week(cohort.week_start, at)
         for agent in agents:
@@ -116,13 +129,14 @@ def run_decisions(
                 result.skipped += 1
                 continue
             result.claimed += 1
+            version = cohort.methodology_version
+            universe = universes.get(version)
             if universe is None:
-                cohorts = [c for c, _ in work]
-                result.snapshot_id = freeze_run_universe(
-                    engine, at, methodology, cohorts, exclude_source
+                universe = universes[version] = _freeze(
+                    engine, at, methodology, [c for c, _ in work], exclude_source, version, prices
                 )
-                with session_scope(engine) as session:
-                    universe = load_universe(session, result.snapshot_id)
+                if result.snapshot_id is None:
+                    result.snapshot_id = universe.snapshot_id
             try:
                 status, trades = decide_one(
                     engine,
@@ -163,6 +177,30 @@ def run_decisions(
     return result
 
 
+def _freeze(
+    engine: Engine,
+    at: datetime,
+    methodology: Methodology,
+    cohorts: list[Cohort],
+    exclude_source: str | None,
+    version: str,
+    prices: Callable[[], PriceReader] | None,
+) -> FrozenUniverse:
+    """The run's snapshot for the cohorts of one methodology version, loaded."""
+    reader = None
+    if is_v2(version):
+        if prices is None:
+            raise ArenaError(
+                "a v2 cohort decides at CLOB prices, but this run has no CLOB reader",
+                "run it through the scheduler or `arena decide` (ARENA_CLOB_URL)",
+            )
+        reader = prices()
+    same = [c for c in cohorts if c.methodology_version == version]
+    snapshot_id = freeze_run_universe(engine, at, methodology, same, exclude_source, reader)
+    with session_scope(engine) as session:
+        return load_universe(session, snapshot_id)
+
+
 def _agents(session: Session, cohort: Cohort) -> list[Agent]:
     query = select(Agent).where(Agent.cohort_id == cohort.id).order_by(col(Agent.id))
     return list(session.exec(query))
@@ -190,13 +228,17 @@ def decide_one(
     with session_scope(engine) as session:
         inputs = load_inputs(session, agent.id, universe, methodology)  # type: ignore[arg-type]
     stated = STATED_PROBABILITY in stamped_extensions(cohort.constants)
+    v2 = is_v2(cohort.methodology_version)
     system = system_prompt(
         methodology.min_bet,
         methodology.max_bet_fraction,
         methodology.starting_balance,
         stated_probability=stated,
+        total_cap=v2,
     )
-    user = user_prompt(at, week, inputs.portfolio, universe.markets, market_lines=universe.lines)
+    user = user_prompt(
+        at, week, inputs.portfolio, universe.markets, market_lines=universe.lines, total_cap=v2
+    )
     secrets = _secrets_of(responder)
     store_prompts(engine, claim, universe.snapshot_id, system, user, at)
     replicated = stamped_replicates(cohort.constants) > 1
@@ -227,14 +269,18 @@ def decide_one(
             return finish_error(engine, claim, message, errors, answers, at, secrets), 0
         answers += 1
         outcome = parse_decision(answer.content, stated_probability=stated)
-        record_attempts(engine, claim, answer.attempts, answer, outcome.error, at, secrets)
-        if outcome.ok is not None:
+        error = outcome.error
+        if outcome.ok is not None and v2:  # v2: a plan over the total cap is invalid as a whole
+            limits = bet_limits(methodology)
+            error = total_bet_error(outcome.ok, inputs.portfolio.cash, limits)
+        record_attempts(engine, claim, answer.attempts, answer, error, at, secrets)
+        if outcome.ok is not None and error is None:
             parsed = outcome.ok
             break
-        errors.append(outcome.error or "malformed")
+        errors.append(error or "malformed")
         messages += [
             {"role": "assistant", "content": answer.content},
-            {"role": "user", "content": retry_feedback(outcome.error or "malformed")},
+            {"role": "user", "content": retry_feedback(error or "malformed")},
         ]
     return _finish(
         engine,
@@ -287,7 +333,7 @@ def _finish(
         plan = plan_execution(
             decision, agent.cash_balance, inputs.held, snapshot, bet_limits(methodology)
         )
-        apply_plan(session, agent, row.id, plan, at)  # type: ignore[arg-type]
+        apply_plan(session, agent, row.id, plan, at, snapshot)  # type: ignore[arg-type]
         if parsed is None:
             status = "fallback_hold"
         elif decision.action == "HOLD" or plan.executed > 0:

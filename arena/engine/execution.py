@@ -4,19 +4,30 @@ The plan itself is pure and lives in `arena.core.execution` (`plan_execution`); 
 writes its executed legs as trades and positions inside the caller's transaction.
 """
 
+from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 
 from sqlmodel import Session
 
-from arena.core.execution import ExecutionPlan
+from arena.core.execution import ExecutionPlan, SnapshotMarket
+from arena.engine.provenance import side_quote
 from arena.storage.models import Agent, Position, Trade
 
 
 def apply_plan(
-    session: Session, agent: Agent, decision_id: int, plan: ExecutionPlan, at: datetime
+    session: Session,
+    agent: Agent,
+    decision_id: int,
+    plan: ExecutionPlan,
+    at: datetime,
+    snapshot: Mapping[str, SnapshotMarket] | None = None,
 ) -> None:
-    """Write the executed legs: positions (opened, averaged, reduced, sold) and trades."""
+    """Write the executed legs: positions (opened, averaged, reduced, sold) and trades.
+
+    `snapshot`: the markets the plan priced; a v2 market carries its quotes, and each trade then
+    records the quote of the outcome it bought or sold (`price_source`, `price_quote`). A v1
+    trade gets neither (NULL)."""
     positions: dict[tuple[str, str], Position] = {}
     assert agent.id is not None
     for leg in plan.legs:
@@ -54,6 +65,12 @@ def apply_plan(
         positions[key] = position
         assert position.id is not None
         leg.position_id = position.id
+        market = snapshot.get(leg.market_id) if snapshot is not None else None
+        quote = (
+            side_quote(market.quotes, market.market_type, market.outcomes, leg.side)
+            if market is not None
+            else None
+        )
         session.add(
             Trade(
                 agent_id=agent.id,
@@ -71,6 +88,8 @@ def apply_plan(
                 realized_pnl=leg.realized_pnl,
                 created_at=at,
                 probability=None if leg.probability is None else float(leg.probability),
+                price_source=quote["source"] if quote else None,
+                price_quote=quote,
             )
         )
     agent.cash_balance = plan.cash_after

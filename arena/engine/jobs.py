@@ -47,6 +47,7 @@ from arena.engine.decision_claims import new_owner
 from arena.engine.decisions import run_decisions
 from arena.engine.logs import log_event
 from arena.engine.market_sync import sync_markets
+from arena.engine.provenance import PriceReader
 from arena.engine.settlement import resolve_markets
 from arena.engine.snapshots import take_snapshots
 from arena.engine.sources import MarketSource, foreign_markets, skipped_line
@@ -101,6 +102,17 @@ class JobContext:
     # A reader engine for jobs that only read before they write (the hourly analyses); None:
     # `engine`. On SQLite a writer's transaction takes the write lock as it begins.
     reader: Engine | None = None
+    # Methodology v2's CLOB reader; None: a ClobClient at ARENA_CLOB_URL, built on first use
+    # (`price_reader`), so a deployment without v2 cohorts never reads the CLOB.
+    clob: PriceReader | None = None
+
+    def price_reader(self) -> PriceReader:
+        """The one CLOB reader of this process (the demo passes the simulated CLOB's)."""
+        if self.clob is None:
+            from arena.markets.clob import ClobClient
+
+            self.clob = ClobClient(self.settings.clob_url)
+        return self.clob
 
     @property
     def stale_after(self) -> timedelta:
@@ -197,6 +209,7 @@ def decide_job(ctx: JobContext, at: datetime) -> DecideOutcome:
         stale_after=ctx.stale_after,
         owner=ctx.owner,
         exclude_source=foreign,
+        prices=ctx.price_reader,
     )
     return DecideOutcome(cohort, result, left_out)
 
@@ -219,6 +232,7 @@ def snapshot_job(ctx: JobContext, at: datetime) -> JobOutcome:
         at,
         interval_minutes=methodology.snapshot_interval_minutes,
         decision_window_weeks=methodology.decision_window_weeks,
+        prices=ctx.price_reader,
     )
 
 

@@ -39,6 +39,7 @@ _OPTIONAL_FIELDS = (
     "liquidity",
     "end_date",
     "uma_resolution_status",
+    "clob_token_ids",  # each outcome's CLOB token (methodology v2 reads books by it)
 )
 
 

@@ -11,10 +11,17 @@ its leftover trading price); a position never marked is valued at its entry pric
 Agents, their open positions and those positions' markets are read in ONE statement, so on
 PostgreSQL (read committed) cash and positions come from the same instant: a trade committing
 mid-pass can never be counted half (cash spent but position missing).
+
+A cohort stamped methodology v2 marks at validated CLOB midpoints instead, read for the open
+positions of v2 cohorts in one batched request before the pass (`arena.engine.provenance`); a
+position with no CLOB price keeps its prior value. Its rows record each position's mark and
+where it came from (`price_provenance`); a v1 row has none, and a pass without v2 positions
+never reads the CLOB.
 """
 
 import json
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -38,6 +45,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
+from arena.config import is_v2
 from arena.core.accounting import (
     TradeRejected,
     choose_mark,
@@ -50,7 +58,10 @@ from arena.core.scoring import return_pct
 from arena.core.timeutil import slot_start
 from arena.engine.cohorts import decision_week, window_weeks_of
 from arena.engine.logs import log_event
+from arena.engine.provenance import PriceReader
 from arena.engine.rollups import roll_up_slot
+from arena.engine.snapshot_prices import v2_quotes, valued_v2
+from arena.markets.price_source import PriceQuote
 from arena.storage.db import bulk_execute, is_sqlite, transaction
 from arena.storage.dbtypes import from_units
 from arena.storage.tables import AGENTS as _agents
@@ -74,6 +85,7 @@ _UPSERT_COLUMNS = (
     "total_pnl_percent",
     "brier_score",
     "num_resolved_bets",
+    "price_provenance",
 )
 
 
@@ -108,6 +120,7 @@ class _Book:
     cash: Decimal
     starting_balance: Decimal
     position_values: list[Decimal] = field(default_factory=list)
+    provenance: dict[str, Any] | None = None  # v2: each position's mark record, by id
 
 
 @dataclass(frozen=True)
@@ -142,8 +155,12 @@ def take_snapshots(
     *,
     interval_minutes: int = 10,
     decision_window_weeks: int = 5,
+    prices: Callable[[], PriceReader] | None = None,
 ) -> SnapshotResult:
     """Value every agent of every live cohort as of `at`, then move cohort statuses along.
+
+    `prices`: the CLOB reader for v2 cohorts' marks, asked for only when a live v2 cohort
+    holds an open position (one batched read, before the pass's transaction).
 
     Live cohort = not completed and already started (week_start <= at). Writes one snapshot
     row per agent for the slot of `at` (upsert), refreshes the marks of positions priced live,
@@ -155,8 +172,9 @@ def take_snapshots(
         raise ValueError("take_snapshots needs an aware UTC datetime for `at`")
     slot = slot_start(at, interval_minutes)
     result = SnapshotResult(slot=slot)
+    quotes = v2_quotes(engine, at, prices)
     with transaction(engine) as conn:
-        books, marks = _read_and_value(conn, at)
+        books, marks = _read_and_value(conn, at, quotes)
         briers = _brier_aggregates(conn, at)
         result.positions_marked = _store_marks(conn, marks, at)
         rows = [_snapshot_row(book, briers.get(book.agent_id), slot, at) for book in books]
@@ -268,6 +286,8 @@ _BOOKS = (
     select(
         _agents.c.id,
         _agents.c.cohort_id,
+        _cohorts.c.methodology_version,
+        _positions.c.market_id,
         _raw(_agents.c.cash_balance),
         _raw(_agents.c.starting_balance),
         _positions.c.id,
@@ -293,7 +313,9 @@ _BOOKS = (
 )
 
 
-def _read_and_value(conn: Connection, at: datetime) -> tuple[list[_Book], list[dict[str, Any]]]:
+def _read_and_value(
+    conn: Connection, at: datetime, quotes: Mapping[str, list[PriceQuote]] | None = None
+) -> tuple[list[_Book], list[dict[str, Any]]]:
     """Every live agent with its open positions and their markets, in one statement.
 
     Returns the books (cash plus the value of each position) and the live marks to store.
@@ -305,15 +327,21 @@ def _read_and_value(conn: Connection, at: datetime) -> tuple[list[_Book], list[d
     books: dict[int, _Book] = {}
     marks: list[dict[str, Any]] = []
     rows = conn.execute(_BOOKS, {"b_now": at}).all()
-    for agent_id, cohort_id, cash, starting, position_id, *valuation_key in rows:
+    for agent_id, cohort_id, version, market_id, cash, starting, position_id, *key in rows:
         book = books.get(agent_id)
         if book is None:
             book = books[agent_id] = _Book(
                 agent_id, cohort_id, from_units(cash), from_units(starting)
             )
+            if is_v2(version):
+                book.provenance = {}
         if position_id is None:
             continue
-        mark, value, changed = _valued(*valuation_key)
+        if book.provenance is not None:
+            mark, value, changed, record = valued_v2((quotes or {}).get(market_id), *key)
+            book.provenance[str(position_id)] = record
+        else:
+            mark, value, changed = _valued(*key)
         book.position_values.append(value)
         if changed:
             marks.append({"b_id": position_id, "b_mark": mark})
@@ -418,6 +446,7 @@ def _snapshot_row(
         "total_pnl_percent": return_pct(total, book.starting_balance),
         "brier_score": mean_brier,
         "num_resolved_bets": resolved,
+        "price_provenance": book.provenance,
     }
 
 

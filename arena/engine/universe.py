@@ -11,6 +11,13 @@ from sqlalchemy import func
 from sqlmodel import Session, col, or_, select
 from sqlmodel.sql.expression import SelectOfScalar
 
+from arena.engine.provenance import (
+    PricedMarket,
+    PriceReader,
+    quote_json,
+    quote_markets,
+    quoted_prices,
+)
 from arena.storage.models import Market, MarketSnapshot, MarketSnapshotItem
 
 
@@ -51,12 +58,17 @@ def freeze_universe(
     limit: int,
     held_market_ids: Iterable[str] = (),
     exclude_source: str | None = None,
+    reader: PriceReader | None = None,
 ) -> MarketSnapshot:
     """Store the current top markets as one snapshot; returns it with its id assigned.
 
     Items ranked 1…market_count are the universe every agent is shown. Markets that agents
     hold but that are outside it follow with higher ranks, so the position prices each prompt
     shows (and SELLs execute at) are frozen in the same snapshot.
+
+    With `reader` (methodology v2) every item is priced at its validated CLOB midpoint from one
+    batched read, and keeps each outcome's PriceQuote (`quotes`); without it (v1) the items
+    hold the synced Gamma prices and no quotes, exactly as before v2.
     """
     universe = tradable_markets(session, at, limit, exclude_source)
     shown = {market.id for market in universe}
@@ -65,6 +77,7 @@ def freeze_universe(
         list(session.exec(select(Market).where(col(Market.id).in_(extra_ids)))) if extra_ids else []
     )
     markets = universe + sorted(extra, key=lambda m: m.id)
+    quotes = quote_markets(reader, [_priced(m) for m in markets]) if reader is not None else {}
     snapshot = MarketSnapshot(taken_at=at, purpose="decision", market_count=len(universe))
     session.add(snapshot)
     session.flush()
@@ -77,14 +90,23 @@ def freeze_universe(
             question=market.question,
             market_type=market.market_type,
             outcomes=list(market.outcomes),
-            prices=list(market.prices),
+            prices=quoted_prices(quotes[market.id], market.prices)
+            if market.id in quotes
+            else list(market.prices),
             volume=market.volume,
             end_date=market.end_date,
+            quotes=[quote_json(q) for q in quotes[market.id]] if market.id in quotes else None,
         )
         for rank, market in enumerate(markets, start=1)
     )
     session.flush()
     return snapshot
+
+
+def _priced(market: Market) -> PricedMarket:
+    return PricedMarket(
+        market.id, market.market_type, list(market.outcomes), market.prices, market.clob_token_ids
+    )
 
 
 def snapshot_items(session: Session, snapshot_id: int) -> list[MarketSnapshotItem]:

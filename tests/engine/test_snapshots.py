@@ -397,9 +397,10 @@ def test_statement_count_does_not_grow_with_positions(engine: Engine, per_agent:
         result = take_snapshots(engine, AT)
     assert result.positions_marked == 2 * per_agent
     assert result.rows_written == 2
-    # BEGIN (SQLite only), read, Brier, changed marks, upsert, rollups, cohort read, log; no
-    # status UPDATE because no cohort changes status in this pass.
-    expected = 7 + (engine.dialect.name == "sqlite")
+    # The v2 holdings read in its own short transaction (methodology v2: it finds none, so no
+    # CLOB read), then BEGIN (SQLite only, each transaction), read, Brier, changed marks,
+    # upsert, rollups, cohort read, log; no status UPDATE: no cohort changes status here.
+    expected = 8 + 2 * (engine.dialect.name == "sqlite")
     assert len(seen) == expected, seen
     rows = snapshot_rows(engine)
     assert rows[0].positions_value == D("45") * per_agent  # 100 YES shares × 0.45 each

@@ -6,20 +6,32 @@ must mean the same cohorts by "all", and must agree on which calendar day a stor
 falls on, on SQLite and PostgreSQL.
 
 "All cohorts" (`cohort_id` None) is every v1 cohort: a cohort whose stamp names protocol
-extensions (methodology §18) ran a longer prompt, or several agents per family, so methodology
-v1's statistics never mix it in. A cohort chosen by number is read as it is, extended or not.
+extensions (methodology §18) ran a longer prompt, or several agents per family, and a cohort of
+methodology v2 (docs/methodology-v2.md) traded at other prices under another cap, so
+methodology v1's statistics never mix either in. A cohort chosen by number is read as it is.
 `excluded_cohorts` names the cohorts an all-cohort read leaves out, for the pages to say so.
 """
 
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Boolean, ColumnElement, Date, Select, cast, func, literal_column, select
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    Date,
+    Select,
+    cast,
+    func,
+    literal_column,
+    or_,
+    select,
+)
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
+from arena.config import METHODOLOGY_VERSION
 from arena.core.errors import InputError
 from arena.storage.tables import AGENTS, COHORTS
 
@@ -75,11 +87,18 @@ def extended(cohorts: Any = COHORTS) -> ColumnElement[bool]:
     return StampExtended(cohorts.c.constants)
 
 
+def outside_v1(cohorts: Any = COHORTS) -> ColumnElement[bool]:
+    """SQL: the `cohorts` row is not a plain v1 cohort: extended, or of another methodology
+    version (v2 is never pooled with v1)."""
+    return or_(extended(cohorts), cohorts.c.methodology_version != METHODOLOGY_VERSION)
+
+
 def extended_cohort_ids() -> Select[Any]:
-    """Select of the ids of the cohorts whose stamp names protocol extensions (on an alias
-    of `cohorts`, never correlated: a query that joins `cohorts` itself reads it apart)."""
+    """Select of the ids of the cohorts an all-cohort (v1) read leaves out: extended or not v1
+    (on an alias of `cohorts`, never correlated: a query that joins `cohorts` itself reads it
+    apart)."""
     stamps = COHORTS.alias("extended_cohorts")
-    return select(stamps.c.id).where(extended(stamps)).correlate(None)
+    return select(stamps.c.id).where(outside_v1(stamps)).correlate(None)
 
 
 def cohort_in_scope(column: Any, cohort_id: int | None) -> ColumnElement[bool]:
@@ -95,9 +114,9 @@ def in_scope(query: Select[Any], cohort_id: int | None) -> Select[Any]:
 
 
 def excluded_cohorts(engine: Engine | Connection) -> list[int]:
-    """The numbers of the extended cohorts an all-cohort read leaves out, oldest first
-    (empty when every cohort is v1): for a page to say its v1 figures exclude them."""
-    query = select(COHORTS.c.number).where(extended()).order_by(COHORTS.c.number)
+    """The numbers of the extended or non-v1 cohorts an all-cohort read leaves out, oldest
+    first (empty when every cohort is v1): for a page to say its v1 figures exclude them."""
+    query = select(COHORTS.c.number).where(outside_v1()).order_by(COHORTS.c.number)
     if isinstance(engine, Connection):
         return [int(n) for n in engine.execute(query).scalars()]
     with engine.connect() as conn:

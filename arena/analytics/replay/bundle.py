@@ -52,7 +52,7 @@ from arena.analytics.replay.format import (
     plain,
 )
 from arena.analytics.stats.leaderboard import leaderboard
-from arena.config import STATED_PROBABILITY, stamped_extensions, stamped_replicates
+from arena.config import STATED_PROBABILITY, is_v2, stamped_extensions, stamped_replicates
 from arena.core.errors import InputError
 from arena.storage.db import consistent_read
 from arena.storage.dbtypes import from_units
@@ -254,7 +254,15 @@ def trade_columns(constants: dict[str, Any] | None) -> list[str]:
     """The trades columns a cohort's bundle carries: every one, but `probability` only for a
     cohort stamped with the `stated_probability` extension (a v1 bundle keeps its bytes)."""
     stated = STATED_PROBABILITY in stamped_extensions(constants)
-    return [c.name for c in TRADES.c if stated or c.name != "probability"]
+    v2 = is_v2((constants or {}).get("version"))  # v2's price provenance: never in a v1 bundle
+    return [
+        c.name
+        for c in TRADES.c
+        if (stated or c.name != "probability") and (v2 or c.name not in V2_TRADE_COLUMNS)
+    ]
+
+
+V2_TRADE_COLUMNS = ("price_source", "price_quote")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import typer
 
 from arena.app.cli.database import open_engine
 from arena.app.cli.options import MAX_ID
-from arena.config import MAX_REPLICATES
+from arena.config import MAX_REPLICATES, METHODOLOGY_VERSIONS
 from arena.core.errors import ArenaError, InputError
 
 
@@ -33,6 +33,13 @@ def demo(
             "else 1 (methodology v1).",
         ),
     ] = None,
+    methodology: Annotated[
+        str | None,
+        typer.Option(
+            help="Methodology version stamped on the season's cohorts (v1 or v2; v2 plays "
+            "against a simulated CLOB); default: ARENA_METHODOLOGY, else v1."
+        ),
+    ] = None,
 ) -> None:
     """Run an offline simulated season into the configured database."""
     from arena.app.demo import ensure_empty, format_summary, progress_bar, run_demo
@@ -52,6 +59,14 @@ def demo(
         settings = settings.model_copy(update={"extensions": names})
     if replicates is not None:
         settings = settings.model_copy(update={"replicates": replicates})
+    if methodology is not None:
+        if methodology not in METHODOLOGY_VERSIONS:
+            raise InputError(
+                f"--methodology: unknown version {methodology!r}",
+                f"known: {', '.join(METHODOLOGY_VERSIONS)}",
+            )
+        chosen = settings.methodology.model_copy(update={"version": methodology})
+        settings = settings.model_copy(update={"methodology": chosen})
     engine = open_engine(create=True)
     try:
         run_init(engine)

@@ -1,0 +1,117 @@
+"""The snapshot pass's v2 marks: one CLOB read for the open positions of v2 cohorts, and the
+mark of each such position with its provenance.
+
+Kept apart from `arena.engine.snapshots` because v1's valuation there is memoised on raw column
+values and must not change by a byte; v2's marks depend on a read the pass makes at its
+instant, so they are computed afresh every pass.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+
+from arena.config import METHODOLOGY_V2
+from arena.core.accounting import mark_value
+from arena.core.errors import ArenaError
+from arena.core.money import price
+from arena.engine.provenance import (
+    PricedMarket,
+    PriceReader,
+    mark_quote,
+    outcome_index,
+    quote_markets,
+)
+from arena.markets.price_source import PriceQuote
+from arena.storage.dbtypes import from_units
+from arena.storage.tables import AGENTS, COHORTS, MARKETS, POSITIONS
+
+_HELD_BY_V2 = (
+    select(
+        MARKETS.c.id,
+        MARKETS.c.market_type,
+        MARKETS.c.outcomes,
+        MARKETS.c.prices,
+        MARKETS.c.clob_token_ids,
+    )
+    .where(
+        MARKETS.c.id.in_(
+            select(POSITIONS.c.market_id)
+            .join(AGENTS, AGENTS.c.id == POSITIONS.c.agent_id)
+            .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+            .where(
+                POSITIONS.c.status == "open",
+                COHORTS.c.methodology_version == METHODOLOGY_V2,
+                COHORTS.c.status != "completed",
+            )
+        ),
+        MARKETS.c.status == "open",
+        ~MARKETS.c.closed,
+    )
+    .order_by(MARKETS.c.id)
+)
+
+
+def v2_quotes(
+    engine: Engine, at: datetime, prices: Callable[[], PriceReader] | None
+) -> dict[str, list[PriceQuote]]:
+    """Each open market a v2 cohort holds, priced by one batched CLOB read; {} (and no read,
+    no reader built) when no v2 cohort holds an open position in an open market."""
+    with engine.connect() as conn:
+        rows = conn.execute(_HELD_BY_V2).all()
+    if not rows:
+        return {}
+    if prices is None:
+        raise ArenaError(
+            f"{len(rows)} market(s) held by v2 cohorts need CLOB prices, but the snapshot "
+            "pass has no CLOB reader",
+            "run it through the scheduler or `arena snapshot` (ARENA_CLOB_URL)",
+        )
+    markets = [
+        PricedMarket(row.id, row.market_type, list(row.outcomes), row.prices, row.clob_token_ids)
+        for row in rows
+    ]
+    return quote_markets(prices(), markets)
+
+
+def valued_v2(
+    quotes: list[PriceQuote] | None,
+    market_type: str,
+    outcomes_json: str | None,
+    prices_json: str | None,
+    side: str,
+    market_open: bool | int | None,
+    last_mark: int | None,
+    avg_entry: int,
+    share_count: int,
+) -> tuple[Decimal, Decimal, bool, dict[str, Any]]:
+    """(mark, position value, whether the mark is a new CLOB price, provenance) of one raw
+    position row of a v2 cohort: the side's CLOB midpoint, else the prior value."""
+    del prices_json  # v2 marks never use Gamma's price: no CLOB price keeps the prior value
+    outcomes = _json_list(outcomes_json)
+    previous = from_units(last_mark) if last_mark is not None else None
+    prior = previous if previous is not None else from_units(avg_entry)
+    quote = None
+    index = outcome_index(market_type, outcomes, side) if outcomes else None
+    if quotes is not None and index is not None and index < len(quotes):
+        quote = quotes[index]
+    live = price(quote.price) if quote is not None and quote.price is not None else None
+    mark, record = mark_quote(quote, bool(market_open), live, prior)
+    changed = record["status"] != "prior_value" and mark != previous
+    return mark, mark_value(from_units(share_count), mark), changed, record
+
+
+def _json_list(text: str | None) -> list[str]:
+    if text is None:
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    return [str(item) for item in value] if isinstance(value, list) else []

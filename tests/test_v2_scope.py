@@ -1,0 +1,152 @@
+"""v1 and v2 are never pooled: a database holding a v1 season and a v2 season gives exactly
+the v1-only database's all-cohort (v1) figures (methodology v2, issue 33).
+
+The v2 season is the v1 season's cohorts copied under new numbers and later weeks, stamped v2,
+every agent, decision, position, trade, Brier row and snapshot with them: if an all-cohort read
+pooled them, every figure would move (twice the bets, twice the capital).
+"""
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pandas as pd
+import pytest
+from sqlalchemy import Connection, Table, insert, select
+from sqlalchemy.engine import Engine
+
+from arena.analytics.query.scope import excluded_cohorts
+from arena.analytics.stats.calibration import brier_rows, calibration_summary
+from arena.analytics.stats.leaderboard import leaderboard
+from arena.config import Methodology
+from arena.engine.rollups import rebuild_rollups
+from arena.lineup import Lineup, load_lineup
+from arena.storage.db import create_db_engine
+from arena.storage.tables import (
+    AGENTS,
+    BRIER_SCORES,
+    COHORTS,
+    DECISIONS,
+    PORTFOLIO_SNAPSHOTS,
+    POSITIONS,
+    TRADES,
+)
+from tests.stated_season import DemoSeasons
+
+BASELINES = Lineup(families=[f for f in load_lineup(None).families if f.kind == "baseline"])
+DAYS = 15
+
+
+def _copy(
+    conn: Connection, table: Table, where: Any, remap: dict[str, Any], keep_ids: bool = True
+) -> dict[int, int]:
+    """Insert a copy of `table`'s rows matching `where`, columns in `remap` replaced (a dict
+    maps old to new values, anything else is the new value); old id → new id."""
+    rows = conn.execute(select(table).where(where).order_by(table.c.id)).mappings().all()
+    ids: dict[int, int] = {}
+    plain: list[dict[str, Any]] = []
+    for row in rows:
+        values = {k: v for k, v in row.items() if k != "id"}
+        for column, new in remap.items():
+            values[column] = new.get(values[column]) if isinstance(new, dict) else new
+        if keep_ids:
+            ids[row["id"]] = conn.execute(
+                insert(table).values(values).returning(table.c.id)
+            ).scalar_one()
+        else:
+            plain.append(values)
+    if plain:
+        conn.execute(insert(table), plain)
+    return ids
+
+
+def add_v2_season(engine: Engine) -> list[int]:
+    """Every cohort again, stamped v2, numbered and dated after the v1 season; their numbers."""
+    numbers: list[int] = []
+    with engine.begin() as conn:
+        cohorts = conn.execute(select(COHORTS).order_by(COHORTS.c.number)).mappings().all()
+        top, last = max(c["number"] for c in cohorts), max(c["week_start"] for c in cohorts)
+        for k, cohort in enumerate(cohorts, start=1):
+            values = {key: value for key, value in cohort.items() if key != "id"}
+            values.update(
+                number=top + k,
+                week_start=last + timedelta(weeks=10 + k),
+                methodology_version="v2",
+                constants=Methodology(version="v2").stamp(),
+            )
+            new_id = conn.execute(insert(COHORTS).values(values).returning(COHORTS.c.id))
+            cohort_id = new_id.scalar_one()
+            numbers.append(top + k)
+            agents = _copy(
+                conn, AGENTS, AGENTS.c.cohort_id == cohort["id"], {"cohort_id": cohort_id}
+            )
+            old = list(agents)
+            decisions = _copy(
+                conn,
+                DECISIONS,
+                DECISIONS.c.agent_id.in_(old),
+                {"agent_id": agents, "cohort_id": cohort_id},
+            )
+            positions = _copy(conn, POSITIONS, POSITIONS.c.agent_id.in_(old), {"agent_id": agents})
+            trades = _copy(
+                conn,
+                TRADES,
+                TRADES.c.agent_id.in_(old),
+                {"agent_id": agents, "decision_id": decisions, "position_id": positions},
+            )
+            _copy(
+                conn,
+                BRIER_SCORES,
+                BRIER_SCORES.c.agent_id.in_(old),
+                {"agent_id": agents, "trade_id": trades},
+                keep_ids=False,
+            )
+            _copy(
+                conn,
+                PORTFOLIO_SNAPSHOTS,
+                PORTFOLIO_SNAPSHOTS.c.agent_id.in_(old),
+                {"agent_id": agents},
+                keep_ids=False,
+            )
+    rebuild_rollups(engine)
+    return numbers
+
+
+@pytest.fixture(scope="module")
+def seasons(
+    demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Engine, Engine, list[int]]]:
+    folder = tmp_path_factory.mktemp("v2_scope")
+    v1_only = create_db_engine(demo_seasons.copy(folder / "v1", BASELINES, "", DAYS))
+    both = create_db_engine(demo_seasons.copy(folder / "both", BASELINES, "", DAYS))
+    numbers = add_v2_season(both)
+    yield v1_only, both, numbers
+    v1_only.dispose()
+    both.dispose()
+
+
+def test_the_v1_figures_ignore_the_v2_season(
+    seasons: tuple[Engine, Engine, list[int]],
+) -> None:
+    v1_only, both, v2_numbers = seasons
+    assert excluded_cohorts(v1_only) == []
+    assert excluded_cohorts(both) == v2_numbers
+    args = {"replicates": 200, "null_seeds": 5}
+    pd.testing.assert_frame_equal(leaderboard(v1_only, **args), leaderboard(both, **args))
+    pd.testing.assert_frame_equal(
+        calibration_summary(v1_only, replicates=200), calibration_summary(both, replicates=200)
+    )
+    pd.testing.assert_frame_equal(brier_rows(v1_only), brier_rows(both))
+
+
+def test_the_v2_season_is_there_to_leave_out(seasons: tuple[Engine, Engine, list[int]]) -> None:
+    """The copy is a real season: chosen by number, a v2 cohort reads as its v1 original."""
+    v1_only, both, v2_numbers = seasons
+    first_v2 = v2_numbers[0]
+    original = brier_rows(v1_only, cohort=1)
+    copied = brier_rows(both, cohort=first_v2)
+    assert len(original) > 0 and len(copied) == len(original)
+    board = leaderboard(both, cohort=first_v2, replicates=200, null_seeds=5)
+    assert list(board["family_id"]) == list(
+        leaderboard(v1_only, cohort=1, replicates=200, null_seeds=5)["family_id"]
+    )
