@@ -8,11 +8,18 @@ from decimal import Decimal as D
 import pytest
 from sqlalchemy.engine import Engine
 
+from arena.agents.baselines import (
+    BaselineInput,
+    favorite_strategy,
+    oracle_strategy,
+    random_strategy,
+)
 from arena.agents.parsing import Decision, parse_decision
 from arena.agents.prompts import (
     V2_CAP_HEADING,
     V2_OBJECTIVE_HEADING,
     PortfolioView,
+    PromptMarket,
     system_prompt,
     user_prompt,
 )
@@ -126,3 +133,47 @@ def test_the_v2_prompt_states_objective_prices_and_total_cap() -> None:
     assert "$2,500.00 for all of this decision's bets together." in user_prompt(
         at, 1, view, [], total_cap=True
     )
+
+
+def _markets(n: int) -> list[PromptMarket]:
+    return [
+        PromptMarket(
+            market_id=f"m{i}",
+            question=f"q{i}?",
+            event_title=None,
+            category=None,
+            market_type="binary",
+            outcomes=["Yes", "No"],
+            prices=[D("0.6"), D("0.4")],
+            volume=1000.0 - i,
+            close_date=None,
+        )
+        for i in range(n)
+    ]
+
+
+def _total(answer: str) -> D:
+    parsed = parse_decision(answer).ok
+    assert parsed is not None
+    return sum((D(str(bet.amount)) for bet in parsed.bets), D(0))
+
+
+@pytest.mark.parametrize("total_cap", [False, True])
+def test_the_baselines_keep_to_the_cap_of_their_version(total_cap: bool) -> None:
+    """v2's baselines stop their legs at the decision's budget (25% of cash before it); v1's
+    take each leg against 25% of the cash left, as before."""
+    view = PortfolioView(cash=D(1000), max_bet=D(250), min_bet=D(50), positions=[])
+    inp = BaselineInput(
+        datetime(2026, 1, 4, tzinfo=UTC), 1, 1, view, _markets(8), total_cap=total_cap
+    )
+    favourite = _total(favorite_strategy(inp))
+    oracle = _total(
+        oracle_strategy(inp, lambda _m, outcome, _at: 0.95 if outcome == "Yes" else 0.05)
+    )
+    random_totals = [_total(random_strategy(inp, seed)) for seed in range(40)]
+    if total_cap:
+        assert favourite == D(250) and oracle <= D(250)
+        assert max(random_totals) <= D(250)
+    else:
+        assert favourite == D(500) and oracle > D(250)  # five $100 legs; v1's per-bet cap
+        assert max(random_totals) > D(250)

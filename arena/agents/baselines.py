@@ -47,6 +47,19 @@ class BaselineInput:
     # The agent's replicate in a replicated cohort (`ARENA_REPLICATES` > 1), else None: the
     # random baseline draws its own legs per replicate, LLM replicates sample independently.
     replicate: int | None = None
+    # Methodology v2: the cap bounds the decision's total (`portfolio.max_bet` for all bets
+    # together), so each strategy stops its legs at that budget; False (v1): per bet.
+    total_cap: bool = False
+
+    def budget(self) -> Decimal | None:
+        """What all of this decision's bets may add up to (v2), None when only v1's per-bet
+        cap applies."""
+        return self.portfolio.max_bet if self.total_cap else None
+
+
+def _within(amount: Decimal, budget: Decimal | None, spent: Decimal) -> Decimal:
+    """`amount` cut to what is left of a v2 decision's budget (unchanged in v1)."""
+    return amount if budget is None else min(amount, budget - spent)
 
 
 Side = tuple[str, Decimal]  # a tradable side and its price
@@ -108,6 +121,7 @@ def favorite_strategy(inp: BaselineInput) -> str:
             continue
         side, _price = max(sides, key=lambda s: s[1])
         amount = min(FAVORITE_AMOUNT, (cash * Decimal("0.25")).quantize(CENT, ROUND_DOWN))
+        amount = _within(amount, inp.budget(), inp.portfolio.cash - cash)
         if (market.market_id, side) in held or amount < inp.portfolio.min_bet:
             continue
         bets.append(_bet(market.market_id, side, amount))
@@ -145,7 +159,11 @@ def random_rng(
 
 
 def random_legs(
-    rng: random.Random, candidates: Sequence[DrawableT], cash: Decimal, min_bet: Decimal
+    rng: random.Random,
+    candidates: Sequence[DrawableT],
+    cash: Decimal,
+    min_bet: Decimal,
+    budget: Decimal | None = None,
 ) -> list[tuple[DrawableT, str, Decimal]]:
     """The random strategy's legs: (candidate, side, amount), drawn from `rng` in this order.
 
@@ -153,11 +171,13 @@ def random_legs(
     (choice) and, if its price is strictly between 0 and 1, an amount (uniform between the
     minimum bet and 25% of the cash left, in cents); it stops once that ceiling is below the
     minimum bet. The same calls whoever asks, so a replay with the same RNG gets the same legs.
+    `budget` (methodology v2): the ceiling is also what is left of the decision's total.
     """
     legs: list[tuple[DrawableT, str, Decimal]] = []
     count = rng.randint(0, RANDOM_MAX_LEGS)
+    start = cash
     for market in rng.sample(candidates, k=min(len(candidates), count)):
-        ceiling = (cash * RANDOM_FRACTION).quantize(CENT, ROUND_DOWN)
+        ceiling = _within((cash * RANDOM_FRACTION).quantize(CENT, ROUND_DOWN), budget, start - cash)
         if ceiling < min_bet:
             break
         side, price = rng.choice(market.sides)
@@ -176,7 +196,7 @@ def random_strategy(inp: BaselineInput, seed: int = 0) -> str:
     """Seeded random legal bets: the skill-free trader the leaderboard is measured against."""
     rng = random_rng(seed, inp.cohort_number, inp.decision_week, inp.replicate)
     candidates = [_Listed(m.market_id, sides) for m in inp.markets if (sides := _sides(m))]
-    legs = random_legs(rng, candidates, inp.portfolio.cash, inp.portfolio.min_bet)
+    legs = random_legs(rng, candidates, inp.portfolio.cash, inp.portfolio.min_bet, inp.budget())
     if not legs:
         return _answer("HOLD", "Random baseline: drew no bet this week.")
     bets = [_bet(market.market_id, side, amount) for market, side, amount in legs]
@@ -209,6 +229,7 @@ def oracle_strategy(inp: BaselineInput, probability: HiddenProbability) -> str:
     for edge, hidden, market_id, side in ranked[:ORACLE_MAX_LEGS]:
         ceiling = (cash * Decimal("0.25")).quantize(CENT, ROUND_DOWN)
         amount = (ceiling * Decimal(str(min(1.0, edge / 0.5)))).quantize(CENT, ROUND_DOWN)
+        amount = _within(amount, inp.budget(), inp.portfolio.cash - cash)
         if amount < inp.portfolio.min_bet:
             continue
         bets.append(_bet(market_id, side, amount, hidden if inp.stated_probability else None))

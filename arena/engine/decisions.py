@@ -250,6 +250,7 @@ def decide_one(
         universe.markets,
         stated_probability=stated,
         replicate=agent.replicate if replicated else None,
+        total_cap=v2,
     )
     messages: list[dict[str, str]] = [
         {"role": "system", "content": system},
