@@ -3,10 +3,13 @@
 the page runs.
 
 docs/methodology.md (and docs/contract.md, `?doc=contract`) is read as the file is now, so the
-page and the file never disagree. docs/ sits beside dashboard.py and app_pages/ in the checkout,
+page and the file never disagree. The methodology is drawn one section at a time
+(`?section=12`; "all" for the whole document): a link to any of its headings still opens there.
+docs/ sits beside dashboard.py and app_pages/ in the checkout,
 which is where `arena serve` runs the dashboard from.
 """
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -88,6 +91,64 @@ def protocol_section() -> None:
     st.divider()
 
 
+WHOLE = "all"  # the `section` link's value for the whole document
+# Runs in the page (st.html with JavaScript): a heading link opens the section holding it.
+SECTION_SCRIPT = """<script>
+(() => {
+  const sections = %s;
+  const norm = (text) => decodeURIComponent(text).toLowerCase().replace(/[^a-z0-9]/g, "");
+  window.arenaSections = Object.fromEntries(Object.entries(sections).map(([a, k]) => [norm(a), k]));
+  const follow = () => {
+    if (!/\\/methodology$/.test(location.pathname) || !location.hash) return;
+    const key = window.arenaSections[norm(location.hash.slice(1))];
+    const query = new URLSearchParams(location.search);
+    const shown = query.get("section");
+    if (key === undefined || shown === key || shown === "%s" || query.get("doc") === "contract"
+        || (!shown && key === "%s")) return;
+    query.set("section", key);
+    location.replace(`${location.pathname}?${query}${location.hash}`);
+  };
+  if (!window.arenaSectionsFollowed) {
+    window.arenaSectionsFollowed = true;
+    window.addEventListener("hashchange", follow);
+  }
+  follow();
+})();
+</script>"""
+
+
+def section_links(parts: list[documents.Section]) -> None:
+    """Keep every ``methodology#anchor`` link working while the page draws one section: a
+    link's anchor is in the address bar's fragment, which the server never sees, so a script
+    in the page reloads it with the section that holds the anchor (``?section=12``), whose
+    heading the browser then scrolls to. Only the document's own heading ids are embedded."""
+    where = {anchor: part.key for part in parts for anchor in part.anchors}
+    script = SECTION_SCRIPT % (json.dumps(where), WHOLE, parts[0].key)
+    st.html(script, unsafe_allow_javascript=True)
+
+
+def methodology_document(body: str) -> None:
+    """docs/methodology.md a section at a time: a section picker bound to the ``section``
+    link (the first section by default; "The whole document" too), then the document's
+    preamble (its contents) with that section, as one Markdown element."""
+    preamble, parts = documents.sections(body)
+    titles = {part.key: part.title for part in parts} | {WHOLE: "The whole document"}
+    chosen = links.select_link(
+        "Section",
+        "section",
+        list(titles),
+        default=parts[0].key,
+        format_func=lambda key: titles.get(key, key),
+    )
+    section_links(parts)
+    st.caption(
+        "One section at a time (the whole document is 65 KB: drawing it all costs the "
+        "browser seconds); a link to any heading opens its section."
+    )
+    shown = [part.text for part in parts if part.key == chosen]
+    st.markdown(body if chosen == WHOLE else preamble + "".join(shown))
+
+
 heading = st.container()
 name = links.choice_link(
     "Document", "doc", list(DOCUMENTS), default="methodology", format_func=DOCUMENTS.__getitem__
@@ -103,4 +164,8 @@ heading.title(title)
 if name == "methodology":
     protocol_section()
 st.caption(f"`docs/{name}.md`, as the file reads now.")
-st.markdown(body)
+if name == "methodology":
+    methodology_document(body)
+else:
+    links.set_link("section", None)
+    st.markdown(body)

@@ -44,7 +44,7 @@ PAGES = {
     "operations": "Operations",
     "methodology": "Methodology",
 }
-KEYS = (*LINK_KEYS, "doc", "replicate")  # every key a page reads from the address bar
+KEYS = (*LINK_KEYS, "doc", "replicate", "section")  # every key a page reads from the URL
 HELD_MARKET: list[str] = []  # a market an agent held (positions, trades): set by the fixture
 
 

@@ -674,6 +674,33 @@ def test_methodology_shows_the_protocol_in_force_and_the_versions(season_engine:
     assert versions["constants"].tolist() == ["v1 as specified"]
 
 
+def test_methodology_draws_its_document_a_section_at_a_time(season_engine: Engine) -> None:
+    """The first section by default, the linked one (`?section=12`), or the whole document;
+    a section that does not exist is named in a warning. The contract stays whole."""
+    first = _run("methodology")
+    linked = _run("methodology", section=12)
+    whole = _run("methodology", section="all")
+    missing = _run("methodology", section=99)
+
+    def document(at: AppTest) -> str:
+        return " ".join(str(m.value) for m in at.markdown)
+
+    for at in (first, linked, whole, missing):
+        _ok(at)
+    assert "## 1. Benchmark Objective" in document(first)
+    assert "## 12. Snapshot Methodology" not in document(first)
+    assert "## 12. Snapshot Methodology" in document(linked)
+    assert "## 1. Benchmark Objective" not in document(linked)
+    assert "## 20. Version history" in document(whole) and "## 1. " in document(whole)
+    assert len(document(first)) * 3 < len(document(whole))
+    assert [s.value for s in linked.selectbox] == ["12"]
+    assert "99" in " ".join(str(w.value) for w in missing.warning)
+    contract = _run("methodology", doc="contract", section=12)
+    _ok(contract)
+    assert "## 6. Export columns" in document(contract)  # whole, its own headings
+    assert not contract.selectbox
+
+
 def test_operations_is_locked_without_a_password(season_engine: Engine) -> None:
     at = _run("operations")
 

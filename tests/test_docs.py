@@ -312,6 +312,7 @@ def test_the_methodology_page_renders_the_file(migrated: None, name: str, headin
     title = heading_texts(text)[0]
     at = AppTest.from_file(str(ROOT / "dashboard.py"), default_timeout=60)
     at.query_params["doc"] = name
+    at.query_params["section"] = "all"  # the methodology is drawn a section at a time
     at.switch_page("app_pages/methodology.py")
     at.run()
 

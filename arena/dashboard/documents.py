@@ -5,6 +5,7 @@ dashboard."""
 import posixpath
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 DOCS_PAGE = "methodology"  # the url path of the page that shows docs/*.md
 
@@ -62,3 +63,49 @@ def document(text: str, shown: Sequence[str]) -> tuple[str, str]:
         parts += [body[at : code.start()].replace("$", "\\$"), code.group(0)]
         at = code.end()
     return title, "".join([*parts, body[at:].replace("$", "\\$")])
+
+
+@dataclass(frozen=True)
+class Section:
+    """One ``## `` section of a document: what the Methodology page draws on its own."""
+
+    key: str  # its number ("12"), or its anchor when unnumbered: the page's ``section`` link
+    title: str  # the heading's text, "12. Snapshot Methodology"
+    text: str  # its Markdown, the heading included
+    anchors: tuple[str, ...]  # the anchor of every heading in it (`anchor`)
+
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*$")
+_NUMBER = re.compile(r"^(\d+)\.?\s")
+
+
+def anchor(heading: str) -> str:
+    """The id Streamlit gives a Markdown heading: "11.1 Brier score" → "11-1-brier-score"
+    (lower case, each run of other characters one hyphen)."""
+    return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
+
+
+def sections(body: str) -> tuple[str, list[Section]]:
+    """`body`'s preamble (before its first ``## `` heading) and its ``## `` sections, in order.
+
+    Why: the whole of docs/methodology.md (65 KB) as one Markdown element costs the browser
+    seconds per page load; the page draws one section at a time. Headings inside code fences
+    do not count."""
+    preamble: list[str] = []
+    found: list[tuple[str, list[str], list[str]]] = []  # (title, lines, anchors)
+    fenced = False
+    for line in body.splitlines(keepends=True):
+        if line.startswith("```"):
+            fenced = not fenced
+        heading = None if fenced else _HEADING.match(line.rstrip("\n"))
+        if heading is not None and len(heading.group(1)) == 2:
+            found.append((heading.group(2), [], []))
+        if heading is not None and found:
+            found[-1][2].append(anchor(heading.group(2)))
+        (found[-1][1] if found else preamble).append(line)
+    parts = []
+    for title, lines, anchors in found:
+        number = _NUMBER.match(title)
+        key = number.group(1) if number else anchor(title)
+        parts.append(Section(key, title, "".join(lines), tuple(anchors)))
+    return "".join(preamble), parts
