@@ -52,10 +52,9 @@ Replicates (`arena demo --replicates N`, or `ARENA_REPLICATES`) give every famil
 cohort; identical requests of a family's replicates are separate draws of the simulated model
 server (its attempt count), so replicates answer differently, as sampled models do.
 
-Methodology v2 (`arena demo --methodology v2`, or `ARENA_METHODOLOGY=v2`): the demo also starts
-the simulated CLOB (`arena.sim.clob_server.ClobServer`) on a loopback port, its clock set to
-each tick, and the season's v2 cohorts read it through the project's real `ClobClient`. Its
-books move every simulated hour, so a snapshot pass is copied forward only within the hour.
+Methodology v2 (`arena demo --methodology v2` or `ARENA_METHODOLOGY=v2`) also starts the simulated
+CLOB (`arena.sim.clob_server`) on loopback, clock at each tick, read by the real `ClobClient`;
+its books move hourly, so a snapshot pass is copied forward only within the hour.
 """
 
 import random
@@ -389,6 +388,7 @@ def run_demo(
     responders, close = simulated_responders(settings, seed, world, server.base_url)
     ctx = JobContext(engine, settings, players, world, responders, owner=DEMO_OWNER)
     clob = _start_clob(ctx, world, start) if is_v2(settings.methodology.version) else None
+    reader = ctx.clob  # the demo's own CLOB client (v2), closed with its server
     summary = DemoSummary(seed, weeks, start, start, [f.id for f in players.families])
     summary.served_by = SERVED_BY
     summary.server_log = server.log
@@ -418,6 +418,7 @@ def run_demo(
         server.stop()
         if clob is not None:
             clob.stop()
+            getattr(reader, "close", lambda: None)()
     return summarise(engine, summary)
 
 
