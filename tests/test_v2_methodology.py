@@ -4,6 +4,7 @@ the v2 prompt and the pure total-cap rule (docs/methodology-v2.md)."""
 import json
 from datetime import UTC, datetime
 from decimal import Decimal as D
+from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -23,6 +24,7 @@ from arena.agents.prompts import (
     system_prompt,
     user_prompt,
 )
+from arena.app.cli import main
 from arena.config import Methodology, cohort_stamp, load_settings, methodology_from
 from arena.core.accounting import BetLimits
 from arena.core.errors import ConfigError
@@ -177,3 +179,15 @@ def test_the_baselines_keep_to_the_cap_of_their_version(total_cap: bool) -> None
     else:
         assert favourite == D(500) and oracle > D(250)  # five $100 legs; v1's per-bet cap
         assert max(random_totals) > D(250)
+
+
+def test_the_demo_refuses_an_unknown_methodology_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ARENA_DATABASE_URL", f"sqlite:///{tmp_path / 'demo.db'}")
+    with pytest.raises(SystemExit) as exited:
+        main(["demo", "--weeks", "1", "--methodology", "v3"])
+    _out, err = capsys.readouterr()
+    assert exited.value.code != 0
+    assert "--methodology: unknown version 'v3'" in err and "v1, v2" in err
+    assert len(err.strip().splitlines()) <= 2
