@@ -12,6 +12,11 @@ A cohort stamped with the protocol extension `stated_probability` (methodology Â
 extended system prompt, its answers are read with the extension's parser and the baselines are
 told; what the cohort's stamp says decides, not the settings of the process that runs it.
 
+A cohort stamped methodology v2 (docs/methodology-v2.md) gets its own frozen snapshot, priced
+at validated CLOB midpoints, the v2 prompt, and the total bet cap: a plan whose bets add up to
+more than the cap is answered like a malformed one (`total_bet_error`). Again the cohort's stamp
+decides, so a v1 cohort keeps v1's rules in a deployment that has switched to v2.
+
 Every model attempt is stored as it returns; the trades and the decision's final status are
 written together in one transaction that first checks the claim is still ours, so a crash
 between an answer and its trades leaves a re-claimable row and no half-executed decision.
