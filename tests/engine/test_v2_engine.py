@@ -415,3 +415,39 @@ def test_a_v1_run_never_reads_the_clob(engine: Engine) -> None:
         assert (trade.price, trade.price_source, trade.price_quote) == (D("0.4"), None, None)
         row = s.exec(select(PortfolioSnapshot)).one()
         assert row.price_provenance is None
+
+
+def test_a_mixed_snapshot_pass_reads_the_clob_for_v2_positions_only(v2: V2Arena) -> None:
+    """A v1 cohort (week 1) and a v2 cohort (week 2) each hold a position: the pass reads the
+    books of the v2 cohort's market only, marks the v1 position at Gamma's price as v1 does,
+    and records provenance on the v2 agent's row alone."""
+    engine = v2.engine
+    with session_scope(engine) as s:
+        cohort = s.exec(select(Cohort)).one()
+        cohort.methodology_version, cohort.constants = "v1", Methodology().stamp()
+        s.add(cohort)
+    v2.models.script_model("test/a", answer(bet(("200", "NO", 500)), "test/a"))
+    v2.decide(RUN, Methodology())
+    week2 = WEEK1 + timedelta(weeks=1)
+    start_cohort(engine, week2, v2.lineup, V2)
+    v2.models.script_model(
+        "test/a",
+        answer({"action": "HOLD", "reasoning": "w"}, "test/a"),
+        answer(bet(("100", "YES", 500)), "test/a"),
+    )
+    v2.decide(week2 + timedelta(minutes=5))
+    before = len(v2.clob.requests_to("POST", "/books"))
+    v2.snapshot(week2 + timedelta(hours=1))
+    posts = v2.clob.requests_to("POST", "/books")[before:]
+    assert [[entry["token_id"] for entry in post.body] for post in posts] == [["t100y"]]
+    with session_scope(engine) as s:
+        rows = s.exec(
+            select(PortfolioSnapshot, Agent, Cohort)
+            .join(Agent, col(Agent.id) == PortfolioSnapshot.agent_id)
+            .join(Cohort, col(Cohort.id) == Agent.cohort_id)
+        ).all()
+    by_version = {cohort.methodology_version: row for row, _agent, cohort in rows}
+    assert by_version["v1"].price_provenance is None
+    assert by_version["v1"].positions_value == mark_value(D("666.666666"), D("0.75"))
+    (record,) = (by_version["v2"].price_provenance or {}).values()
+    assert (record["source"], record["mark"]) == ("clob_mid", "0.43")
