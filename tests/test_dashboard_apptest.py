@@ -433,7 +433,7 @@ def test_agent_ledgers_are_written_by_the_grid_from_raw_numbers(season_engine: E
         assert not table.proto.arrow_data.HasField("styler")  # no Styler
     columns = json.loads(positions.proto.columns)
     assert columns["cost_basis"]["type_config"]["format"] == fmt.GRID_FORMATS[fmt.money].printf
-    assert columns["unrealized_pnl"]["type_config"]["format"] == "$%+,.2f"
+    assert columns["unrealized_pnl"]["type_config"]["format"] == "dollar"
     assert columns["cost_basis"]["label"] == "Cost"  # the page's label kept
     assert positions.value["cost_basis"].dtype.kind == "f"  # numbers sort as numbers
     trade_columns = json.loads(trades.proto.columns)

@@ -193,7 +193,10 @@ _PRINTF = re.compile(r"%(\+)?(,)?(?:\.(\d+))?([df])|%%")
 
 def _sprintf(printf: str, number: float) -> str:
     """sprintf-js (Streamlit's grid) for the subset the grid formats use: "+" and "," flags,
-    a precision, f and d; "%%". The sign goes before the digits, after any literal text."""
+    a precision, f and d; "%%". The sign goes before the digits, after any literal text.
+    "dollar" is the grid's named currency format (Intl en-US: "-$1,234.50", two decimals)."""
+    if printf == "dollar":
+        return f"{'-' if number < 0 else ''}${abs(number):,.2f}"
 
     def one(match: re.Match[str]) -> str:
         if match.group(0) == "%%":
@@ -247,11 +250,13 @@ def test_the_grid_writes_each_number_as_its_writer_does(writer: Any) -> None:
         assert _read(drawn) == pytest.approx(_read(written), abs=tolerance), (written, drawn)
         for unit in ("$", "%", " s", " pp"):
             assert (unit in drawn) == (unit in written), (written, drawn)
-        assert ("+" in drawn) == ("+" in written), (written, drawn)  # signed as written
+        if grid.printf != "dollar":  # dollars: a loss keeps its minus, a gain has no "+"
+            assert ("+" in drawn) == ("+" in written), (written, drawn)  # signed as written
+        assert (_read(drawn) < 0) == (_read(written) < 0), (written, drawn)
 
 
 def test_a_writer_without_a_grid_format_has_none() -> None:
-    assert fmt.grid_format(fmt.money) == fmt.GridFormat("$%,.2f")
+    assert fmt.grid_format(fmt.money) == fmt.GridFormat("dollar")
     assert fmt.grid_format("{:,.2f}") == fmt.GridFormat("%,.2f")
     assert fmt.grid_format(fmt.percentile) is None
     assert fmt.grid_format("{:>10}") is None

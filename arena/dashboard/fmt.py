@@ -436,9 +436,11 @@ class GridFormat:
 
     Why: a pandas Styler writes every cell in Python on every run (0.3–0.65 s a page of
     ledgers under load); the grid's own formats cost nothing on the server, and the cells
-    keep their numbers, so they still sort as numbers. The text differs only in form:
-    sprintf writes a hyphen-minus after the "$" ("$-12.40" for "−$12.40", "$+5.00" for
-    "+$5.00") and fixed decimals ("0.620" for "0.62")."""
+    keep their numbers, so they still sort as numbers. `printf` may also name one of the
+    grid's own formats: dollars are drawn as "dollar" (the browser's en-US currency: "$1,234.57",
+    "-$12.40"), because sprintf would put the sign after the "$" ("$-12.40"). The text
+    differs only in form: a hyphen-minus for "−", no "+" on a gain in dollars, and fixed
+    decimals ("0.620" for "0.62")."""
 
     printf: str
     scale: float = 1.0
@@ -456,8 +458,8 @@ def reference_id(value: Any) -> str:
 
 
 GRID_FORMATS: dict[Callable[..., str], GridFormat] = {
-    money: GridFormat("$%,.2f"),
-    signed_money: GridFormat("$%+,.2f"),
+    money: GridFormat("dollar"),
+    signed_money: GridFormat("dollar"),
     cost: GridFormat("$%,.4f"),
     signed_pct: GridFormat("%+.1f%%"),
     signed_points: GridFormat("%+.1f pp"),
