@@ -84,8 +84,10 @@ def test_versions_list_which_cohorts_ran_under_which_constants(engine: Engine) -
     assert latest_stamp(engine) is None
     empty = methodology_versions(engine)
     assert list(empty.columns) == list(VERSION_COLUMNS)
-    assert empty["methodology_version"].tolist() == ["v1"] and empty["cohorts"].tolist() == [0]
-    assert empty["cohort_numbers"].tolist() == [""]
+    # both versions are listed (v2's row from migration 0010), newest first, with no cohort
+    assert empty["methodology_version"].tolist() == ["v2", "v1"]
+    assert empty["cohorts"].tolist() == [0, 0]
+    assert empty["cohort_numbers"].tolist() == ["", ""]
 
     for number in (1, 2, 3, 5):
         new_cohort_agents(engine, ("baseline-cash",), number=number)
@@ -93,7 +95,10 @@ def test_versions_list_which_cohorts_ran_under_which_constants(engine: Engine) -
     with session_scope(engine) as s:
         s.execute(update(COHORTS).where(COHORTS.c.number == 2).values(constants=research))
 
-    found = methodology_versions(engine)
+    everything = methodology_versions(engine)
+    assert everything["methodology_version"].tolist() == ["v2", "v1", "v1"]
+    assert everything["cohorts"].tolist()[0] == 0  # no cohort ran v2
+    found = everything[everything["methodology_version"] == "v1"].reset_index(drop=True)
 
     assert found["methodology_version"].tolist() == ["v1", "v1"]
     stock, override = found.iloc[0], found.iloc[1]
