@@ -669,9 +669,10 @@ def test_methodology_shows_the_protocol_in_force_and_the_versions(season_engine:
     )
     assert "As stamped on cohort 2, the newest" in _all_text(at)
     versions = at.dataframe[0].value
-    assert versions["methodology_version"].tolist() == ["v1"]
-    assert versions["cohort_numbers"].tolist() == ["1–2"]
-    assert versions["constants"].tolist() == ["v1 as specified"]
+    # v2's row (migration 0010) is listed too, newest first, with no cohort yet
+    assert versions["methodology_version"].tolist() == ["v2", "v1"]
+    assert versions["cohort_numbers"].tolist() == ["none yet", "1–2"]
+    assert versions["constants"].tolist()[1] == "v1 as specified"
 
 
 def test_methodology_draws_its_document_a_section_at_a_time(season_engine: Engine) -> None:
