@@ -2,7 +2,8 @@
 (`arena.analytics.views.protocol`), then the project's own documents, rendered from docs/ each time
 the page runs.
 
-docs/methodology.md (and docs/contract.md, `?doc=contract`) is read as the file is now, so the
+docs/methodology.md (and docs/methodology-v2.md, `?doc=methodology-v2`, and docs/contract.md,
+`?doc=contract`) is read as the file is now, so the
 page and the file never disagree. The methodology is drawn one section at a time
 (`?section=12`; "all" for the whole document): a link to any of its headings still opens there.
 docs/ sits beside dashboard.py and app_pages/ in the checkout,
@@ -20,7 +21,11 @@ from arena.config import get_settings
 from arena.dashboard import documents, fmt, links, notices, reads, tables
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-DOCUMENTS = {"methodology": "Methodology", "contract": "Contract"}
+DOCUMENTS = {
+    "methodology": "Methodology",
+    "methodology-v2": "Methodology v2",
+    "contract": "Contract",
+}
 VERSION_LABELS = {
     "methodology_version": st.column_config.TextColumn("Version", width="small"),
     "title": st.column_config.TextColumn("Title"),
@@ -85,7 +90,9 @@ def protocol_section() -> None:
         "Which cohorts ran under which version and constants, read from the cohorts table. "
         "A research run that overrides a constant is stamped so and never mixed with the stock "
         "version. What changed in this implementation of each version: "
-        "[version history](#20-version-history) below."
+        "[version history](#20-version-history) below; v2's protocol as implemented and what "
+        f"changed from v1: [Methodology v2]({documents.doc_link('methodology-v2')}). A version "
+        "with no cohort yet is listed with none: v1 and v2 cohorts are never pooled."
     )
     tables.download_csv(versions, "methodology-versions")
     st.divider()

@@ -673,6 +673,20 @@ def test_methodology_shows_the_protocol_in_force_and_the_versions(season_engine:
     assert versions["methodology_version"].tolist() == ["v2", "v1"]
     assert versions["cohort_numbers"].tolist() == ["none yet", "1–2"]
     assert versions["constants"].tolist()[1] == "v1 as specified"
+    assert "[Methodology v2](methodology?doc=methodology-v2)" in _all_text(at)
+
+
+def test_methodology_v2_document_opens_on_the_methodology_page(season_engine: Engine) -> None:
+    """docs/methodology-v2.md is one of the page's documents (`?doc=methodology-v2`), drawn
+    whole, its link to v1's methodology opening v1's document on the same page."""
+    at = _run("methodology", doc="methodology-v2")
+
+    _ok(at)
+    assert [t.value for t in at.title] == ["Methodology v2"]
+    text = " ".join(str(m.value) for m in at.markdown)
+    assert "## What changed from v1" in text and "## Never pooled with v1" in text
+    assert "](methodology)" in text  # [methodology.md](methodology.md), opened in the page
+    assert not at.selectbox  # no section picker: the v2 document is short
 
 
 def test_methodology_draws_its_document_a_section_at_a_time(season_engine: Engine) -> None:

@@ -115,6 +115,21 @@ def test_versions_list_which_cohorts_ran_under_which_constants(engine: Engine) -
     number, methodology = latest_stamp(engine) or (0, None)
     assert number == 5 and methodology == Methodology()
 
+    # A v2 cohort: v2's row counts it, stock (its stamp is v2's), and v1's rows are unchanged.
+    new_cohort_agents(engine, ("baseline-cash",), number=6)
+    with session_scope(engine) as s:
+        s.execute(
+            update(COHORTS)
+            .where(COHORTS.c.number == 6)
+            .values(methodology_version="v2", constants=Methodology(version="v2").stamp())
+        )
+    mixed = methodology_versions(engine)
+    assert mixed["methodology_version"].tolist() == ["v2", "v1", "v1"]
+    v2 = mixed.iloc[0]
+    assert (v2["cohorts"], v2["cohort_numbers"], bool(v2["is_default"])) == (1, "6", True)
+    assert v2["overrides"] == ""
+    assert mixed.iloc[1:].reset_index(drop=True).equals(found)
+
 
 @pytest.mark.parametrize(
     ("numbers", "written"),
