@@ -28,7 +28,7 @@ from arena.analytics.stats.leaderboard import leaderboard
 from arena.analytics.stats.replicates import replicate_agents, replicate_analysis
 from arena.analytics.stats.stated import stated_probability
 from arena.analytics.views.database import overview
-from arena.config import STALE_AFTER
+from arena.config import METHODOLOGY_VERSION, STALE_AFTER
 from arena.storage.tables import ANALYSIS_RESULTS as RESULTS
 
 
@@ -38,23 +38,30 @@ class Analysis:
 
     compute: Callable[..., pd.DataFrame]
     per_cohort: bool = True
+    per_version: bool = False  # its compute takes `methodology`: an all-cohort scope per version
 
-    def __call__(self, engine: Engine, cohort: int | None = None) -> pd.DataFrame:
+    def __call__(
+        self, engine: Engine, cohort: int | None = None, methodology: str = METHODOLOGY_VERSION
+    ) -> pd.DataFrame:
+        if methodology != METHODOLOGY_VERSION and not self.per_version:
+            raise ValueError("this analysis has no per-version scope")
         if not self.per_cohort:
             if cohort is not None:
                 raise ValueError("this analysis has no per-cohort scope")
             return self.compute(engine)
+        if self.per_version:
+            return self.compute(engine, cohort=cohort, methodology=methodology)
         return self.compute(engine, cohort=cohort)
 
 
 ANALYSES: dict[str, Analysis] = {
-    "leaderboard": Analysis(leaderboard),
-    "calibration_summary": Analysis(calibration_summary),
+    "leaderboard": Analysis(leaderboard, per_version=True),
+    "calibration_summary": Analysis(calibration_summary, per_version=True),
     # The Calibration page's diagrams: aggregates over every Brier row, so they grow with
     # history (~350 ms warm at two years) while their stored frames are a few kB.
-    "reliability": Analysis(reliability),
-    "reliability_market": Analysis(partial(reliability, forecaster="market")),
-    "brier_over_time": Analysis(brier_over_time),
+    "reliability": Analysis(reliability, per_version=True),
+    "reliability_market": Analysis(partial(reliability, forecaster="market"), per_version=True),
+    "brier_over_time": Analysis(brier_over_time, per_version=True),
     "overview": Analysis(overview, per_cohort=False),
     # The protocol extension `stated_probability`'s figures (a bootstrap over its cohorts' bets;
     # an empty frame where no cohort in scope is stamped with it).
@@ -68,13 +75,17 @@ ANALYSES: dict[str, Analysis] = {
 ALL = "all"
 
 
-def scope_of(cohort: int | None) -> str:
+def scope_of(cohort: int | None, methodology: str = METHODOLOGY_VERSION) -> str:
     """The stored key of a scope: ``all`` for the all-cohort read (`cohort` None), which each
     analysis defines as it computes it — every v1 cohort for the v1 analyses (extended
     cohorts left out: `arena.analytics.query.scope`), every extended cohort for the extension's
     figures — and ``cohort:N`` for cohort number N, extended or not. A cohort's stamp never
-    changes, so neither does what a key covers; ``all`` is recomputed on every run of the job."""
-    return ALL if cohort is None else f"cohort:{cohort}"
+    changes, so neither does what a key covers; ``all`` is recomputed on every run of the job.
+    Another version's all-cohort scope is ``all:v2`` (its plain cohorts), so v1's ``all`` rows
+    mean what they always meant."""
+    if cohort is not None:
+        return f"cohort:{cohort}"
+    return ALL if methodology == METHODOLOGY_VERSION else f"{ALL}:{methodology}"
 
 
 @dataclass(frozen=True)
@@ -98,11 +109,14 @@ def bytes_frame(data: bytes) -> pd.DataFrame:
     return pd.read_parquet(io.BytesIO(data))
 
 
-def stored_result(engine: Engine, name: str, cohort: int | None = None) -> StoredResult | None:
+def stored_result(
+    engine: Engine, name: str, cohort: int | None = None, methodology: str = METHODOLOGY_VERSION
+) -> StoredResult | None:
     """The stored frame of analysis `name` for a scope, or None."""
+    scope = scope_of(cohort, methodology)
     with engine.connect() as conn:
         row = conn.execute(
-            select(RESULTS).where(RESULTS.c.name == name, RESULTS.c.scope == scope_of(cohort))
+            select(RESULTS).where(RESULTS.c.name == name, RESULTS.c.scope == scope)
         ).first()
     if row is None:
         return None
@@ -111,10 +125,12 @@ def stored_result(engine: Engine, name: str, cohort: int | None = None) -> Store
     )
 
 
-def current_stored(engine: Engine, name: str, cohort: int | None = None) -> StoredResult | None:
+def current_stored(
+    engine: Engine, name: str, cohort: int | None = None, methodology: str = METHODOLOGY_VERSION
+) -> StoredResult | None:
     """The stored frame of `name` for a scope when it is current (data within `STALE_AFTER`
     of the newest snapshot), else None: the page then offers the live computation."""
-    stored = stored_result(engine, name, cohort)
+    stored = stored_result(engine, name, cohort, methodology)
     if stored is None:
         return None
     with engine.connect() as conn:
@@ -125,19 +141,21 @@ def current_stored(engine: Engine, name: str, cohort: int | None = None) -> Stor
     return None
 
 
-def live(engine: Engine, name: str, *, cohort: int | None = None) -> pd.DataFrame:
+def live(
+    engine: Engine, name: str, *, cohort: int | None = None, methodology: str = METHODOLOGY_VERSION
+) -> pd.DataFrame:
     """Analysis `name` computed now, with the very functions the hourly job stores."""
-    return ANALYSES[name](engine, cohort=cohort)
+    return ANALYSES[name](engine, cohort=cohort, methodology=methodology)
 
 
 def current_or_live(
-    engine: Engine, name: str, *, cohort: int | None = None
+    engine: Engine, name: str, *, cohort: int | None = None, methodology: str = METHODOLOGY_VERSION
 ) -> tuple[pd.DataFrame, StoredResult | None]:
     """The analysis for a scope: the stored frame when current, else computed now.
 
     Returns (frame, the stored result used or None when computed live).
     """
-    stored = current_stored(engine, name, cohort)
+    stored = current_stored(engine, name, cohort, methodology)
     if stored is not None:
         return stored.frame, stored
-    return live(engine, name, cohort=cohort), None
+    return live(engine, name, cohort=cohort, methodology=methodology), None

@@ -11,8 +11,10 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.engine import Connection, Engine
 
+from arena.analytics.query.scope import versions_present
 from arena.analytics.query.selects import newest_slot
 from arena.analytics.stored import ANALYSES, frame_bytes, scope_of
+from arena.config import METHODOLOGY_VERSION
 from arena.storage.tables import ANALYSIS_RESULTS as RESULTS
 from arena.storage.tables import COHORTS
 
@@ -64,25 +66,31 @@ def store_analyses(engine: Engine, at: datetime, reader: Engine | None = None) -
     with reader.connect() as conn:
         as_of = newest_slot(conn)
         scopes = scopes_due(conn, at)
-    for cohort in scopes:
-        names = [name for name, a in ANALYSES.items() if cohort is None or a.per_cohort]
+        versions = versions_present(conn)
+    due: list[tuple[int | None, str]] = [(cohort, METHODOLOGY_VERSION) for cohort in scopes]
+    # Each other version's all-cohort scope (``all:v2``), only once a cohort ran under it.
+    due += [(None, v) for v in versions if v != METHODOLOGY_VERSION]
+    for cohort, version in due:
+        names = [
+            name
+            for name, a in ANALYSES.items()
+            if (cohort is None or a.per_cohort)
+            and (version == METHODOLOGY_VERSION or a.per_version)
+        ]
+        scope = scope_of(cohort, version)
         rows = [
             {
                 "name": name,
-                "scope": scope_of(cohort),
+                "scope": scope,
                 "computed_at": at,
                 "data_as_of": as_of,
-                "frame": frame_bytes(ANALYSES[name](reader, cohort=cohort)),
+                "frame": frame_bytes(ANALYSES[name](reader, cohort=cohort, methodology=version)),
             }
             for name in names
         ]
         with engine.begin() as conn:
-            conn.execute(
-                delete(RESULTS).where(
-                    RESULTS.c.scope == scope_of(cohort), RESULTS.c.name.in_(names)
-                )
-            )
+            conn.execute(delete(RESULTS).where(RESULTS.c.scope == scope, RESULTS.c.name.in_(names)))
             conn.execute(insert(RESULTS), rows)
-        outcome.scopes.append(scope_of(cohort))
+        outcome.scopes.append(scope)
         outcome.stored += len(rows)
     return outcome

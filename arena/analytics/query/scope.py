@@ -10,6 +10,10 @@ extensions (methodology §18) ran a longer prompt, or several agents per family,
 methodology v2 (docs/methodology-v2.md) traded at other prices under another cap, so
 methodology v1's statistics never mix either in. A cohort chosen by number is read as it is.
 `excluded_cohorts` names the cohorts an all-cohort read leaves out, for the pages to say so.
+
+A read model's `methodology` argument (default v1) picks whose "all" it is: "all cohorts of
+version V" is every non-extended cohort of V (`cohort_id_of` resolves it to a `CohortScope`),
+so v2's figures are computed over v2 cohorts alone and v1's exactly as before.
 """
 
 from datetime import date, datetime
@@ -31,15 +35,32 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
-from arena.config import METHODOLOGY_VERSION
+from arena.config import METHODOLOGY_VERSION, METHODOLOGY_VERSIONS
 from arena.core.errors import InputError
 from arena.storage.tables import AGENTS, COHORTS
 
+# A resolved scope: a cohort's database id; None: every plain v1 cohort (the scope every read
+# had before v2, kept as None so v1 reads build exactly the SQL they did); a version name other
+# than v1 ("v2"): every plain (non-extended) cohort of that version.
+CohortScope = int | str | None
 
-def cohort_id_of(conn: Connection, cohort: int | None) -> int | None:
-    """The database id of cohort number `cohort` (None: all v1 cohorts); unknown → InputError."""
+
+def version_or_error(methodology: str) -> str:
+    """`methodology` when it names a methodology version, else InputError naming the known."""
+    if methodology not in METHODOLOGY_VERSIONS:
+        known = ", ".join(METHODOLOGY_VERSIONS)
+        raise InputError(f"methodology {methodology!r} does not exist", f"known: {known}")
+    return methodology
+
+
+def cohort_id_of(
+    conn: Connection, cohort: int | None, methodology: str = METHODOLOGY_VERSION
+) -> CohortScope:
+    """The database id of cohort number `cohort`; for `cohort` None, the all-cohort scope of
+    version `methodology` (None for v1, the version's name otherwise). Unknown → InputError."""
     if cohort is None:
-        return None
+        version = version_or_error(methodology)
+        return None if version == METHODOLOGY_VERSION else version
     found = conn.execute(select(COHORTS.c.id).where(COHORTS.c.number == cohort)).scalar()
     if found is None:
         known = conn.execute(select(func.max(COHORTS.c.number))).scalar()
@@ -101,16 +122,40 @@ def extended_cohort_ids() -> Select[Any]:
     return select(stamps.c.id).where(outside_v1(stamps)).correlate(None)
 
 
-def cohort_in_scope(column: Any, cohort_id: int | None) -> ColumnElement[bool]:
-    """SQL: `column` (a cohort id) is cohort `cohort_id`, or with None any v1 cohort."""
+def version_cohort_ids(version: str) -> Select[Any]:
+    """Select of the ids of the plain (non-extended) cohorts of `version`: its all-cohort
+    scope (an alias of `cohorts`, never correlated, as `extended_cohort_ids`)."""
+    stamps = COHORTS.alias("version_cohorts")
+    plain = select(stamps.c.id).where(stamps.c.methodology_version == version, ~extended(stamps))
+    return plain.correlate(None)
+
+
+def cohort_in_scope(column: Any, cohort_id: CohortScope) -> ColumnElement[bool]:
+    """SQL: `column` (a cohort id) is cohort `cohort_id`; with None any v1 cohort, with a
+    version's name any plain cohort of that version."""
     if cohort_id is None:
         return column.not_in(extended_cohort_ids())
+    if isinstance(cohort_id, str):
+        return column.in_(version_cohort_ids(cohort_id))
     return column == cohort_id
 
 
-def in_scope(query: Select[Any], cohort_id: int | None) -> Select[Any]:
-    """Restrict a query that joins `agents` to one cohort (None: every v1 cohort)."""
+def in_scope(query: Select[Any], cohort_id: CohortScope) -> Select[Any]:
+    """Restrict a query that joins `agents` to one cohort (None: every v1 cohort; a version's
+    name: every plain cohort of it)."""
     return query.where(cohort_in_scope(AGENTS.c.cohort_id, cohort_id))
+
+
+def versions_present(engine: Engine | Connection) -> list[str]:
+    """The methodology versions some cohort ran under, oldest first (["v1"] before v2 ran):
+    the dashboard shows its methodology selector only when there is more than one."""
+    query = select(COHORTS.c.methodology_version).distinct()
+    if isinstance(engine, Connection):
+        found = {str(v) for v in engine.execute(query).scalars()}
+    else:
+        with engine.connect() as conn:
+            found = {str(v) for v in conn.execute(query).scalars()}
+    return sorted(found, key=lambda v: (v not in METHODOLOGY_VERSIONS, v))
 
 
 def excluded_cohorts(engine: Engine | Connection) -> list[int]:

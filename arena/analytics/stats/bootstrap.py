@@ -22,6 +22,7 @@ from arena.analytics.stats.leaderboard_inputs import (
     float_values,
     load_inputs,
 )
+from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
 
 
@@ -129,11 +130,12 @@ def family_bootstrap(
     engine: Engine,
     *,
     cohort: int | None = None,
+    methodology: str = METHODOLOGY_VERSION,
     replicates: int = stats.DEFAULT_REPLICATES,
     seed: int = 0,
 ) -> FamilyBootstrap:
     """Load the scope (unknown cohort → InputError) and draw its cluster bootstrap once."""
-    data, names = load_inputs(engine, cohort)
+    data, names = load_inputs(engine, cohort, methodology)
     books = _agent_books(data.agents)
     head = _headline(books)
     families = list(head["family_id"])

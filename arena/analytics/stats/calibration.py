@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 from arena.analytics.query.frames import result_frame
 from arena.analytics.query.scope import as_date, cohort_id_of, in_scope, utc_date
 from arena.analytics.stats.bootstrap import family_bootstrap
+from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
 from arena.storage.tables import AGENTS, FAMILIES
 from arena.storage.tables import BRIER_SCORES as BRIERS
@@ -64,7 +65,9 @@ BRIER_OVER_TIME_COLUMNS: tuple[str, ...] = (
 )
 
 
-def brier_rows(engine: Engine, cohort: int | None = None) -> pd.DataFrame:
+def brier_rows(
+    engine: Engine, cohort: int | None = None, methodology: str = METHODOLOGY_VERSION
+) -> pd.DataFrame:
     """Every Brier row in scope: ``family_id``, ``forecast_probability`` (v1 implied
     confidence), ``actual_outcome`` (1 = the side bought won), ``brier_score``,
     ``market_price`` (the BUY's price for that side; NaN if not recorded)."""
@@ -80,7 +83,7 @@ def brier_rows(engine: Engine, cohort: int | None = None) -> pd.DataFrame:
         .order_by(BRIERS.c.id)
     )
     with engine.connect() as conn:
-        result = conn.execute(in_scope(query, cohort_id_of(conn, cohort)))
+        result = conn.execute(in_scope(query, cohort_id_of(conn, cohort, methodology)))
         frame = result_frame(result)
     return frame.astype(
         {
@@ -118,6 +121,7 @@ def reliability(
     engine: Engine,
     *,
     cohort: int | None = None,
+    methodology: str = METHODOLOGY_VERSION,
     bins: int = stats.DEFAULT_BINS,
     forecaster: str = "implied",
 ) -> pd.DataFrame:
@@ -151,7 +155,7 @@ def reliability(
             .join(AGENTS, AGENTS.c.id == BRIERS.c.agent_id)
             .group_by(AGENTS.c.family_id, k)
         )
-        sums = result_frame(conn.execute(in_scope(query, cohort_id_of(conn, cohort))))
+        sums = result_frame(conn.execute(in_scope(query, cohort_id_of(conn, cohort, methodology))))
     if sums.empty:
         return pd.DataFrame(columns=list(RELIABILITY_COLUMNS))
     families = sorted(set(sums["family_id"]))
@@ -181,6 +185,7 @@ def calibration_summary(
     engine: Engine,
     *,
     cohort: int | None = None,
+    methodology: str = METHODOLOGY_VERSION,
     bins: int = stats.DEFAULT_BINS,
     replicates: int = stats.DEFAULT_REPLICATES,
     seed: int = 0,
@@ -197,10 +202,12 @@ def calibration_summary(
     ``skill_vs_market`` (+ CI): family Brier − market Brier on those bets (negative = better
     than the market), ``market_ece``: the market price's ECE on those bets.
     """
-    rows = brier_rows(engine, cohort)
+    rows = brier_rows(engine, cohort, methodology)
     if rows.empty:
         return pd.DataFrame(columns=list(CALIBRATION_COLUMNS))
-    fb = family_bootstrap(engine, cohort=cohort, replicates=replicates, seed=seed)
+    fb = family_bootstrap(
+        engine, cohort=cohort, replicates=replicates, seed=seed, methodology=methodology
+    )
     column = {fid: i for i, fid in enumerate(fb.families)}
     s = fb.sums
     intervals = {
@@ -240,7 +247,9 @@ def calibration_summary(
     return pd.DataFrame(records)[list(CALIBRATION_COLUMNS)]
 
 
-def brier_over_time(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
+def brier_over_time(
+    engine: Engine, *, cohort: int | None = None, methodology: str = METHODOLOGY_VERSION
+) -> pd.DataFrame:
     """The cumulative v1 Brier per family at the end of each UTC date with new resolutions.
 
     Aggregated in SQL (sum and count per family × date of the Brier row), accumulated here.
@@ -263,7 +272,7 @@ def brier_over_time(engine: Engine, *, cohort: int | None = None) -> pd.DataFram
             .join(AGENTS, AGENTS.c.id == BRIERS.c.agent_id)
             .group_by(AGENTS.c.family_id, day)
         )
-        result = conn.execute(in_scope(query, cohort_id_of(conn, cohort)))
+        result = conn.execute(in_scope(query, cohort_id_of(conn, cohort, methodology)))
         frame = result_frame(result)
     if frame.empty:
         return pd.DataFrame(columns=list(BRIER_OVER_TIME_COLUMNS))

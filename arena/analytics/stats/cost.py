@@ -26,6 +26,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from arena.analytics.stats.leaderboard import leaderboard
+from arena.config import METHODOLOGY_VERSION
 
 COST_COLUMNS: tuple[str, ...] = (
     "family_id",
@@ -60,10 +61,12 @@ PER_DOLLAR = (
 )
 
 
-def cost_ranking(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
+def cost_ranking(
+    engine: Engine, *, cohort: int | None = None, methodology: str = METHODOLOGY_VERSION
+) -> pd.DataFrame:
     """`cost_frame` of the leaderboard of the same scope (all cohorts, or cohort `cohort`),
     computed now: the bootstrap runs. A page passes the stored leaderboard to `cost_frame`."""
-    return cost_frame(leaderboard(engine, cohort=cohort))
+    return cost_frame(leaderboard(engine, cohort=cohort, methodology=methodology))
 
 
 def cost_frame(board: pd.DataFrame) -> pd.DataFrame:

@@ -31,6 +31,7 @@ from arena.analytics.query.selects import ratio
 from arena.analytics.stats.bootstrap import family_bootstrap
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS, null_percentiles
 from arena.analytics.stats.risk import LEADERBOARD_RISK_COLUMNS, leaderboard_risk
+from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
 
 DEFAULT_MIN_RESOLVED = 30
@@ -93,6 +94,7 @@ def leaderboard(
     engine: Engine,
     *,
     cohort: int | None = None,
+    methodology: str = METHODOLOGY_VERSION,
     replicates: int = stats.DEFAULT_REPLICATES,
     seed: int = 0,
     min_resolved: int = DEFAULT_MIN_RESOLVED,
@@ -151,7 +153,9 @@ def leaderboard(
       replicates (`arena.analytics.stats.risk.leaderboard_risk`: daily end-of-day values,
       annualised with √365, r_f = 0, paper); NaN without two daily returns
     """
-    fb = family_bootstrap(engine, cohort=cohort, replicates=replicates, seed=seed)
+    fb = family_bootstrap(
+        engine, cohort=cohort, replicates=replicates, seed=seed, methodology=methodology
+    )
     if not fb.families:
         return pd.DataFrame(columns=list(LEADERBOARD_COLUMNS))
     head, families, s, boot, names = fb.head, fb.families, fb.sums, fb.boot, fb.names
@@ -215,7 +219,7 @@ def leaderboard(
         )
     frame["too_early"] = frame["resolved_bets"] < min_resolved
     frame["random_null_percentile"] = null_percentiles(
-        engine, cohort, fb.data.agents, head, null_seeds
+        engine, cohort, fb.data.agents, head, null_seeds, methodology
     )
     counts = fb.data.decisions.set_index("family_id") if len(fb.data.decisions) else None
     for column, dtype in (
@@ -229,7 +233,7 @@ def leaderboard(
     frame["agent_replicates"] = spread["agent_replicates"].fillna(1).astype("int64").to_numpy()
     frame["replicate_return_low"] = spread["low"].to_numpy()
     frame["replicate_return_high"] = spread["high"].to_numpy()
-    risk = leaderboard_risk(engine, cohort=cohort).reindex(families)
+    risk = leaderboard_risk(engine, cohort=cohort, methodology=methodology).reindex(families)
     for column in LEADERBOARD_RISK_COLUMNS:
         frame[column] = risk[column].to_numpy()
     frame["sharpe_days"] = frame["sharpe_days"].fillna(0).astype("int64")

@@ -23,8 +23,9 @@ from sqlalchemy import BigInteger, Text, and_, case, cast, func, select, type_co
 from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics.query.frames import result_frame
-from arena.analytics.query.scope import cohort_id_of, in_scope
+from arena.analytics.query.scope import CohortScope, cohort_id_of, in_scope
 from arena.analytics.query.selects import latest_snapshots
+from arena.config import METHODOLOGY_VERSION
 from arena.core.accounting import mark_value
 from arena.storage.db import consistent_read
 from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, POSITIONS, TRADES
@@ -68,7 +69,7 @@ class LeaderboardInputs:
     decisions: pd.DataFrame  # per family: decisions, fallback_holds, api_cost_usd
 
 
-def _agents(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
+def _agents(conn: Connection, cohort_id: CohortScope) -> pd.DataFrame:
     """Agents in scope with their latest snapshot (if any) and their position totals."""
     latest = latest_snapshots()
     books = (
@@ -106,7 +107,7 @@ def _agents(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
     return result_frame(conn.execute(in_scope(query, cohort_id)))
 
 
-def _position_units(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
+def _position_units(conn: Connection, cohort_id: CohortScope) -> pd.DataFrame:
     """P/L contribution per agent × market: realized (SQL sum) + open positions' unrealized."""
     realized = in_scope(
         select(
@@ -152,7 +153,7 @@ def _position_units(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
     return sums[["agent_id", "market_id", "pnl"]]
 
 
-def _brier_units(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
+def _brier_units(conn: Connection, cohort_id: CohortScope) -> pd.DataFrame:
     """Brier sums per agent × market, and the market's own Brier on the same bets."""
     priced = BRIERS.c.market_price.is_not(None)
     market_error = (BRIERS.c.market_price - BRIERS.c.actual_outcome) * (
@@ -202,7 +203,7 @@ def _json_list(raw: Any) -> list[Any] | None:
     return value if isinstance(value, list) else None
 
 
-def _buy_units(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
+def _buy_units(conn: Connection, cohort_id: CohortScope) -> pd.DataFrame:
     """BUY legs per agent × market, how many backed an underdog, and how those resolved."""
     shown = UNIVERSE_ITEMS.alias("shown")
     query = (
@@ -243,7 +244,7 @@ def _buy_units(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
     return grouped[columns]
 
 
-def _decision_counts(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
+def _decision_counts(conn: Connection, cohort_id: CohortScope) -> pd.DataFrame:
     """Per family: finished decisions, fallback HOLDs and API cost.
 
     Counted per cohort × week × agent × status first, a walk of the covering
@@ -282,7 +283,7 @@ def _decision_counts(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
     return result_frame(conn.execute(in_scope(query, cohort_id)))
 
 
-def _units(conn: Connection, cohort_id: int | None, agents: pd.DataFrame) -> pd.DataFrame:
+def _units(conn: Connection, cohort_id: CohortScope, agents: pd.DataFrame) -> pd.DataFrame:
     """All per agent × market sums in one frame, with family, cohort and cluster."""
     frames = [
         _position_units(conn, cohort_id),
@@ -313,11 +314,11 @@ def _units(conn: Connection, cohort_id: int | None, agents: pd.DataFrame) -> pd.
 
 
 def load_inputs(
-    engine: Engine, cohort: int | None
+    engine: Engine, cohort: int | None, methodology: str = METHODOLOGY_VERSION
 ) -> tuple[LeaderboardInputs, dict[str, tuple[str, str]]]:
     """The scope's inputs and every family's (display name, kind); unknown cohort → InputError."""
     with consistent_read(engine) as conn:
-        cohort_id = cohort_id_of(conn, cohort)
+        cohort_id = cohort_id_of(conn, cohort, methodology)
         agents = _agents(conn, cohort_id)
         units = _units(conn, cohort_id, agents)
         decisions = _decision_counts(conn, cohort_id)

@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics.query.frames import result_frame
-from arena.analytics.query.scope import cohort_id_of, cohort_in_scope
+from arena.analytics.query.scope import CohortScope, cohort_id_of, cohort_in_scope
 from arena.analytics.stats.null_replay import (
     NullCandidate,
     NullCohort,
@@ -27,6 +27,7 @@ from arena.analytics.stats.null_replay import (
     candidate,
     simulate_random_pnl,
 )
+from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
 from arena.core.accounting import BetLimits
 from arena.storage.db import consistent_read
@@ -56,7 +57,7 @@ def stamped_limits(raw: Any) -> tuple[Decimal, BetLimits]:
     )
 
 
-def _database_runs(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
+def _database_runs(conn: Connection, cohort_id: CohortScope) -> pd.DataFrame:
     """Per cohort × decision week in scope (None: every v1 cohort), the frozen universe most
     of its decisions saw."""
     query = (
@@ -82,11 +83,11 @@ def _database_runs(conn: Connection, cohort_id: int | None) -> pd.DataFrame:
 
 
 def load_null_inputs(
-    engine: Engine, cohort: int | None = None
+    engine: Engine, cohort: int | None = None, methodology: str = METHODOLOGY_VERSION
 ) -> tuple[list[NullCohort], dict[str, NullMarket]]:
     """The cohorts' decision runs (their frozen universes) and the fate of every market in them."""
     with consistent_read(engine) as conn:
-        cohort_id = cohort_id_of(conn, cohort)
+        cohort_id = cohort_id_of(conn, cohort, methodology)
         runs = _database_runs(conn, cohort_id)
         if runs.empty:
             return [], {}
@@ -175,7 +176,11 @@ NULL_COLUMNS: tuple[str, ...] = ("seed", "cohort_number", "pnl", "capital", "ret
 
 
 def database_random_null(
-    engine: Engine, *, cohort: int | None = None, seeds: Iterable[int] = range(DEFAULT_NULL_SEEDS)
+    engine: Engine,
+    *,
+    cohort: int | None = None,
+    seeds: Iterable[int] = range(DEFAULT_NULL_SEEDS),
+    methodology: str = METHODOLOGY_VERSION,
 ) -> pd.DataFrame:
     """The random null on the markets the cohorts actually saw: nothing stored, all recomputed.
 
@@ -186,7 +191,7 @@ def database_random_null(
     their markets. One row per seed × cohort with a decision run. Columns: ``seed``,
     ``cohort_number``, ``pnl`` ($), ``capital`` (starting balance), ``return_pct``.
     """
-    cohorts, markets = load_null_inputs(engine, cohort)
+    cohorts, markets = load_null_inputs(engine, cohort, methodology)
     chosen = list(seeds)
     if not cohorts or not chosen:
         return pd.DataFrame(columns=list(NULL_COLUMNS))
@@ -289,6 +294,7 @@ def null_percentiles(
     agents: pd.DataFrame,
     head: pd.DataFrame,
     null_seeds: int,
+    methodology: str = METHODOLOGY_VERSION,
 ) -> np.ndarray:
     """Each family's return as a percentile of the random null over the family's own cohorts.
 
@@ -300,7 +306,9 @@ def null_percentiles(
     """
     if null_seeds <= 0:
         return np.full(len(head), np.nan)
-    null = database_random_null(engine, cohort=cohort, seeds=range(null_seeds))
+    null = database_random_null(
+        engine, cohort=cohort, seeds=range(null_seeds), methodology=methodology
+    )
     if null.empty:
         return np.full(len(head), np.nan)
     pnl = null.pivot(index="seed", columns="cohort_number", values="pnl")

@@ -31,6 +31,7 @@ from sqlalchemy.engine import Engine
 
 from arena.analytics.query.frames import result_frame
 from arena.analytics.query.scope import cohort_id_of, in_scope
+from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
 from arena.storage.models import ROLLUP_DAY as DAY
 from arena.storage.tables import AGENTS, COHORTS, FAMILIES
@@ -82,6 +83,7 @@ def daily_values(
     engine: Engine,
     *,
     cohort: int | None = None,
+    methodology: str = METHODOLOGY_VERSION,
     family: str | None = None,
     replicate: int | None = None,
 ) -> pd.DataFrame:
@@ -107,7 +109,9 @@ def daily_values(
         .where(ROLLUPS.c.width == DAY)
     )
     with engine.connect() as conn:
-        scoped = _of_agents(in_scope(query, cohort_id_of(conn, cohort)), family, replicate)
+        scoped = _of_agents(
+            in_scope(query, cohort_id_of(conn, cohort, methodology)), family, replicate
+        )
         result = conn.execute(scoped)
         frame = result_frame(result)
     if frame.empty:
@@ -122,6 +126,7 @@ def max_drawdowns(
     engine: Engine,
     *,
     cohort: int | None = None,
+    methodology: str = METHODOLOGY_VERSION,
     family: str | None = None,
     replicate: int | None = None,
 ) -> pd.DataFrame:
@@ -142,7 +147,7 @@ def max_drawdowns(
                 cast(running, Float).label("running_peak"),
                 cast(AGENTS.c.starting_balance, Float).label("start"),
             ).join(AGENTS, AGENTS.c.id == SNAPSHOTS.c.agent_id),
-            cohort_id_of(conn, cohort),
+            cohort_id_of(conn, cohort, methodology),
         )
         curve = _of_agents(curve, family, replicate)
         sub = curve.subquery()
@@ -162,6 +167,7 @@ def agent_risk(
     engine: Engine,
     *,
     cohort: int | None = None,
+    methodology: str = METHODOLOGY_VERSION,
     family: str | None = None,
     replicate: int | None = None,
 ) -> pd.DataFrame:
@@ -174,10 +180,14 @@ def agent_risk(
     (annualised, r_f = 0, paper), ``sharpe_se`` (its standard error, Mertens 2002: allows for
     skew and kurtosis), ``sharpe_se_iid`` (Lo 2002's iid-normal standard error).
     """
-    daily = daily_values(engine, cohort=cohort, family=family, replicate=replicate)
+    daily = daily_values(
+        engine, cohort=cohort, family=family, replicate=replicate, methodology=methodology
+    )
     if daily.empty:
         return pd.DataFrame(columns=list(AGENT_RISK_COLUMNS))
-    drawdowns = max_drawdowns(engine, cohort=cohort, family=family, replicate=replicate)
+    drawdowns = max_drawdowns(
+        engine, cohort=cohort, family=family, replicate=replicate, methodology=methodology
+    )
     drawdown = drawdowns.set_index("agent_id")["max_drawdown"]
     records = []
     for agent_id, group in daily.groupby("agent_id", sort=True):
@@ -225,14 +235,16 @@ def combined_daily_returns(daily: pd.DataFrame) -> pd.Series:
     return (pnl / base).where(base > 0)
 
 
-def family_risk(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
+def family_risk(
+    engine: Engine, *, cohort: int | None = None, methodology: str = METHODOLOGY_VERSION
+) -> pd.DataFrame:
     """Per family: the risk figures of its combined book across its cohorts.
 
     Columns: ``family_id``, ``kind``, ``cohorts``, ``days`` (daily returns), ``max_drawdown``
     (fraction, on the compounded daily index), ``volatility``, ``sharpe``, ``sharpe_se``,
     ``sharpe_se_iid`` (annualised, r_f = 0, paper; see the module docstring).
     """
-    daily = daily_values(engine, cohort=cohort)
+    daily = daily_values(engine, cohort=cohort, methodology=methodology)
     if daily.empty:
         return pd.DataFrame(columns=list(FAMILY_RISK_COLUMNS))
     with engine.connect() as conn:
@@ -258,12 +270,14 @@ def family_risk(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
     return pd.DataFrame(records)[list(FAMILY_RISK_COLUMNS)]
 
 
-def leaderboard_risk(engine: Engine, *, cohort: int | None = None) -> pd.DataFrame:
+def leaderboard_risk(
+    engine: Engine, *, cohort: int | None = None, methodology: str = METHODOLOGY_VERSION
+) -> pd.DataFrame:
     """The leaderboard's risk columns per family (index ``family_id``), from `family_risk`:
     ``max_drawdown_pct`` (% of the peak, ≥ 0, on the combined book's daily index),
     ``sharpe`` and ``sharpe_se`` (annualised daily Sharpe and its Mertens standard error; NaN
     with fewer than 2 daily returns or none that vary), ``sharpe_days`` (daily returns used)."""
-    risk = family_risk(engine, cohort=cohort).set_index("family_id")
+    risk = family_risk(engine, cohort=cohort, methodology=methodology).set_index("family_id")
     frame = pd.DataFrame(
         {
             "max_drawdown_pct": risk["max_drawdown"].astype("float64") * 100.0,

@@ -1,0 +1,104 @@
+"""Methodology v2 on the read side: "all cohorts" is per version (issue 33, part 3).
+
+The database holds a v1 season and the same season copied as v2 cohorts (`add_v2_season`):
+v1's all-cohort figures are exactly the v1-only database's, and v2's all-cohort figures are
+the copy's alone, so they equal the v1-only database's too (never the pooled, doubled season).
+The hourly job stores v2's all-cohort scope apart (``all:v2``), leaving v1's ``all`` rows as
+they were.
+"""
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pandas as pd
+import pytest
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+
+from arena.analytics.query.scope import versions_present
+from arena.analytics.stats.calibration import brier_over_time, brier_rows, calibration_summary
+from arena.analytics.stats.leaderboard import leaderboard
+from arena.analytics.stats.risk import family_risk
+from arena.analytics.stored import current_or_live, scope_of, stored_result
+from arena.core.errors import InputError
+from arena.engine.analyses import store_analyses
+from arena.storage.db import create_db_engine
+from arena.storage.tables import ANALYSIS_RESULTS
+from tests.stated_season import DemoSeasons
+from tests.test_v2_scope import BASELINES, DAYS, add_v2_season
+
+ARGS = {"replicates": 200, "null_seeds": 5}
+
+
+@pytest.fixture(scope="module")
+def seasons(
+    demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Engine, Engine, list[int]]]:
+    folder = tmp_path_factory.mktemp("v2_read")
+    v1_only = create_db_engine(demo_seasons.copy(folder / "v1", BASELINES, "", DAYS))
+    both = create_db_engine(demo_seasons.copy(folder / "both", BASELINES, "", DAYS))
+    numbers = add_v2_season(both)
+    yield v1_only, both, numbers
+    v1_only.dispose()
+    both.dispose()
+
+
+def test_each_version_reads_its_own_cohorts(seasons: tuple[Engine, Engine, list[int]]) -> None:
+    v1_only, both, _ = seasons
+    assert versions_present(v1_only) == ["v1"] and versions_present(both) == ["v1", "v2"]
+    v1 = leaderboard(v1_only, **ARGS)
+    pd.testing.assert_frame_equal(leaderboard(both, methodology="v1", **ARGS), v1)
+    v2 = leaderboard(both, methodology="v2", **ARGS)
+    # the copy alone: the same P/L on the same capital, one season's bets (not two)
+    assert list(v2["family_id"]) == list(v1["family_id"])
+    for column in ("total_pnl", "return_pct", "capital", "resolved_bets", "brier", "cohorts"):
+        pd.testing.assert_series_equal(v2[column], v1[column])
+    assert len(brier_rows(both, methodology="v2")) == len(brier_rows(v1_only)) > 0
+    pd.testing.assert_frame_equal(
+        calibration_summary(both, replicates=200), calibration_summary(v1_only, replicates=200)
+    )
+    assert len(brier_over_time(both, methodology="v2")) == len(brier_over_time(v1_only))
+    assert len(family_risk(both, methodology="v2")) == len(family_risk(v1_only))
+
+
+def test_a_v1_only_database_has_an_empty_v2_scope(
+    seasons: tuple[Engine, Engine, list[int]],
+) -> None:
+    v1_only, _, _ = seasons
+    assert leaderboard(v1_only, methodology="v2", **ARGS).empty
+    assert brier_rows(v1_only, methodology="v2").empty
+    with pytest.raises(InputError, match="methodology 'v3' does not exist"):
+        leaderboard(v1_only, methodology="v3", **ARGS)
+
+
+def test_the_job_stores_v2_apart_and_v1_as_before(
+    seasons: tuple[Engine, Engine, list[int]],
+) -> None:
+    v1_only, both, _ = seasons
+    at = datetime(2027, 1, 1, tzinfo=UTC)
+    alone = store_analyses(v1_only, at)
+    mixed = store_analyses(both, at)
+    assert "all:v2" not in alone.scopes and mixed.scopes.count("all:v2") == 1
+    assert scope_of(None) == "all" and scope_of(None, "v2") == "all:v2"
+    with both.connect() as conn:
+        names = set(
+            conn.execute(
+                select(ANALYSIS_RESULTS.c.name).where(ANALYSIS_RESULTS.c.scope == "all:v2")
+            ).scalars()
+        )
+    # the v1 statistics per version; the overview and the extensions' figures are not
+    assert names == {
+        "leaderboard",
+        "calibration_summary",
+        "reliability",
+        "reliability_market",
+        "brier_over_time",
+    }
+    for name in ("leaderboard", "calibration_summary", "brier_over_time"):
+        ours, theirs = stored_result(both, name), stored_result(v1_only, name)
+        assert ours is not None and theirs is not None
+        pd.testing.assert_frame_equal(ours.frame, theirs.frame)  # v1's "all" as before
+    v2 = stored_result(both, "leaderboard", methodology="v2")
+    assert v2 is not None
+    frame, stored = current_or_live(both, "leaderboard", methodology="v2")
+    assert stored is not None and frame.equals(v2.frame)
