@@ -9,6 +9,7 @@ they were.
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -27,7 +28,7 @@ from arena.storage.tables import ANALYSIS_RESULTS
 from tests.stated_season import DemoSeasons
 from tests.test_v2_scope import BASELINES, DAYS, add_v2_season
 
-ARGS = {"replicates": 200, "null_seeds": 5}
+ARGS: dict[str, Any] = {"replicates": 200, "null_seeds": 5}
 
 
 @pytest.fixture(scope="module")

@@ -131,7 +131,7 @@ def test_the_v1_figures_ignore_the_v2_season(
     v1_only, both, v2_numbers = seasons
     assert excluded_cohorts(v1_only) == []
     assert excluded_cohorts(both) == v2_numbers
-    args = {"replicates": 200, "null_seeds": 5}
+    args: dict[str, Any] = {"replicates": 200, "null_seeds": 5}
     pd.testing.assert_frame_equal(leaderboard(v1_only, **args), leaderboard(both, **args))
     pd.testing.assert_frame_equal(
         calibration_summary(v1_only, replicates=200), calibration_summary(both, replicates=200)

@@ -7,6 +7,7 @@ import statistics
 from datetime import timedelta
 from decimal import Decimal as D
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -26,7 +27,7 @@ from tests.factories import WEEK1, new_cohort_agents
 
 DAY = timedelta(days=1)
 EVENING = timedelta(hours=23, minutes=50)
-FAST = {"replicates": 50, "null_seeds": 0}
+FAST: dict[str, Any] = {"replicates": 50, "null_seeds": 0}
 
 # v1 cohort 1, family "fam": end-of-day 10500, 9450, 9900 (+5%, −10%, +4.76%), an intraday
 # high of 10800 on day 1. "other": flat at 10000 (no volatility: no Sharpe).

@@ -43,7 +43,7 @@ from tests.conftest import BACKENDS
 from tests.pg import PostgresCluster
 
 EXTENDED = 3  # the cohort re-stamped in the mixed copy
-FAST = {"replicates": 200, "seed": 3}
+FAST: dict[str, Any] = {"replicates": 200, "seed": 3}
 
 
 def copy_of(backend: str, url: str, request: pytest.FixtureRequest, folder: Path) -> str:
