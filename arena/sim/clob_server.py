@@ -44,7 +44,6 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -59,6 +58,7 @@ from arena.sim.books import (
     decimal_text,
 )
 from arena.sim.clock import micros
+from arena.sim.loopback import LoopbackServer, Reply
 from arena.sim.model_server import AT_HEADER
 
 __all__ = [
@@ -114,12 +114,15 @@ def _level(level: Any) -> dict[str, str]:
     return {"price": decimal_text(level.price), "size": decimal_text(level.size)}
 
 
-class ClobServer:
+class ClobServer(LoopbackServer):
     """The world's order books behind a real CLOB-shaped HTTP server on a loopback port.
 
     Give a world (`SimulatedWorld`; books from `WorldBooks(world, centre=centre)`) or any
     `BookSource`. `at` starts the clock; `port=0` lets the OS choose.
     """
+
+    server_version = "ArenaSimulatedClob/1"
+    json_separators = (",", ":")  # compact, as the real CLOB writes it
 
     def __init__(
         self,
@@ -139,41 +142,13 @@ class ClobServer:
         self.at: datetime | None = at
         self.log: list[ClobCall] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer((host, port), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    @property
-    def origin(self) -> str:
-        """The base URL to give a CLOB client (no trailing slash)."""
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> ClobServer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
-
-    def serve_forever(self) -> None:
-        """Serve in the calling thread until `shutdown()` from another thread."""
-        self._httpd.serve_forever(poll_interval=0.2)
-
-    def shutdown(self) -> None:
-        self._httpd.shutdown()
-
-    def __enter__(self) -> ClobServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().__init__(host, port)
 
     # --- request handling ------------------------------------------------------------------
+
+    def reply(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Reply:
+        status, answer = self.handle(method, target, headers, body)
+        return Reply(status, answer)
 
     def handle(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Answer:
         """The status and JSON body for one request (pure but for the clock and the log)."""
@@ -278,35 +253,3 @@ def _batch_tokens(body: bytes) -> list[str] | str:
     if len(tokens) > BATCH_LIMIT:
         return "Payload exceeds the limit"
     return tokens
-
-
-def _handler_for(server: ClobServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-        server_version = "ArenaSimulatedClob/1"
-
-        def _handle(self, method: str) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            status, answer = server.handle(method, self.path, dict(self.headers.items()), body)
-            payload = json.dumps(answer, separators=(",", ":")).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up
-
-        def do_GET(self) -> None:
-            self._handle("GET")
-
-        def do_POST(self) -> None:
-            self._handle("POST")
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet: the request log is `ClobServer.log`."""
-
-    return Handler

@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from arena.sim.loopback import LoopbackServer, Reply
 from arena.sim.models import SimulatedModels
 from arena.sim.personas import PERSONAS
 from arena.sim.wire import Fault, Served, messages_sha256
@@ -57,12 +56,14 @@ class LoggedRequest:
     form: str | None
 
 
-class ModelServer:
+class ModelServer(LoopbackServer):
     """The personas behind a real OpenAI-compatible HTTP server on a loopback port.
 
     Use as a context manager (`with ModelServer(seed=7, world=world) as server:`) or with
     `start()` / `stop()`. `port=0` lets the OS choose; `base_url` ends in `/v1`.
     """
+
+    server_version = "ArenaSimulatedModels/1"
 
     def __init__(
         self,
@@ -82,16 +83,7 @@ class ModelServer:
         self.log: list[LoggedRequest] = []
         self._counts: dict[tuple[str, str | None, str], int] = {}
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer((host, port), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    @property
-    def origin(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        super().__init__(host, port)
 
     @property
     def base_url(self) -> str:
@@ -102,29 +94,11 @@ class ModelServer:
     def model_ids(self) -> list[str]:
         return [model for persona in PERSONAS for model in persona.models]
 
-    def start(self) -> ModelServer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
-
-    def serve_forever(self) -> None:
-        """Serve in the calling thread until `shutdown()` from another thread."""
-        self._httpd.serve_forever(poll_interval=0.2)
-
-    def shutdown(self) -> None:
-        self._httpd.shutdown()
-
-    def __enter__(self) -> ModelServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     # --- request handling ------------------------------------------------------------------
+
+    def reply(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Reply:
+        served = self.handle(method, target, headers, body)
+        return Reply(served.status, served.body, served.headers, served.delay)
 
     def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Served:
         route = path.split("?", 1)[0].rstrip("/")
@@ -174,39 +148,3 @@ def _header_instant(headers: Mapping[str, str]) -> datetime | None:
     except ValueError:
         return None
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-
-
-def _handler_for(server: ModelServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-        server_version = "ArenaSimulatedModels/1"
-
-        def _handle(self, method: str) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            served = server.handle(method, self.path, dict(self.headers.items()), body)
-            if served.delay > 0:
-                time.sleep(served.delay)
-            payload = json.dumps(served.body).encode()
-            try:
-                self.send_response(served.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for name, value in served.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (it timed out on a slow answer)
-
-        def do_GET(self) -> None:
-            self._handle("GET")
-
-        def do_POST(self) -> None:
-            self._handle("POST")
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet: the request log is `ModelServer.log`."""
-
-    return Handler
