@@ -3,8 +3,9 @@ dashboard."""
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -12,6 +13,11 @@ from arena.app.cli.database import open_engine
 from arena.app.cli.options import MAX_ID
 from arena.config import MAX_REPLICATES, METHODOLOGY_VERSIONS
 from arena.core.errors import ArenaError, InputError
+
+if TYPE_CHECKING:  # the servers are imported by their commands only: `arena --help` stays light
+    from arena.sim.loopback import LoopbackServer
+
+_S = TypeVar("_S")
 
 
 def demo(
@@ -94,23 +100,36 @@ def model_server(
     The personas read the hidden probabilities of the demo's world for --seed and --weeks (the
     world `arena demo --seed S --weeks W` plays). Stops on SIGTERM or Ctrl-C.
     """
-    import signal
-    import threading
-
     from arena.sim.model_server import ModelServer
     from arena.sim.world import demo_world
 
+    server = _listening(
+        port, lambda: ModelServer(seed=seed, world=demo_world(seed, weeks), port=port)
+    )
+    _serve_until_stopped(server, f"simulated model server (seed {seed}) at {server.base_url}")
+    typer.echo(f"served {len(server.log)} chat requests")
+
+
+def _listening(port: int, make: Callable[[], _S]) -> _S:
+    """`make()` a loopback server, or one line saying the port is taken."""
     try:
-        server = ModelServer(seed=seed, world=demo_world(seed, weeks), port=port)
+        return make()
     except OSError as exc:
         raise ArenaError(
             f"cannot listen on 127.0.0.1:{port}: {exc}", "choose another --port"
         ) from exc
+
+
+def _serve_until_stopped(server: "LoopbackServer", banner: str) -> None:
+    """Serve from a thread, print `banner`, and return on SIGTERM or Ctrl-C."""
+    import signal
+    import threading
+
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
     try:
         with server:
-            typer.echo(f"simulated model server (seed {seed}) at {server.base_url}")
+            typer.echo(banner)
             sys.stdout.flush()
             try:
                 while not stop.wait(0.5):
@@ -119,7 +138,6 @@ def model_server(
                 pass
     finally:
         signal.signal(signal.SIGTERM, previous)
-    typer.echo(f"served {len(server.log)} chat requests")
 
 
 def clob_server(
@@ -138,8 +156,6 @@ def clob_server(
     The books of the world `arena demo --seed S --weeks W` plays; a request's X-Arena-At header
     sets the instant, else --at (default: the demo's start). Stops on SIGTERM or Ctrl-C.
     """
-    import signal
-    import threading
     from datetime import UTC, datetime
 
     from arena.sim.clob_server import ClobServer
@@ -153,25 +169,10 @@ def clob_server(
         ) from exc
     if instant.tzinfo is None:
         instant = instant.replace(tzinfo=UTC)
-    try:
-        server = ClobServer(demo_world(seed, weeks), at=instant, port=port)
-    except OSError as exc:
-        raise ArenaError(
-            f"cannot listen on 127.0.0.1:{port}: {exc}", "choose another --port"
-        ) from exc
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
-    try:
-        with server:
-            typer.echo(f"simulated CLOB (seed {seed}, at {instant.isoformat()}) at {server.origin}")
-            sys.stdout.flush()
-            try:
-                while not stop.wait(0.5):
-                    pass
-            except KeyboardInterrupt:
-                pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    server = _listening(port, lambda: ClobServer(demo_world(seed, weeks), at=instant, port=port))
+    _serve_until_stopped(
+        server, f"simulated CLOB (seed {seed}, at {instant.isoformat()}) at {server.origin}"
+    )
     typer.echo(f"served {len(server.log)} CLOB requests")
 
 
