@@ -8,8 +8,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from arena.analytics.query.scope import cohort_version
 from arena.analytics.stats.cost import COST_COLUMNS, cost_frame
-from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
+from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED, portfolio_value, ranked
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS
 from arena.dashboard import documents, fmt, notices, picks, portfolio, reads, tables
 
@@ -162,14 +163,38 @@ def replicated(board: pd.DataFrame) -> bool:
     return "agent_replicates" in board and bool((board["agent_replicates"] > 1).any())
 
 
-def table_columns(board: pd.DataFrame) -> list[tuple[str, str, int, str | None]]:
-    """`COLUMNS`, with the replicate spread after Return when the scope has replicates."""
+# Methodology v2 ranks on portfolio value, Brier a diagnostic only: the value first, Brier
+# named so (the rank, its interval and P(rank #1) are the return's, as in v1).
+VALUE_COLUMN = (
+    "portfolio_value",
+    "Portfolio value",
+    128,
+    "Cash plus positions marked at order-book midpoints, summed over its cohorts: what v2 "
+    "ranks on (per dollar of capital given, i.e. its return).",
+)
+V2_BRIER = (
+    "brier_text",
+    "Brier (diagnostic)",
+    150,
+    "Mean squared error of implied confidence; v2 does not rank on it.",
+)
+
+
+def table_columns(
+    board: pd.DataFrame, version: str = "v1"
+) -> list[tuple[str, str, int, str | None]]:
+    """`COLUMNS` (under v2: portfolio value first, Brier as a diagnostic), with the replicate
+    spread after Return when the scope has replicates."""
+    columns = list(COLUMNS)
+    if version == "v2":
+        columns = [columns[0], VALUE_COLUMN, columns[1], V2_BRIER, *columns[3:]]
     if not replicated(board):
-        return COLUMNS
-    return [COLUMNS[0], COLUMNS[1], SPREAD_COLUMN, *COLUMNS[2:]]
+        return columns
+    at = [key for key, *_ in columns].index("return") + 1
+    return [*columns[:at], SPREAD_COLUMN, *columns[at:]]
 
 
-def display(board: pd.DataFrame) -> pd.DataFrame:
+def display(board: pd.DataFrame, version: str = "v1") -> pd.DataFrame:
     """The table a person reads: display names, each interval one "value [low, high]" text."""
 
     def interval(writer: Callable[..., str], value: str, prefix: str, **kw: Any) -> list[str]:
@@ -186,7 +211,9 @@ def display(board: pd.DataFrame) -> pd.DataFrame:
     }
     if replicated(board):
         texts["spread"] = interval(fmt.replicate_range, "agent_replicates", "replicate_return")
-    columns = [key for key, *_ in table_columns(board)]
+    if version == "v2":
+        texts["portfolio_value"] = portfolio_value(board).tolist()
+    columns = [key for key, *_ in table_columns(board, version)]
     return board.assign(**texts)[columns].reset_index(drop=True)
 
 
@@ -295,35 +322,56 @@ numbers = picks.cohorts_or_stop()
 
 pick, link = st.columns([1, 3], vertical_alignment="bottom")
 cohort = picks.cohort_link(numbers, container=pick)
-notices.left_out_note(cohort)
+methodology = picks.methodology_link()  # in the sidebar; a bad cohort link is named first
+# The rules the table is read under: the chosen cohort's own version, else the selector's.
+chosen = reads.read(cohort_version, cohort) if cohort is not None else methodology
+version = chosen or "v1"
+picks.version_caption(methodology, cohort)
+if version == "v1":
+    notices.left_out_note(cohort)
 link.page_link(
     "app_pages/compare.py",
     label="Compare two families",
     icon=":material/compare_arrows:",
     query_params={"cohort": str(cohort)} if cohort is not None else None,
 )
-result = reads.stored_or_offer("leaderboard", "leaderboard", cohort=cohort)
+result = reads.stored_or_offer(
+    "leaderboard", "leaderboard", cohort=cohort, methodology=methodology if cohort is None else None
+)
 if result is not None:
     board, stored = result
     if board.empty:
         notices.nothing_yet(NO_AGENT)
-    board = board.reset_index(drop=True)
+    board = ranked(board.reset_index(drop=True), version)
     reads.stored_caption(stored)
     notices.simulated_notice([str(f) for f in board["family_id"]])
     tables.table(
-        display(board),
+        display(board, version),
         key="leaderboard-table",
         reference=board["kind"] == "baseline",
         grey=board["too_early"],
-        formats=FORMATS,
+        formats={**FORMATS, "portfolio_value": fmt.money},
         column_config={
             key: st.column_config.Column(label, width=width, help=help, pinned=key == "family")
-            for key, label, width, help in table_columns(board)
+            for key, label, width, help in table_columns(board, version)
         },
     )
-    scope = "all" if cohort is None else f"cohort-{cohort}"
+    if version == "v2":
+        st.caption(
+            "**Methodology v2** ranks by portfolio value (cash plus positions marked at "
+            "order-book midpoints) on the capital given; Brier is shown as a diagnostic only "
+            f"([methodology v2]({documents.doc_link('methodology-v2')}))."
+        )
+    scope = f"cohort-{cohort}" if cohort is not None else "all" if version == "v1" else version
     tables.download_csv(board[[c for c in CSV_COLUMNS if c in board]], f"leaderboard-{scope}")
     cost_section(board, scope)
 
 st.subheader("Portfolio over time")
-portfolio.curve_section("leaderboard", cohort=cohort)
+if cohort is None and version != "v1":
+    # The summed curves are v1's all-cohort scope; never drawn under another version's name.
+    notices.empty(
+        f"The summed curves of every {version} cohort are not drawn yet: pick a {version} "
+        "cohort above for its curves."
+    )
+else:
+    portfolio.curve_section("leaderboard", cohort=cohort)

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 
 from arena.analytics.query.scope import versions_present
 from arena.analytics.stats.calibration import brier_over_time, brier_rows, calibration_summary
-from arena.analytics.stats.leaderboard import leaderboard
+from arena.analytics.stats.leaderboard import RANKED_BY, leaderboard, portfolio_value, ranked
 from arena.analytics.stats.risk import family_risk
 from arena.analytics.stored import current_or_live, scope_of, stored_result
 from arena.core.errors import InputError
@@ -103,3 +103,26 @@ def test_the_job_stores_v2_apart_and_v1_as_before(
     assert v2 is not None
     frame, stored = current_or_live(both, "leaderboard", methodology="v2")
     assert stored is not None and frame.equals(v2.frame)
+
+
+def test_v2_orders_by_portfolio_value_per_dollar_v1_by_rank() -> None:
+    """`ranked` is a pure reordering keyed by version: v1 by its return rank, v2 by portfolio
+    value (capital + P/L) on the capital given; no column changes."""
+    frame = pd.DataFrame(
+        {
+            "family_id": ["a", "b", "c"],
+            "rank": [1, 2, 3],  # v1 order as given, to see which key each version reads
+            "capital": [20000.0, 10000.0, 10000.0],
+            "total_pnl": [1000.0, 800.0, -50.0],
+            "brier": [0.10, 0.30, 0.20],
+        }
+    )
+    assert ranked(frame, "v1")["family_id"].tolist() == ["a", "b", "c"]
+    v2 = ranked(frame, "v2")
+    # values 21,000 / 10,800 / 9,950: per dollar 1.05, 1.08, 0.995; Brier plays no part
+    assert v2["family_id"].tolist() == ["b", "a", "c"]
+    assert list(v2.columns) == list(frame.columns)
+    assert portfolio_value(v2).tolist() == [10800.0, 21000.0, 9950.0]
+    assert RANKED_BY == {"v1": "return_pct", "v2": "portfolio_value"}
+    with pytest.raises(KeyError):
+        ranked(frame, "v3")

@@ -36,6 +36,7 @@ LINK_KEYS: tuple[str, ...] = (
     "held",
     "sort",
     "versus",
+    "methodology",
 )
 
 

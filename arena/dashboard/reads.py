@@ -38,7 +38,9 @@ def read(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 ANALYSES_AT = ":30 past each hour"  # when the scheduler's `analyses` job runs (engine.jobs)
 
 
-def stored_or_offer(name: str, what: str, *, cohort: int | None = None) -> Any:
+def stored_or_offer(
+    name: str, what: str, *, cohort: int | None = None, methodology: str | None = None
+) -> Any:
     """The hourly job's current stored frame of analysis `name`, or — when none is current —
     a note saying so, with when the job runs, and a button to compute it live on request.
 
@@ -49,10 +51,13 @@ def stored_or_offer(name: str, what: str, *, cohort: int | None = None) -> Any:
     """
     from arena.analytics.stored import current_stored, live
 
-    stored = read(current_stored, name, cohort)
+    # None: a v1-only database (no selector); v1's all-cohort scope, read exactly as before.
+    version = {} if methodology is None else {"methodology": methodology}
+    stored = read(current_stored, name, cohort, **version)
     if stored is not None:
         return stored.frame, stored
-    flag = f"_live:{name}:{cohort}"
+    where = f"{name}:{cohort}" + (f":{methodology}" if methodology else "")
+    flag = f"_live:{where}"
     if not st.session_state.get(flag):
         offer = st.empty()  # cleared once the person asks, so the note goes with the click
         with offer.container():
@@ -63,13 +68,13 @@ def stored_or_offer(name: str, what: str, *, cohort: int | None = None) -> Any:
                 "takes a few seconds on a long season.",
                 icon=":material/schedule:",
             )
-            clicked = st.button(f"Compute the {what} now", key=f"live-button:{name}:{cohort}")
+            clicked = st.button(f"Compute the {what} now", key=f"live-button:{where}")
         if not clicked:
             return None
         offer.empty()
         st.session_state[flag] = True
     with st.spinner(f"Computing the {what}…"):
-        frame = read(live, name, cohort=cohort)
+        frame = read(live, name, cohort=cohort, **version)
     return frame, None
 
 

@@ -186,3 +186,12 @@ def as_date(value: Any) -> date:
     if isinstance(value, date):
         return value
     return date.fromisoformat(str(value)[:10])
+
+
+def cohort_version(engine: Engine, number: int) -> str | None:
+    """The methodology version cohort number `number` is stamped with (None: no such cohort),
+    for a page to present a chosen cohort under its own version's rules."""
+    query = select(COHORTS.c.methodology_version).where(COHORTS.c.number == number)
+    with engine.connect() as conn:
+        found = conn.execute(query).scalar()
+    return None if found is None else str(found)

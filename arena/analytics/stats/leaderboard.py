@@ -36,6 +36,34 @@ from arena.core import stats
 
 DEFAULT_MIN_RESOLVED = 30
 
+# What each methodology version ranks on (`ranked`). v1: return on the capital given. v2 (the
+# original's April 2026 protocol): portfolio value (cash + marked positions), Brier a
+# diagnostic only. Every agent of a cohort starts with the same capital, so within a cohort
+# value and return order alike; over cohorts a family's value is taken on the capital it was
+# given (value / capital − 1 = its return), so the same rank, rank interval and P(rank #1)
+# carry over: the versions differ in what they call the objective, not in the arithmetic.
+RANKED_BY: dict[str, str] = {"v1": "return_pct", "v2": "portfolio_value"}
+
+
+def portfolio_value(frame: pd.DataFrame) -> pd.Series:
+    """A leaderboard frame's portfolio value per family: its capital plus its P/L (cash plus
+    positions marked to market, summed over its cohorts)."""
+    return frame["capital"] + frame["total_pnl"]
+
+
+def ranked(frame: pd.DataFrame, version: str) -> pd.DataFrame:
+    """`frame` (a `leaderboard` frame) in version `version`'s order, best first: v1 by
+    ``rank`` (return), v2 by portfolio value per dollar of capital, ties by family id. A pure
+    reordering: no column changes (unknown version → KeyError)."""
+    if RANKED_BY[version] == "return_pct":
+        return frame.sort_values(["rank", "family_id"], kind="stable").reset_index(drop=True)
+    per_dollar = (portfolio_value(frame) / frame["capital"]).rename("_value_per_dollar")
+    order = frame.assign(_value_per_dollar=per_dollar).sort_values(
+        ["_value_per_dollar", "family_id"], ascending=[False, True], kind="stable"
+    )
+    return order.drop(columns="_value_per_dollar").reset_index(drop=True)
+
+
 LEADERBOARD_CONTRACT_COLUMNS: tuple[str, ...] = (
     "family_id",
     "kind",
