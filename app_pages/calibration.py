@@ -109,9 +109,9 @@ def frame_of(name: str, what: str, summary_stored: Any) -> pd.DataFrame:
     """One more of the page's stored frames. Once the person asked for the summary live (no
     current stored one), the page's cheaper frames follow it without asking again."""
     if summary_stored is None:
-        frame, _ = reads.read(current_or_live, name, cohort=cohort)
+        frame, _ = reads.read(current_or_live, name, cohort=cohort, **version)
         return frame
-    found = reads.stored_or_offer(name, what, cohort=cohort)
+    found = reads.stored_or_offer(name, what, cohort=cohort, methodology=methodology)
     if found is None:
         st.stop()
     return found[0]
@@ -131,8 +131,16 @@ st.caption(
 numbers = picks.cohorts_or_stop()
 left, right = st.columns([1, 3])
 cohort = picks.cohort_link(numbers, container=left)
-left_out = notices.left_out_note(cohort)
-found = reads.stored_or_offer("calibration_summary", "calibration summary", cohort=cohort)
+# The sidebar's version (None on a v1-only database) scopes the all-cohort figures; a chosen
+# cohort is read as it is.
+selected = picks.methodology_link()
+methodology = selected if cohort is None else None
+version = {} if methodology is None else {"methodology": methodology}
+picks.version_caption(methodology, cohort)
+left_out = notices.left_out_note(cohort) if methodology in (None, "v1") else []
+found = reads.stored_or_offer(
+    "calibration_summary", "calibration summary", cohort=cohort, methodology=methodology
+)
 if found is None:
     st.stop()
 summary, stored = found

@@ -118,3 +118,26 @@ def test_the_selector_picks_the_version_of_every_all_cohort_figure(
 
     bad = _run("leaderboard", methodology="v9")
     assert "methodology='v9'" in " ".join(str(w.value) for w in bad.warning)
+
+
+def test_calibration_follows_the_selector(
+    mixed_url: str, use_database: Callable[[str], None]
+) -> None:
+    use_database(mixed_url)
+    v1, v2 = _run("calibration"), _run("calibration", methodology="v2")
+    for at in (v1, v2):
+        _ok(at)
+        assert "Methodology" in _selectors(at)
+    assert "**Methodology v2**" in _all_text(v2) and "**Methodology v1**" in _all_text(v1)
+    engine = create_db_engine(mixed_url, role="reader")
+    try:
+        stored_v2 = stored_result(engine, "calibration_summary", methodology="v2")
+        stored_v1 = stored_result(engine, "calibration_summary")
+    finally:
+        engine.dispose()
+    assert stored_v1 is not None and stored_v2 is not None
+    # each page's table has its version's stored rows (the copy: as many resolved bets)
+    assert len(v2.dataframe[0].value) == len(stored_v2.frame) > 0
+    assert int(stored_v2.frame["resolved_bets"].sum()) == int(
+        stored_v1.frame["resolved_bets"].sum()
+    )
