@@ -16,7 +16,7 @@ from arena.analytics.views.decisions import (
     decisions,
     response_parts,
 )
-from arena.dashboard import documents, fmt, links, notices, picks, reads, tables
+from arena.dashboard import documents, fmt, links, notices, picks, provenance, reads, tables
 from arena.storage.models import DECISION_ACTIONS, DECISION_STATUSES
 
 NO_DECISION = (
@@ -273,11 +273,13 @@ def show_decision(detail: DecisionDetail) -> None:
     )
     show_summary(detail)
     rationale(detail)
-    legs_tab, attempts_tab, parsed_tab, prompt_tab = st.tabs(
-        ["Legs", "Attempts", "Parsed payload", "Prompts"]
+    legs_tab, prices_tab, attempts_tab, parsed_tab, prompt_tab = st.tabs(
+        ["Legs", "Prices", "Attempts", "Parsed payload", "Prompts"]
     )
     with legs_tab:
         show_legs(detail)
+    with prices_tab:
+        show_prices(detail)
     with attempts_tab:
         show_attempts(detail)
     with parsed_tab:
@@ -356,6 +358,18 @@ def show_legs(detail: DecisionDetail) -> None:
         f"({IMPLIED_CONFIDENCE}))." + (STATED_NOTE if detail.asks_probability else "")
     )
     tables.download_csv(legs, f"decision-{detail.decision_id}-legs", label="Download legs CSV")
+
+
+def show_prices(detail: DecisionDetail) -> None:
+    """The Prices tab: where each trade's price and each price of the frozen universe it saw
+    came from (order-book midpoint, Gamma with the fallback reason, or Gamma under v1)."""
+    st.markdown("**Trades**")
+    provenance.trade_prices(detail.decision_id)
+    if detail.market_snapshot_id:
+        st.markdown(
+            f"**The frozen universe it saw** (market snapshot #{detail.market_snapshot_id})"
+        )
+        provenance.universe_prices(detail.market_snapshot_id, key="decision-universe-prices")
 
 
 def show_attempts(detail: DecisionDetail) -> None:

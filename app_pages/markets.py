@@ -20,7 +20,7 @@ from arena.analytics.views.markets import (
     markets,
     price_path,
 )
-from arena.dashboard import fmt, links, notices, reads, tables
+from arena.dashboard import fmt, links, notices, provenance, reads, tables
 from arena.dashboard.charts import markets as market_charts
 from arena.storage.models import MARKET_STATUSES, MARKET_TYPES
 
@@ -149,6 +149,8 @@ if snapshot_id is not None:
             },
         )
         tables.download_csv(frozen, f"market-snapshot-{snapshot_id}")
+        with st.expander("Where each price came from", expanded=False):
+            provenance.universe_prices(snapshot_id, key="snapshot-prices")
     if st.button("Back to all markets", key="clear-snapshot"):
         links.set_link("snapshot", None)
         st.rerun()

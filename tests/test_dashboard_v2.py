@@ -7,19 +7,26 @@ cohort (`tests.test_v2_scope.add_v2_season`), its analyses stored by the real ho
 
 import shutil
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
 from arena.analytics.stats.leaderboard import leaderboard
 from arena.analytics.stored import stored_result
+from arena.analytics.views.provenance import provenance_text, trade_provenance, universe_provenance
+from arena.app.demo import DEMO_START, run_demo
+from arena.config import Methodology, load_settings
 from arena.dashboard import fmt
 from arena.engine.analyses import store_analyses
 from arena.storage.db import create_db_engine
+from arena.storage.migrate import init_db
+from arena.storage.tables import DECISIONS, TRADES
 from tests.analytics.season import Season, sqlite_season
 from tests.dashboard_caches import clear_dashboard_caches
 from tests.test_dashboard_apptest import _all_text, _ok, _run
+from tests.test_v2_demo import SMALL
 from tests.test_v2_scope import add_v2_season
 
 
@@ -140,4 +147,100 @@ def test_calibration_follows_the_selector(
     assert len(v2.dataframe[0].value) == len(stored_v2.frame) > 0
     assert int(stored_v2.frame["resolved_bets"].sum()) == int(
         stored_v1.frame["resolved_bets"].sum()
+    )
+
+
+@pytest.fixture(scope="module")
+def v2_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A short v2 demo season (as tests/test_v2_demo.py plays it): prices from the simulated
+    CLOB through the real client, provenance on every universe item and trade."""
+    path = tmp_path_factory.mktemp("v2_demo_dashboard") / "demo.db"
+    url = f"sqlite:///{path}"
+    engine = create_db_engine(url)
+    try:
+        init_db(engine)
+        settings = load_settings(
+            database_url=url, llm_api_key=None, methodology=Methodology(version="v2")
+        )
+        run_demo(engine, settings, SMALL, weeks=2, seed=3, stop_at=DEMO_START + timedelta(days=9))
+    finally:
+        engine.dispose()
+    return url
+
+
+def _traded_decision(url: str) -> tuple[int, int]:
+    """(decision id, its market snapshot id) of the first decision that traded."""
+    engine = create_db_engine(url, role="reader")
+    try:
+        with engine.connect() as conn:
+            row = conn.execute(
+                select(DECISIONS.c.id, DECISIONS.c.market_snapshot_id)
+                .join(TRADES, TRADES.c.decision_id == DECISIONS.c.id)
+                .order_by(DECISIONS.c.id)
+                .limit(1)
+            ).one()
+    finally:
+        engine.dispose()
+    return int(row[0]), int(row[1])
+
+
+def test_a_v2_decision_shows_where_each_price_came_from(
+    v2_url: str, use_database: Callable[[str], None]
+) -> None:
+    use_database(v2_url)
+    decision_id, snapshot_id = _traded_decision(v2_url)
+    engine = create_db_engine(v2_url, role="reader")
+    try:
+        trades = trade_provenance(engine, decision_id)
+        universe = universe_provenance(engine, snapshot_id)
+    finally:
+        engine.dispose()
+    assert len(trades) > 0 and trades["price_source"].notna().all()
+    assert set(trades["price_source"]) <= {"clob_mid", "gamma"}
+    assert len(universe) > 0 and universe["price_status"].notna().all()
+
+    at = _run("decisions", decision=decision_id)
+    _ok(at)
+    frames = [f.value for f in at.dataframe if "provenance" in f.value.columns]
+    assert len(frames) == 2  # the trades, then the frozen universe
+    shown_trades, shown_universe = frames
+    assert shown_trades["provenance"].tolist() == [
+        provenance_text(s, st, r)
+        for s, st, r in zip(
+            trades["price_source"], trades["price_status"], trades["fallback_reason"], strict=True
+        )
+    ]
+    assert "Gamma display price (v1)" not in shown_universe["provenance"].tolist()
+    assert any(text.startswith("Order-book midpoint") for text in shown_universe["provenance"])
+
+    markets = _run("markets", snapshot=snapshot_id)
+    _ok(markets)
+    snapshot = [f.value for f in markets.dataframe if "provenance" in f.value.columns]
+    assert len(snapshot) == 1 and len(snapshot[0]) == len(universe)
+
+
+def test_a_v1_decision_reads_gamma_display_price(
+    season: Season, use_database: Callable[[str], None]
+) -> None:
+    use_database(season.url)
+    decision_id, _ = _traded_decision(season.url)
+    at = _run("decisions", decision=decision_id)
+    _ok(at)
+    frames = [f.value for f in at.dataframe if "provenance" in f.value.columns]
+    assert frames and all(
+        set(frame["provenance"]) == {"Gamma display price (v1)"} for frame in frames
+    )
+
+
+def test_provenance_in_words() -> None:
+    assert provenance_text(None, None) == "Gamma display price (v1)"
+    assert provenance_text("clob_mid", "accepted") == "Order-book midpoint, accepted"
+    assert provenance_text("gamma", "fallback_gamma", "empty_book") == (
+        "Gamma display price, fell back to Gamma (the book is empty)"
+    )
+    assert provenance_text("clob_mid", "accepted_with_gamma_disagreement").endswith(
+        "Gamma disagrees by more than 0.05"
+    )
+    assert provenance_text("clob_book", "new_status", "new_reason") == (
+        "clob_book, new_status (new_reason)"  # an unknown value is shown as stored
     )
