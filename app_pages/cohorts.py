@@ -100,14 +100,33 @@ listing: pd.DataFrame = reads.read(cohorts)
 if listing.empty:
     notices.nothing_yet(notices.NO_COHORT)
 
-tables.pick_link(
-    listing[list(LIST_COLUMNS)],
-    key="cohort-list",
-    link="cohort",
-    column="cohort_number",
-    formats=LIST_FORMATS,
-    column_config=LIST_COLUMNS,
-)
+
+def cohort_list(frame: pd.DataFrame, key: str) -> None:
+    """A row-selectable list of cohorts (`frame`, a slice of the listing) opening the one
+    picked."""
+    tables.pick_link(
+        frame[list(LIST_COLUMNS)],
+        key=key,
+        link="cohort",
+        column="cohort_number",
+        formats=LIST_FORMATS,
+        column_config=LIST_COLUMNS,
+    )
+
+
+archived = listing["methodology_version"] == "v1"
+if archived.all():  # a v1-only database: one list, as always
+    cohort_list(listing, "cohort-list")
+else:  # once v2 runs, v1 cohorts are archived and shown apart, as the original does
+    st.subheader("Methodology v2")
+    cohort_list(listing[~archived].reset_index(drop=True), "cohort-list")
+    if archived.any():
+        st.subheader("Archived (v1)")
+        st.caption(
+            "Cohorts of methodology v1 (Gamma's display prices, a 25% cap per bet): never "
+            "pooled with v2's; their figures are under v1 in the sidebar's methodology selector."
+        )
+        cohort_list(listing[archived].reset_index(drop=True), "cohort-list-v1")
 tables.download_csv(listing, "cohorts")
 
 numbers = [int(n) for n in listing["cohort_number"]]

@@ -244,3 +244,22 @@ def test_provenance_in_words() -> None:
     assert provenance_text("clob_book", "new_status", "new_reason") == (
         "clob_book, new_status (new_reason)"  # an unknown value is shown as stored
     )
+
+
+def test_cohorts_group_v1_as_archived_once_v2_runs(
+    mixed_url: str, season: Season, use_database: Callable[[str], None]
+) -> None:
+    use_database(mixed_url)
+    at = _run("cohorts")
+    _ok(at)
+    assert [h.value for h in at.subheader][:2] == ["Methodology v2", "Archived (v1)"]
+    v2_list, v1_list = at.dataframe[0].value, at.dataframe[1].value
+    assert set(v2_list["methodology_version"]) == {"v2"}
+    assert set(v1_list["methodology_version"]) == {"v1"}
+    assert len(v1_list) == len(v2_list) > 0  # the season and its v2 copy
+
+    use_database(season.url)
+    alone = _run("cohorts")
+    _ok(alone)
+    assert "Archived (v1)" not in [h.value for h in alone.subheader]
+    assert set(alone.dataframe[0].value["methodology_version"]) == {"v1"}
