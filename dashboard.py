@@ -12,7 +12,7 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from arena.analytics.query.scope import excluded_cohorts
+from arena.analytics.query.scope import extended_cohorts
 from arena.analytics.views.database import backend_name, schema_revision, sqlite_file_missing
 from arena.analytics.views.protocol import number_ranges
 from arena.config import METHODOLOGY_VERSION, get_settings
@@ -99,7 +99,7 @@ def main() -> None:
         _stop_with(NO_DATABASE)
         return
     st.sidebar.caption(f"Schema revision {revision}")
-    extended = reads.read(excluded_cohorts)
+    extended = reads.read(extended_cohorts)  # a v2 cohort is not extended: never named so
     if extended:  # never mixed into the v1 views silently (methodology §18)
         st.sidebar.caption(
             f"Cohort{'s' if len(extended) > 1 else ''} {number_ranges(extended)} ran "

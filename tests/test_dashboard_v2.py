@@ -94,6 +94,8 @@ def test_the_selector_picks_the_version_of_every_all_cohort_figure(
     _ok(v1)
     assert "Methodology" in _selectors(v1)
     assert v1.sidebar.selectbox[0].value == "v1"
+    sidebar = " ".join(str(c.value) for c in v1.sidebar.caption)
+    assert "ran protocol extensions" not in sidebar  # v2 cohorts are not called extended
     assert "**Methodology v1** (archived)" in _all_text(v1)
     v1_table = v1.dataframe[0].value
     assert "portfolio_value" not in v1_table.columns

@@ -29,7 +29,8 @@ from arena.storage.migrate import init_db
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 DOCUMENTS = sorted([ROOT / "README.md", *DOCS.glob("*.md")])
-SHOWN_IN_DASHBOARD = ("methodology", "contract")  # app_pages/methodology.py's documents
+# app_pages/methodology.py's documents
+SHOWN_IN_DASHBOARD = ("methodology", "methodology-v2", "contract")
 # Built, not written out, so that this file does not contain what it looks for.
 OUTSIDE = "/".join(["..", "shared"])
 

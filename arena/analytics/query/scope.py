@@ -195,3 +195,13 @@ def cohort_version(engine: Engine, number: int) -> str | None:
     with engine.connect() as conn:
         found = conn.execute(query).scalar()
     return None if found is None else str(found)
+
+
+def extended_cohorts(engine: Engine | Connection) -> list[int]:
+    """The numbers of the cohorts stamped with protocol extensions, oldest first (a v2 cohort
+    is left out of v1's figures too, but is not extended: the sidebar names the two apart)."""
+    query = select(COHORTS.c.number).where(extended()).order_by(COHORTS.c.number)
+    if isinstance(engine, Connection):
+        return [int(n) for n in engine.execute(query).scalars()]
+    with engine.connect() as conn:
+        return [int(n) for n in conn.execute(query).scalars()]
