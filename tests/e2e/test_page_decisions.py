@@ -68,7 +68,8 @@ def test_a_decision_opens_on_its_rationale_legs_and_attempts(
     assert main.inner_text().count('"action": "BET"') == 1  # the final answer, once
 
     page.get_by_role("tab", name="Attempts").click()
-    attempts = page.get_by_test_id("stDataFrame").nth(2)
+    # The tab's own grid: the hidden tabs (Legs, Prices) keep theirs in the page.
+    attempts = page.locator('[data-testid="stDataFrame"]:visible').nth(1)
     in_view = headers_in_view(attempts)
     for column in ("Attempt", "Outcome", "Tokens in", "Tokens out", "Cost", "Latency (ms)"):
         assert column in in_view, in_view
