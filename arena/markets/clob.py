@@ -119,14 +119,7 @@ class ClobClient(OwnsHttpClient):
     ) -> dict[str, ClobQuote]:
         """Each token's midpoint (or why none), batched; `market_ids` maps token → market id
         for the log lines."""
-        tokens = _unique(token_ids)
-        results: dict[str, ClobQuote] = {}
-        for chunk in _chunks(tokens, self.batch_size):
-            answered = self._midpoint_batch(chunk)
-            for token in chunk:
-                found = answered.get(token)
-                results[token] = found or self.midpoint(token, _market(market_ids, token))
-        return results
+        return self._batched(token_ids, market_ids, self._midpoint_batch, self.midpoint)
 
     def _midpoint_batch(self, chunk: list[str]) -> dict[str, ClobQuote]:
         """One POST /midpoints: the tokens it priced. A token it left out or gave an unreadable
@@ -169,16 +162,24 @@ class ClobClient(OwnsHttpClient):
         self, token_ids: Iterable[str], market_ids: Mapping[str, str] | None = None
     ) -> dict[str, ClobQuote]:
         """Each token's book and its midpoint (or why none), batched through POST /books."""
-        tokens = _unique(token_ids)
+        return self._batched(token_ids, market_ids, self._book_batch, self.book)
+
+    def _batched(
+        self,
+        token_ids: Iterable[str],
+        market_ids: Mapping[str, str] | None,
+        batch: Callable[[list[str]], dict[str, ClobQuote]],
+        alone: Callable[[str, str | None], ClobQuote],
+    ) -> dict[str, ClobQuote]:
+        """Each token through `batch` in chunks; a token a batch did not answer is read
+        `alone`. A batch answer without a price (an empty or crossed book) is logged too."""
         results: dict[str, ClobQuote] = {}
-        for chunk in _chunks(tokens, self.batch_size):
-            answered = self._book_batch(chunk)
+        for chunk in _chunks(_unique(token_ids), self.batch_size):
+            answered = batch(chunk)
             for token in chunk:
+                market = _market(market_ids, token)
                 found = answered.get(token)
-                if found is None:
-                    results[token] = self.book(token, _market(market_ids, token))
-                else:
-                    results[token] = _logged(found, _market(market_ids, token))
+                results[token] = alone(token, market) if found is None else _logged(found, market)
         return results
 
     def _book_batch(self, chunk: list[str]) -> dict[str, ClobQuote]:
