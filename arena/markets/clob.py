@@ -28,7 +28,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import httpx
 
@@ -53,6 +53,7 @@ from arena.markets.retrying import RequestFailed, Retrier, RetryPolicy
 __all__ = ["BATCH_SIZE", "CLOB_URL", "ClobClient", "ClobQuote", "ClobUnavailable"]
 
 logger = logging.getLogger("arena.markets.clob")
+_T = TypeVar("_T")
 
 CLOB_URL = "https://clob.polymarket.com"
 BATCH_SIZE = 100  # tokens per POST; well under what the API takes, small enough to retry cheaply
@@ -124,17 +125,8 @@ class ClobClient(OwnsHttpClient):
     def _midpoint_batch(self, chunk: list[str]) -> dict[str, ClobQuote]:
         """One POST /midpoints: the tokens it priced. A token it left out or gave an unreadable
         value for, or every token when the batch failed, is then read alone."""
-        try:
-            raw = self._retrier.request_json(
-                "POST", "/midpoints", json_body=[{"token_id": token} for token in chunk]
-            )
-            parsed = parse_midpoints(raw)
-        except (RequestFailed, ClobParseError) as exc:
-            logger.warning(
-                "CLOB POST /midpoints for %d token(s) failed (%s); reading each alone",
-                len(chunk),
-                _describe(exc),
-            )
+        parsed = self._post_batch("/midpoints", chunk, parse_midpoints)
+        if parsed is None:
             return {}
         quotes: dict[str, ClobQuote] = {}
         for token in chunk:
@@ -144,6 +136,23 @@ class ClobClient(OwnsHttpClient):
             elif isinstance(value, ClobParseError):
                 logger.warning("CLOB POST /midpoints: %s; reading it alone", value.message)
         return quotes
+
+    def _post_batch(self, path: str, chunk: list[str], parse: Callable[[Any], _T]) -> _T | None:
+        """One batched POST of `chunk`'s tokens to `path`, parsed; None (logged) when the
+        request or the parse failed, so the caller reads each token alone."""
+        try:
+            raw = self._retrier.request_json(
+                "POST", path, json_body=[{"token_id": token} for token in chunk]
+            )
+            return parse(raw)
+        except (RequestFailed, ClobParseError) as exc:
+            logger.warning(
+                "CLOB POST %s for %d token(s) failed (%s); reading each alone",
+                path,
+                len(chunk),
+                _describe(exc),
+            )
+            return None
 
     def midpoint(self, token_id: str, market_id: str | None = None) -> ClobQuote:
         """One token's midpoint from `GET /midpoint`, or why there is none (logged)."""
@@ -186,17 +195,8 @@ class ClobClient(OwnsHttpClient):
         """One POST /books as quotes by token (a readable book, even an empty or crossed one,
         is an answer); a token left out or unreadable, or all when the batch failed, is read
         alone."""
-        try:
-            raw = self._retrier.request_json(
-                "POST", "/books", json_body=[{"token_id": token} for token in chunk]
-            )
-            parsed = parse_books(raw)
-        except (RequestFailed, ClobParseError) as exc:
-            logger.warning(
-                "CLOB POST /books for %d token(s) failed (%s); reading each alone",
-                len(chunk),
-                _describe(exc),
-            )
+        parsed = self._post_batch("/books", chunk, parse_books)
+        if parsed is None:
             return {}
         wanted = set(chunk)
         quotes: dict[str, ClobQuote] = {}
