@@ -225,7 +225,8 @@ def build_scheduler(ctx: JobContext) -> BlockingScheduler:
 
 
 def build_context(settings: Settings, lineup: Lineup) -> tuple[JobContext, Callable[[], None]]:
-    """The live context (Gamma source, responders) and a closer for its HTTP clients."""
+    """The live context (Gamma source, responders) and a closer for its HTTP clients: the
+    responders', Gamma's and the CLOB client the context builds on first use (v2)."""
     from arena.agents.responders import default_responders
     from arena.engine.sources import GammaSource
     from arena.markets.gamma import GammaClient
@@ -247,6 +248,7 @@ def build_context(settings: Settings, lineup: Lineup) -> tuple[JobContext, Calla
     def close() -> None:
         close_responders()
         gamma.close()
+        ctx.close()
 
     return ctx, close
 

@@ -28,10 +28,11 @@ so a Gamma outage delays the decisions instead of trading at stale prices.
 """
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import Connection, bindparam, func, insert, select, update
@@ -56,6 +57,9 @@ from arena.lineup import Lineup
 from arena.storage.db import session_scope
 from arena.storage.tables import JOB_RUNS as _RUNS
 from arena.storage.tables import MARKETS as _MARKETS
+
+if TYPE_CHECKING:
+    from arena.markets.clob import ClobClient
 
 log = logging.getLogger("arena.engine.jobs")
 
@@ -105,14 +109,33 @@ class JobContext:
     # Methodology v2's CLOB reader; None: a ClobClient at ARENA_CLOB_URL, built on first use
     # (`price_reader`), so a deployment without v2 cohorts never reads the CLOB.
     clob: PriceReader | None = None
+    # The client `price_reader` built (this context owns it and `close` closes it); a reader
+    # passed in as `clob` (the demo's) is its owner's to close.
+    _built: "ClobClient | None" = field(default=None, init=False, repr=False, compare=False)
+    # Scheduler jobs run on several threads: one lock so they build one client, not two.
+    _clob_lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
 
     def price_reader(self) -> PriceReader:
         """The one CLOB reader of this process (the demo passes the simulated CLOB's)."""
-        if self.clob is None:
-            from arena.markets.clob import ClobClient
+        with self._clob_lock:
+            if self.clob is None:
+                from arena.markets.clob import ClobClient
 
-            self.clob = ClobClient(self.settings.clob_url)
-        return self.clob
+                self.clob = self._built = ClobClient(self.settings.clob_url)
+            return self.clob
+
+    def close(self) -> None:
+        """Close the CLOB client `price_reader` built, if it built one (its connection pool);
+        a later `price_reader` builds a new one. What the CLI's job commands and the
+        scheduler call when they end."""
+        with self._clob_lock:
+            built, self._built = self._built, None
+            if built is not None and self.clob is built:
+                self.clob = None
+        if built is not None:
+            built.close()
 
     @property
     def stale_after(self) -> timedelta:

@@ -58,12 +58,24 @@ _HELD_BY_V2 = (
 )
 
 
+# Whether any v2 cohort is live: one row of the (small) cohorts table at most. A v1-only
+# deployment's pass stops here instead of joining its open positions (bench/RESULTS.md).
+_V2_LIVE = (
+    select(COHORTS.c.id)
+    .where(COHORTS.c.methodology_version == METHODOLOGY_V2, COHORTS.c.status != "completed")
+    .limit(1)
+)
+
+
 def v2_quotes(
     engine: Engine, at: datetime, prices: Callable[[], PriceReader] | None
 ) -> dict[str, list[PriceQuote]]:
     """Each open market a v2 cohort holds, priced by one batched CLOB read; {} (and no read,
-    no reader built) when no v2 cohort holds an open position in an open market."""
+    no reader built) when no v2 cohort holds an open position in an open market, and without
+    reading the holdings at all when no v2 cohort is live."""
     with engine.connect() as conn:
+        if conn.execute(_V2_LIVE).first() is None:
+            return {}
         rows = conn.execute(_HELD_BY_V2).all()
     if not rows:
         return {}

@@ -1,5 +1,10 @@
-"""The job commands: one run of a scheduler job for the slot of --at (`job_runs`)."""
+"""The job commands: one run of a scheduler job for the slot of --at (`job_runs`).
 
+`decide` and `snapshot` may read the CLOB (a v2 cohort's prices): their job context is closed
+when the command ends, which closes the CLOB client it built (`JobContext.close`).
+"""
+
+from contextlib import closing
 from typing import TYPE_CHECKING, cast
 
 import typer
@@ -77,7 +82,8 @@ def decide(at: AtOption = None) -> None:
     responders, close = default_responders(settings)
     try:
         ctx = job_context(lineup=load_lineup(settings.lineup), responders=responders)
-        run = run_claimed(ctx, DECIDE, when)
+        with closing(ctx):
+            run = run_claimed(ctx, DECIDE, when)
     finally:
         close()
     if run is None:
@@ -105,7 +111,8 @@ def snapshot(at: AtOption = None) -> None:
     from arena.engine.jobs import SNAPSHOT
 
     when = at_instant(at)
-    run = run_claimed(job_context(), SNAPSHOT, when)
+    with closing(job_context()) as ctx:
+        run = run_claimed(ctx, SNAPSHOT, when)
     if run is None:
         return
     result = cast("SnapshotResult", run.outcome)
