@@ -1,5 +1,7 @@
 """Agent: one family in one cohort — its place in the cohort, its numbers and curve, positions
-with their outcome, trades and decisions. Opens on the newest cohort's best-ranked LLM agent."""
+with their outcome, trades and decisions. Opens on the newest cohort's best-ranked LLM agent (on
+a database of several methodology versions, the newest cohort of the sidebar's version), and
+says which version its cohort ran: an agent's figures are its cohort's version's."""
 
 import pandas as pd
 import streamlit as st
@@ -107,7 +109,15 @@ if index.empty:
 
 left, right = st.columns(2)
 numbers = sorted({int(n) for n in index["cohort_number"]}, reverse=True)
-cohort = picks.cohort_link(numbers, all_label=None, container=left)
+versions = picks.cohort_versions()  # None: one version only, no labels (as before v2)
+methodology = picks.methodology_link()  # in the sidebar: the default cohort is its newest
+cohort = picks.cohort_link(
+    numbers,
+    all_label=None,
+    container=left,
+    default=picks.newest_of(numbers, methodology),
+    versions=versions,
+)
 standings: pd.DataFrame = reads.read(cohort_standings, cohort)
 families = list(dict.fromkeys(str(f) for f in standings["family_id"]))  # best return first
 names = dict(zip(index["family_id"], index["display_name"], strict=True))  # without replicate
@@ -146,6 +156,7 @@ if not linked:
         f"{fmt.escaped(names.get(family, family))}: pick another cohort or family above."
     )
 
+own_version = picks.cohort_version_caption(cohort)  # None: a database of one version
 notices.simulated_notice([family])
 summary: pd.DataFrame = reads.read(agent_summary, cohort, family, replicate)
 me = summary.iloc[0]
@@ -206,7 +217,7 @@ book_numbers[2].metric("Cash", fmt.money(me["cash_balance"]))
 book_numbers[3].metric("Open positions", fmt.count(me["open_positions"]))
 scores = st.columns(4)
 scores[0].metric(
-    "Brier",
+    "Brier" if own_version in (None, "v1") else "Brier (diagnostic)",
     fmt.prob(me["brier"]),
     help="Mean of (implied confidence − outcome)² over its resolved bets; lower is better.",
 )

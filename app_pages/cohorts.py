@@ -130,9 +130,19 @@ else:  # once v2 runs, v1 cohorts are archived and shown apart, as the original 
 tables.download_csv(listing, "cohorts")
 
 numbers = [int(n) for n in listing["cohort_number"]]
-cohort = picks.cohort_link(numbers, all_label=None, label="Cohort to open")
+# The sidebar's version (shown once a v2 cohort exists) picks the cohort it opens on.
+methodology = picks.methodology_link()
+versions = picks.cohort_versions()  # None: one version only, no labels (as before v2)
+cohort = picks.cohort_link(
+    numbers,
+    all_label=None,
+    label="Cohort to open",
+    default=picks.newest_of(numbers, methodology),
+    versions=versions,
+)
 row = listing.loc[listing["cohort_number"] == cohort].iloc[0]
 st.header(f"Cohort {cohort}")
+picks.cohort_version_caption(cohort)
 cols = st.columns([1, 1.4, 0.8, 1.2, 1.2])
 cols[0].metric("Status", fmt.escaped(row["status"]))
 cols[1].metric("Week start", f"{row['week_start']:%Y-%m-%d}")

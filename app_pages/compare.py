@@ -1,5 +1,6 @@
 """Compare: two families on the markets both traded — the difference in P/L and in Brier, with
-its 95% interval and p-value (`arena.analytics.stats.paired`)."""
+its 95% interval and p-value (`arena.analytics.stats.paired`). Across cohorts, over the sidebar's
+methodology version's cohorts (v1 and v2 never pooled); a chosen cohort as it is."""
 
 import pandas as pd
 import streamlit as st
@@ -61,9 +62,15 @@ if index.empty:
 
 first, second, third = st.columns(3)
 numbers = sorted({int(n) for n in index["cohort_number"]}, reverse=True)
-cohort = picks.cohort_link(numbers, container=third)
-# Across cohorts the comparison reads the v1 cohorts only (methodology §18): so do its choices.
-left_out = notices.left_out_note(cohort)
+cohort = picks.cohort_link(numbers, container=third, versions=picks.cohort_versions())
+# The sidebar's version (None on a v1-only database, read as before); a chosen cohort is read
+# as it is, under its own version.
+methodology = picks.methodology_link()
+picks.version_caption(methodology, cohort)
+picks.cohort_version_caption(cohort)  # a chosen cohort, on a database of several versions
+# Across cohorts the comparison reads one version's plain cohorts only (methodology §18, v1
+# and v2 never pooled): so do its choices.
+left_out = notices.left_out_note(cohort, methodology=methodology)
 scope = (
     index[~index["cohort_number"].isin(left_out)]
     if cohort is None
@@ -105,7 +112,13 @@ if family == versus:
     notices.nothing_yet("Pick two different families.")
 notices.simulated_notice([family, versus])
 
-frame: pd.DataFrame = reads.read(family_comparison, family, versus, cohort=cohort)
+frame: pd.DataFrame = reads.read(
+    family_comparison,
+    family,
+    versus,
+    cohort=cohort,
+    **picks.scoped(methodology if cohort is None else None),
+)
 st.subheader(f"{fmt.escaped(names[family])} − {fmt.escaped(names[versus])}")
 tables.table(
     display(frame, names),
@@ -134,4 +147,5 @@ if shared < MIN_EVENTS:
         "interval or p-value is shown"
         + (": compare across all cohorts, or wait for more resolved bets." if cohort else ".")
     )
-tables.download_csv(frame, f"compare-{family}-{versus}-{'all' if cohort is None else cohort}")
+scope = "all" if methodology in (None, "v1") else f"all-{methodology}"
+tables.download_csv(frame, f"compare-{family}-{versus}-{scope if cohort is None else cohort}")

@@ -1,7 +1,8 @@
 """Family: one family across its cohorts — its headline numbers with their intervals, its place
 in each cohort (each row opens that agent), and its P/L curve over every cohort it ran in.
-Opens on the best-ranked LLM family. The numbers across cohorts are v1's: its extended cohorts
-are listed with the others but left out of them (methodology §18)."""
+Opens on the best-ranked LLM family. The numbers across cohorts are the sidebar's methodology
+version's (v1 on a database without a selector): its extended cohorts and its other version's
+are listed with the others but left out of them (methodology §18; v1 and v2 never pooled)."""
 
 from collections.abc import Callable
 from typing import Any
@@ -9,7 +10,6 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.query.scope import excluded_cohorts
 from arena.analytics.stats.risk import leaderboard_risk
 from arena.analytics.views.agents import (
     best_llm_family,
@@ -17,7 +17,9 @@ from arena.analytics.views.agents import (
     family_returns,
     pooled_brier,
 )
-from arena.dashboard import documents, fmt, links, notices, portfolio, reads, tables
+from arena.analytics.views.protocol import number_ranges
+from arena.analytics.views.versions import VersionScope, version_scope
+from arena.dashboard import documents, fmt, links, notices, picks, portfolio, reads, tables
 from arena.dashboard.risk_section import show_risk
 
 NO_FAMILY = "No family has an agent yet: run `arena start-cohort` or `make demo`."
@@ -58,6 +60,8 @@ COHORT_FORMATS = {
 
 
 RANK_HELP = "Rank by return among all families, baselines included."
+# v2 ranks by portfolio value, Brier a diagnostic only (docs/methodology-v2.md).
+BRIER = {"v1": "Brier", "v2": "Brier (diagnostic)"}
 NEEDS_BOARD = "needs the leaderboard"
 LISTED_BELOW = ("it is listed in the table below", "they are listed in the table below")
 
@@ -77,7 +81,12 @@ def metric(where: Any, label: str, value: str, note: str | None = None, **kwargs
 
 
 st.title("Family")
-returns: pd.DataFrame = reads.read(family_returns)
+# The sidebar's version (None on a v1-only database, read exactly as before): whose cohorts the
+# figures across cohorts cover.
+methodology = picks.methodology_link()
+version = methodology or "v1"
+scoped = picks.scoped(methodology)
+returns: pd.DataFrame = reads.read(family_returns, **scoped)
 if returns.empty:
     notices.nothing_yet(NO_FAMILY)
 
@@ -103,15 +112,17 @@ if not linked:
         f"Opened on the best-ranked LLM family by return across its cohorts, "
         f"{fmt.escaped(name)}: pick another above (models first, then baselines)."
     )
+picks.version_caption(methodology)
 notices.simulated_notice([family])
 
 mine = returns.set_index("family_id").loc[family]
 per_cohort: pd.DataFrame = reads.read(family_cohorts, family)
-# Its extended cohorts are listed in the table, never counted in the figures across cohorts.
-extended: list[int] = reads.read(excluded_cohorts)
-in_v1 = ~per_cohort["cohort_number"].isin(extended)
-v1_cohorts = per_cohort[in_v1]
-resolved = int(v1_cohorts["resolved_bets"].sum())
+# Its extended cohorts and its other version's are listed in the table, never counted in the
+# figures across cohorts.
+scope: VersionScope = reads.read(version_scope, version)
+in_scope = per_cohort["cohort_number"].isin(scope.pooled)  # in the version's figures
+pooled = per_cohort[in_scope]
+resolved = int(pooled["resolved_bets"].sum())
 
 st.subheader("Across its cohorts")
 st.caption(
@@ -124,10 +135,15 @@ st.caption(
     "markets. Intervals are 95% cluster-bootstrap intervals "
     f"([methodology: statistics]({STATISTICS}))."
 )
-# The family's own extended cohorts are named (not every extended cohort of the arena).
-left_out = sorted(int(n) for n in per_cohort.loc[~in_v1, "cohort_number"])
-notices.left_out_caption(left_out, LISTED_BELOW)
-offered = reads.stored_or_offer("leaderboard", "leaderboard", cohort=None)
+# The family's own left-out cohorts are named (not every one of the arena): extended ones
+# apart from another version's.
+left_out = sorted(int(n) for n in per_cohort.loc[~in_scope, "cohort_number"])
+own_extended = [n for n in left_out if n in scope.extended]
+own_other = {
+    theirs: [n for n in numbers if n in left_out] for theirs, numbers in scope.other.items()
+}
+notices.left_out_caption(own_extended, LISTED_BELOW, other=own_other, version=version)
+offered = reads.stored_or_offer("leaderboard", "leaderboard", cohort=None, methodology=methodology)
 row = None
 if offered is not None:
     board, stored = offered
@@ -140,7 +156,12 @@ if row is not None:
     metric(
         top[0], "Return", fmt.signed_pct(row["return_pct"]), interval(row, "return", fmt.signed_pct)
     )
-    metric(top[1], "Brier", fmt.prob(row["brier"]), interval(row, "brier", fmt.prob))
+    metric(
+        top[1],
+        BRIER.get(version, "Brier"),
+        fmt.prob(row["brier"]),
+        interval(row, "brier", fmt.prob),
+    )
     metric(top[2], "P(rank #1)", fmt.share(row["p_rank_1"]))
     metric(
         top[3],
@@ -169,9 +190,9 @@ if row is not None:
         "too early to rank" if bool(row["too_early"]) else None,
     )
 else:  # no stored leaderboard yet (or no v1 cohort): the point numbers, without intervals
-    why = "no v1 cohort" if v1_cohorts.empty and left_out else NEEDS_BOARD
+    why = f"no {version} cohort" if pooled.empty and left_out else NEEDS_BOARD
     metric(top[0], "Return", fmt.signed_pct(mine["return_pct"]))
-    metric(top[1], "Brier", fmt.prob(pooled_brier(v1_cohorts)))
+    metric(top[1], BRIER.get(version, "Brier"), fmt.prob(pooled_brier(pooled)))
     metric(top[2], "P(rank #1)", fmt.DASH, why)
     ranked = int((returns["rank"] > 0).sum())
     metric(top[3], "Rank", fmt.rank_of(mine["rank"], ranked), help=RANK_HELP)
@@ -182,11 +203,11 @@ else:  # no stored leaderboard yet (or no v1 cohort): the point numbers, without
     metric(more[2], "Random-null percentile", fmt.DASH, why)
     metric(more[3], "Resolved bets", fmt.count(resolved))
 st.caption(
-    f"Over {fmt.count(mine['cohorts'])} {'v1 ' if left_out else ''}"
+    f"Over {fmt.count(mine['cohorts'])} {f'{version} ' if left_out else ''}"
     f"cohort{'' if mine['cohorts'] == 1 else 's'}: "
-    f"{fmt.count(v1_cohorts['decisions'].sum())} decisions "
-    f"({fmt.count(v1_cohorts['fallback_holds'].sum())} fallback HOLDs), API cost "
-    f"{fmt.cost(v1_cohorts['api_cost_usd'].sum())} in total."
+    f"{fmt.count(pooled['decisions'].sum())} decisions "
+    f"({fmt.count(pooled['fallback_holds'].sum())} fallback HOLDs), API cost "
+    f"{fmt.cost(pooled['api_cost_usd'].sum())} in total."
 )
 
 st.subheader("Risk")
@@ -195,13 +216,13 @@ st.subheader("Risk")
 if row is not None and "sharpe" in row.index:
     risk = row
 else:
-    every = reads.read(leaderboard_risk)
+    every = reads.read(leaderboard_risk, **scoped)
     risk = every.loc[family] if family in every.index else pd.Series(dtype="float64")
 show_risk(
     risk,
     drawdown_on="its combined book's end-of-day values",
     caption=(
-        f"Of its combined book across its {'v1 ' if left_out else ''}cohorts (every agent, "
+        f"Of its combined book across its {f'{version} ' if left_out else ''}cohorts (every agent, "
         "replicates included, as one portfolio): each day's return is their P/L that day "
         "over their value the evening before; paper figures, risk-free rate 0 "
         f"([methodology: statistics]({STATISTICS}))."
@@ -216,10 +237,16 @@ else:
         "Its agent in each cohort, newest first, against the cohort's other agents. "
         "Select a row to open that agent."
         + (
-            f" Extended: {', '.join(f'#{n}' for n in left_out)} (listed here with the "
+            f" Extended: {', '.join(f'#{n}' for n in own_extended)} (listed here with the "
             "cohort's own numbers, left out of the figures across cohorts)."
-            if left_out
+            if own_extended
             else ""
+        )
+        + "".join(
+            f" Methodology {theirs}: {number_ranges(numbers)} (listed here with the cohort's "
+            f"own numbers, never pooled with {version})."
+            for theirs, numbers in sorted(own_other.items())
+            if numbers
         )
     )
     shown = per_cohort.assign(
@@ -244,11 +271,14 @@ else:
             query_params={"cohort": str(number), "family": family},
         )
 
-st.subheader(f"P/L over time, all its {'v1 ' if left_out else ''}cohorts")
-if v1_cohorts.empty and left_out:
+st.subheader(f"P/L over time, all its {f'{version} ' if left_out else ''}cohorts")
+if pooled.empty and left_out:
+    ran = "extended cohorts only" if not any(own_other.values()) else f"no plain {version} cohort"
     notices.empty(
-        f"{fmt.escaped(name)} ran in extended cohorts only: their curves are on each cohort's view "
+        f"{fmt.escaped(name)} ran in {ran}: their curves are on each cohort's view "
         "(select its row above to open the agent)."
     )
 else:
-    portfolio.curve_section(f"family-{family}", family=family)
+    # v2's summed curve is its own: never v1's agents with v2's.
+    curve = f"family-{family}" + ("" if methodology in (None, "v1") else f"-{methodology}")
+    portfolio.curve_section(curve, family=family, methodology=methodology)

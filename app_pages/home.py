@@ -1,5 +1,6 @@
 """Home: is the arena running (`arena.analytics.views.status`), who leads (the hourly job's stored
-leaderboard, never computed here), how the benchmark works, and where to look next."""
+leaderboard of the sidebar's methodology version, never computed here), how the benchmark
+works, and where to look next."""
 
 from datetime import UTC, datetime
 from typing import Any
@@ -11,7 +12,7 @@ from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_stored
 from arena.analytics.views.protocol import DECISION_SCHEDULE
 from arena.analytics.views.status import ArenaStatus, Leaders, arena_status, leaders
-from arena.dashboard import documents, fmt, notices, reads
+from arena.dashboard import documents, fmt, notices, picks, reads
 
 STATISTICS = documents.doc_link("methodology", "19-statistics-honest-uncertainty")
 ON_THE_LEADERBOARD = (
@@ -122,11 +123,18 @@ else:
     strip.markdown(status_sentence(status))
 
 notices.simulated_notice()
+# The sidebar's version (None on a v1-only database, read as v1 always was): whose cohorts the
+# leader is read over. v1 ranks by return, v2 by portfolio value; never pooled.
+methodology = picks.methodology_link() if status.cohorts else None
+version = methodology or "v1"
 
 st.subheader("Current leader")
-# Across cohorts the leaderboard is v1's: extended cohorts are left out (methodology §18).
-left_out = notices.left_out_note(None, ON_THE_LEADERBOARD) if status.cohorts else []
-stored = reads.read(current_stored, "leaderboard", None) if status.cohorts else None
+picks.version_caption(methodology)
+# Across cohorts the leaderboard is one version's: extended cohorts are left out (methodology
+# §18), and another version's cohorts are never pooled in.
+left_out = notices.left_out_note(None, ON_THE_LEADERBOARD, methodology) if status.cohorts else []
+scoped = picks.scoped(methodology)
+stored = reads.read(current_stored, "leaderboard", None, **scoped) if status.cohorts else None
 lead: Leaders = leaders(stored.frame if stored is not None else pd.DataFrame())
 if status.state == "playing" and stored is None:
     st.caption(
@@ -154,7 +162,7 @@ elif stored is not None:
         cell(figures[2], "P(rank #1)", fmt.share(row["p_rank_1"], 1))
         cell(
             figures[3],
-            "Brier [95% interval]",
+            "Brier [95% interval]" if version == "v1" else "Brier (diagnostic) [95% interval]",
             fmt.prob_interval(row["brier"], row["brier_ci_low"], row["brier_ci_high"]),
             help="Mean of (implied confidence − outcome)² over resolved bets; lower is better.",
         )
@@ -169,9 +177,14 @@ elif stored is not None:
             if bool(row["too_early"])
             else f"{fmt.count(row['resolved_bets'])} resolved bets. "
         )
+        ranked_by = (
+            "by return"
+            if version == "v1"
+            else "by portfolio value (every agent starts with the same capital: the return's order)"
+        )
         board.caption(
-            f"The best-ranked model over all {'v1 ' if left_out else ''}cohorts, by return. "
-            f"{early}Intervals are 95% "
+            f"The best-ranked model over all {f'{version} ' if left_out else ''}cohorts, "
+            f"{ranked_by}. {early}Intervals are 95% "
             "cluster-bootstrap intervals over Polymarket events "
             f"([how they are computed]({STATISTICS}))."
         )
@@ -201,6 +214,14 @@ st.markdown(
     "- The leaderboard adds 95% intervals, P(rank #1) and a random-trader null, so it says "
     "whether a difference is real. Every prompt, answer and trade is kept and exportable.\n"
     f"- The full protocol and its constants: [Methodology]({documents.doc_link('methodology')})."
+    + (
+        "\n- **Methodology v2** (the sidebar's selector; never pooled with v1): prices are "
+        "order-book midpoints, the 25% cap bounds a decision's total bets, and agents are "
+        "ranked by portfolio value, Brier a diagnostic only "
+        f"([methodology v2]({documents.doc_link('methodology-v2')}))."
+        if methodology is not None
+        else ""
+    )
 )
 
 st.subheader("Where to look")

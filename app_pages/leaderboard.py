@@ -367,11 +367,8 @@ if result is not None:
     cost_section(board, scope)
 
 st.subheader("Portfolio over time")
-if cohort is None and version != "v1":
-    # The summed curves are v1's all-cohort scope; never drawn under another version's name.
-    notices.empty(
-        f"The summed curves of every {version} cohort are not drawn yet: pick a {version} "
-        "cohort above for its curves."
-    )
-else:
-    portfolio.curve_section("leaderboard", cohort=cohort)
+# Across cohorts the summed curves are the selector's version's own, never v1's and v2's mixed.
+summed = methodology if cohort is None and version != "v1" else None
+portfolio.curve_section(
+    f"leaderboard-{summed}" if summed else "leaderboard", cohort=cohort, methodology=summed
+)

@@ -4,10 +4,11 @@ in the URL's query string.
 The dashboard entry calls `restore_links(page)` before every page run and `drop_unused_links()`
 after it, so a link like ``/decisions?cohort=3&family=gpt-5.1&decision=42`` opens exactly that
 view, each page remembers its own selections (never another page's), and the address bar holds
-only the keys the page uses. A link naming something that does not exist gets a warning, never
-a silent fallback (`names_nothing`). Widgets are bound to a link key with `select_link` /
-`choice_link` / `text_link`: the URL is the source of truth; a widget change writes the URL in
-its on_change callback.
+only the keys the page uses. The session's keys (`SESSION_KEYS`: the sidebar's methodology) are
+the exception: one value for the whole session, carried to every page that reads it. A link
+naming something that does not exist gets a warning, never a silent fallback (`names_nothing`).
+Widgets are bound to a link key with `select_link` / `choice_link` / `text_link`: the URL is
+the source of truth; a widget change writes the URL in its on_change callback.
 """
 
 import re
@@ -43,6 +44,15 @@ LINK_KEYS: tuple[str, ...] = (
 _LINKS = "_arena_links"
 
 
+# Keys whose selection is the session's, not one page's: the sidebar's methodology selector
+# picks whose cohorts every page's all-cohort figures cover, so navigating to another page
+# (sidebar or page link, whose query strings do not carry it) keeps it.
+SESSION_KEYS: tuple[str, ...] = ("methodology",)
+
+
+_SESSION = "_arena_session_links"
+
+
 _PAGE = "_arena_page"  # the url path of the page running now
 
 
@@ -68,6 +78,15 @@ def _page_links() -> dict[str, str]:
     return _memory().setdefault(page_name(), {})
 
 
+def _remembered(key: str) -> dict[str, str]:
+    """Where link `key`'s selection is remembered: this session's (a `SESSION_KEYS` key), or
+    this page's."""
+    if key in SESSION_KEYS:
+        session: dict[str, str] = st.session_state.setdefault(_SESSION, {})
+        return session
+    return _page_links()
+
+
 def _used() -> set[str]:
     used: set[str] = st.session_state.setdefault(_USED, set())
     return used
@@ -84,14 +103,16 @@ def restore_links(page: str) -> None:
     A key in the URL wins (a shared link, or a `st.page_link` carrying its selection); a key
     missing from the URL but remembered for this page is put back, so coming back to a page
     finds it as it was left. Memory is per page: a cohort picked on the Agent page never
-    filters the Leaderboard. (The sidebar's navigation clears the query string, checked in
-    Chromium with Streamlit 1.67; `st.page_link(..., query_params=...)` carries its own.)
+    filters the Leaderboard; a `SESSION_KEYS` key is remembered for the session, so every page
+    finds the methodology picked on another. (The sidebar's navigation clears the query
+    string, checked in Chromium with Streamlit 1.67; `st.page_link(..., query_params=...)`
+    carries its own.)
     """
     st.session_state[_PAGE] = page
     st.session_state[_USED] = set()
-    mine = _page_links()
     params = st.query_params
     for key in LINK_KEYS:
+        mine = _remembered(key)
         if key in params:
             mine[key] = params[key]
         elif key in mine:
@@ -100,11 +121,13 @@ def restore_links(page: str) -> None:
 
 def drop_unused_links() -> None:
     """After a page ran to its end: remove the link keys it never read from the URL (and its
-    memory), so the address bar shows only what filters this page."""
+    memory), so the address bar shows only what filters this page. A `SESSION_KEYS` key
+    leaves the URL but stays remembered for the pages that read it."""
     used, mine, params = _used(), _page_links(), st.query_params
     for key in LINK_KEYS:
         if key not in used:
-            mine.pop(key, None)
+            if key not in SESSION_KEYS:
+                mine.pop(key, None)
             if key in params:
                 del params[key]
 
@@ -118,7 +141,7 @@ def get_link(key: str) -> str | None:
 
 def set_link(key: str, value: Any) -> None:
     """Put `value` in the URL under `key` (None or "All" removes it) and remember it."""
-    mine = _page_links()
+    mine = _remembered(key)
     if value is None or value == ALL or value == "":
         mine.pop(key, None)
         if key in st.query_params:
@@ -128,6 +151,12 @@ def set_link(key: str, value: Any) -> None:
     mine[key] = text
     if st.query_params.get(key) != text:
         st.query_params[key] = text
+
+
+def forget_link(key: str) -> None:
+    """Stop remembering link `key` (the URL keeps it for this run): a session key's bad value
+    is named on the page it came with, never carried to the next."""
+    _remembered(key).pop(key, None)
 
 
 def names_nothing(label: str, key: str, value: str, hint: str = "") -> None:
@@ -165,9 +194,11 @@ def _bound(
     key: str,
     options: Sequence[Any],
     default: Any,
+    after_change: Callable[[Any], None] | None = None,
     **kwargs: Any,
 ) -> Any:
-    """Render `widget` over `options` with its value taken from, and written to, link `key`."""
+    """Render `widget` over `options` with its value taken from, and written to, link `key`
+    (then `after_change(value)`, when given, in the same callback)."""
     state_key = f"link-widget:{key}:{label}"
     by_text = {str(option): option for option in options}
     current = get_link(key)
@@ -178,7 +209,10 @@ def _bound(
     st.session_state[state_key] = wanted
 
     def changed() -> None:
-        set_link(key, st.session_state.get(state_key))
+        value = st.session_state.get(state_key)
+        set_link(key, value)
+        if after_change is not None:
+            after_change(value)
 
     value = widget(label, options, key=state_key, on_change=changed, **kwargs)
     if unknown:
@@ -194,12 +228,23 @@ def select_link(
     default: Any = ALL,
     format_func: Callable[[Any], str] = str,
     container: Any = None,
+    after_change: Callable[[Any], None] | None = None,
     **kwargs: Any,
 ) -> Any:
-    """A selectbox bound to link `key` ("All" first unless `default` is an option itself)."""
+    """A selectbox bound to link `key` ("All" first unless `default` is an option itself);
+    `after_change(value)` runs after a person changed it."""
     where = container or st
     choices = list(options) if default in options else [default, *options]
-    value = _bound(where.selectbox, label, key, choices, default, format_func=format_func, **kwargs)
+    value = _bound(
+        where.selectbox,
+        label,
+        key,
+        choices,
+        default,
+        after_change=after_change,
+        format_func=format_func,
+        **kwargs,
+    )
     return None if value == ALL else value
 
 

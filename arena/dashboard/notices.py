@@ -1,16 +1,19 @@
-"""Notices a page shows around its figures: the empty state, the extended cohorts an
-all-cohort view leaves out (methodology §18), the simulated-model badge, a list's cap.
+"""Notices a page shows around its figures: the empty state, the cohorts an all-cohort view
+leaves out (extended ones, methodology §18, and another methodology version's, told apart),
+the simulated-model badge, a list's cap.
 
 Untrusted text (a family id, a link's value) goes through `fmt.escaped` in any Markdown element
 here, never through HTML."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 import streamlit as st
 
-from arena.analytics.query.scope import excluded_cohorts
+from arena.analytics.views.protocol import number_ranges
 from arena.analytics.views.simulated import SERVED_BY, simulated_families
+from arena.analytics.views.versions import VersionScope, version_scope
+from arena.config import METHODOLOGY_VERSION
 from arena.dashboard import fmt
 from arena.dashboard.reads import read
 
@@ -21,32 +24,74 @@ COHORT_FILTER = (
 )
 
 
-def left_out_text(numbers: Sequence[int], how: tuple[str, str] = COHORT_FILTER) -> str:
-    """What an all-cohort view's v1 figures leave out: "2 extended cohorts (#3, #4) are left
-    out of these v1 figures; choose one in the cohort filter to see it." ("" when none)."""
-    if not numbers:
-        return ""
-    listed = ", ".join(f"#{n}" for n in numbers)
-    if len(numbers) == 1:
-        return f"1 extended cohort ({listed}) is left out of these v1 figures; {how[0]}."
-    return f"{len(numbers)} extended cohorts ({listed}) are left out of these v1 figures; {how[1]}."
+def left_out_text(
+    numbers: Sequence[int],
+    how: tuple[str, str] = COHORT_FILTER,
+    *,
+    other: Mapping[str, Sequence[int]] | None = None,
+    version: str = METHODOLOGY_VERSION,
+) -> str:
+    """What an all-cohort view's figures of `version` leave out, by why ("" when nothing):
+
+    - `numbers`, its cohorts with protocol extensions: "2 extended cohorts (#3, #4) are left
+      out of these v1 figures; choose one in the cohort filter to see it.";
+    - `other`, the cohorts of another methodology version, by version (never pooled: not
+      extended, so never called so): "v2 cohorts 5–8 are not in these v1 figures: another
+      methodology version, never pooled with v1 (the sidebar's Methodology selector shows
+      theirs)."
+    """
+    parts: list[str] = []
+    if numbers:
+        listed = ", ".join(f"#{n}" for n in numbers)
+        if len(numbers) == 1:
+            parts.append(
+                f"1 extended cohort ({listed}) is left out of these {version} figures; {how[0]}."
+            )
+        else:
+            parts.append(
+                f"{len(numbers)} extended cohorts ({listed}) are left out of these {version} "
+                f"figures; {how[1]}."
+            )
+    for theirs, group in sorted((other or {}).items()):
+        if group:
+            several = len(group) > 1
+            parts.append(
+                f"{theirs} cohort{'s' if several else ''} {number_ranges(list(group))} "
+                f"{'are' if several else 'is'} not in these {version} figures: another "
+                f"methodology version, never pooled with {version} (the sidebar's Methodology "
+                "selector shows theirs)."
+            )
+    return " ".join(parts)
 
 
-def left_out_note(cohort: int | None, how: tuple[str, str] = COHORT_FILTER) -> list[int]:
-    """Under an all-cohort view (`cohort` None): a note naming the extended cohorts its v1
-    figures leave out (`arena.analytics.query.scope.excluded_cohorts`; methodology §18). Nothing
-    when a cohort is chosen or every cohort is v1. Returns the numbers left out."""
+def left_out_note(
+    cohort: int | None,
+    how: tuple[str, str] = COHORT_FILTER,
+    methodology: str | None = None,
+) -> list[int]:
+    """Under an all-cohort view (`cohort` None) of version `methodology` (None: v1, a
+    database without a selector): a note naming the cohorts its figures leave out, extended
+    ones (methodology §18) apart from other versions' (`views.versions.version_scope`).
+    Nothing when a cohort is chosen or nothing is left out. Returns the numbers left out."""
     if cohort is not None:
         return []
-    numbers: list[int] = read(excluded_cohorts)
-    left_out_caption(numbers, how)
-    return numbers
+    scope: VersionScope = read(version_scope, methodology or METHODOLOGY_VERSION)
+    left_out_caption(scope.extended, how, other=scope.other, version=scope.version)
+    return scope.left_out
 
 
-def left_out_caption(numbers: Sequence[int], how: tuple[str, str] = COHORT_FILTER) -> None:
-    """The note of `left_out_note` for these cohort numbers (nothing when there are none)."""
-    if numbers:
-        st.caption(f":material/filter_alt_off: {left_out_text(numbers, how)}")
+def left_out_caption(
+    numbers: Sequence[int],
+    how: tuple[str, str] = COHORT_FILTER,
+    *,
+    other: Mapping[str, Sequence[int]] | None = None,
+    version: str = METHODOLOGY_VERSION,
+) -> None:
+    """The note of `left_out_note` (`left_out_text`'s arguments; nothing when there are
+    none)."""
+    text = left_out_text(numbers, how, other=other, version=version)
+    if text:
+        st.caption(f":material/filter_alt_off: {text}")
 
 
 def simulated_notice(family_ids: Sequence[str] | None = None, detail: str | None = None) -> None:

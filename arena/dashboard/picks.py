@@ -1,15 +1,24 @@
 """The cohort picker every page shares, the "no cohort yet" stop before it, and the sidebar's
 methodology selector (shown only once a database holds a cohort of another version than v1)."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import streamlit as st
 
-from arena.analytics.query.scope import versions_present
+from arena.analytics.query.scope import cohort_version, versions_present
 from arena.analytics.views.cohorts import cohort_numbers
+from arena.analytics.views.versions import version_scope
 from arena.config import METHODOLOGY_VERSION
-from arena.dashboard.links import ALL, get_link, names_nothing, select_link
+from arena.dashboard.links import (
+    ALL,
+    forget_link,
+    get_link,
+    id_value,
+    names_nothing,
+    select_link,
+    set_link,
+)
 from arena.dashboard.notices import NO_COHORT, nothing_yet
 from arena.dashboard.reads import read
 
@@ -28,17 +37,24 @@ def cohort_link(
     all_label: str | None = "All cohorts",
     container: Any = None,
     label: str = "Cohort",
+    default: int | None = None,
+    versions: Mapping[int, str] | None = None,
 ) -> int | None:
     """A cohort selectbox bound to link ``cohort``: `all_label` first (None when a page shows
-    one cohort at a time: then the first of `numbers` is the default). Returns the chosen
-    number, or None for all."""
+    one cohort at a time: then `default`, else the first of `numbers`, is the default).
+    `versions` (each cohort's methodology version, on a database of several): each option
+    names its version. Returns the chosen number, or None for all."""
+
+    def named(n: int) -> str:
+        return f"Cohort {n}" + (f" ({versions[n]})" if versions and n in versions else "")
+
     if all_label is None:
         chosen: int | None = select_link(
             label,
             "cohort",
             numbers,
-            default=numbers[0],
-            format_func=lambda n: f"Cohort {n}",
+            default=numbers[0] if default is None else default,
+            format_func=named,
             container=container,
         )
         return chosen
@@ -47,7 +63,7 @@ def cohort_link(
         label,
         "cohort",
         numbers,
-        format_func=lambda n: everything if n == ALL else f"Cohort {n}",
+        format_func=lambda n: everything if n == ALL else named(n),
         container=container,
     )
     return chosen
@@ -64,6 +80,12 @@ VERSION_NAMES = {
     "v1": "v1 (archived): Gamma prices",
     "v2": "v2: order-book prices",
 }
+# What a version's rules are, in a phrase (docs/methodology-v2.md, "What changed from v1").
+VERSION_RULES = {
+    "v1": "archived: Gamma's display prices, a 25% cap per bet, ranked by return",
+    "v2": "order-book midpoint prices, a 25% cap on a decision's total bets, ranked by "
+    "portfolio value, Brier a diagnostic only",
+}
 
 
 def methodology_link() -> str | None:
@@ -73,9 +95,18 @@ def methodology_link() -> str | None:
     Shown only when the database holds a cohort of a version other than v1; then it returns
     the chosen version (v1 by default). A v1-only database shows nothing and returns None
     (the page reads v1, as it always did); a link naming a version this database did not run
-    is named as a bad link."""
+    is named as a bad link, and forgotten (never carried to the next page).
+
+    The choice is the session's (`links.SESSION_KEYS`): every page that calls this finds the
+    version picked on another. Picking another version drops this page's cohort when it is
+    not of that version, so the page shows the version picked (all its cohorts, or its
+    newest) rather than a cohort of the other."""
     versions: list[str] = read(versions_present)
-    if [v for v in versions if v != METHODOLOGY_VERSION]:
+    wanted = get_link("methodology")
+    several = [v for v in versions if v != METHODOLOGY_VERSION]
+    if wanted is not None and wanted not in (versions if several else [METHODOLOGY_VERSION]):
+        forget_link("methodology")
+    if several:
         chosen = select_link(
             "Methodology",
             "methodology",
@@ -84,12 +115,61 @@ def methodology_link() -> str | None:
             format_func=lambda v: VERSION_NAMES.get(v, v),
             container=st.sidebar,
             help="Whose cohorts the all-cohort figures cover: v1 and v2 are never pooled.",
+            after_change=_keep_cohort_of,
         )
         return str(chosen)
-    wanted = get_link("methodology")
     if wanted is not None and wanted != METHODOLOGY_VERSION:
         names_nothing("Methodology", "methodology", wanted, "every cohort here is v1")
     return None
+
+
+def _keep_cohort_of(version: Any) -> None:
+    """After the selector changed to `version`: drop this page's cohort link when that cohort
+    ran another version (the page then opens on the version's own cohorts)."""
+    number = id_value(st.query_params.get("cohort"))
+    if number is not None and read(cohort_version, number) != version:
+        set_link("cohort", None)
+
+
+def cohort_versions() -> dict[int, str] | None:
+    """Every cohort's methodology version by number, on a database holding several versions
+    (for cohort pickers to name them); None on a database of one version."""
+    versions: dict[int, str] = read(version_scope).versions
+    return versions if len(set(versions.values())) > 1 else None
+
+
+def newest_of(numbers: Sequence[int], methodology: str | None) -> int:
+    """The cohort a page about one cohort opens on: the newest of version `methodology` among
+    `numbers` (newest first), else the newest of all (None: a v1-only database)."""
+    versions = cohort_versions() if methodology is not None else None
+    if versions:
+        mine = [n for n in numbers if versions.get(n) == methodology]
+        if mine:
+            return mine[0]
+    return numbers[0]
+
+
+def scoped(methodology: str | None) -> dict[str, str]:
+    """A read model's keyword for the version `methodology_link` returned: none for None (a
+    v1-only database reads exactly as it always did), else ``methodology``."""
+    return {} if methodology is None else {"methodology": methodology}
+
+
+def cohort_version_caption(number: int | None) -> str | None:
+    """On a page about one cohort or one of its agents: say which methodology version cohort
+    `number` ran, on a database holding several (nothing otherwise, as before v2). Returns
+    that version (None: one version only)."""
+    versions = cohort_versions()
+    if number is None or not versions or number not in versions:
+        return None
+    version = versions[number]
+    rules = VERSION_RULES.get(version)
+    st.caption(
+        f":material/rule: Cohort {number} ran **methodology {version}**"
+        + (f" ({rules})" if rules else "")
+        + f": its figures here are {version}'s, whatever the sidebar's selector says."
+    )
+    return version
 
 
 def version_caption(methodology: str | None, cohort: int | None = None) -> None:

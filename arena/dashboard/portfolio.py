@@ -22,8 +22,11 @@ def curve_section(
     *,
     cohort: int | None = None,
     family: str | None = None,
+    methodology: str | None = None,
 ) -> pd.DataFrame:
     """Range and $/% controls, the portfolio-value chart and its CSV; returns the frame shown.
+    Across cohorts (`cohort` None) the curves sum `methodology`'s plain cohorts (None: v1's,
+    read as before v2 existed; v1 and v2 never summed together).
 
     $ shows portfolio value within one cohort; across cohorts it shows P/L summed over the
     family's cohorts (a value sum would jump by the starting balance at each new cohort).
@@ -42,7 +45,10 @@ def curve_section(
     )
     from arena.dashboard.charts import curves as curve_charts
 
-    still = read(flat_ranges, cohort=cohort, family=family)
+    scope: dict[str, Any] = {"cohort": cohort, "family": family}
+    if methodology is not None:
+        scope["methodology"] = methodology
+    still = read(flat_ranges, **scope)
     asked = get_link("range")
     if asked in still.flat:
         st.info(
@@ -55,7 +61,7 @@ def curve_section(
     left, right = st.columns([3, 1])
     range_key = choice_link("Range", "range", offered, default="ALL", container=left)
     unit = choice_link("Show", "unit", list(UNITS), default="$", container=right)
-    frame = read(portfolio_curves, range_key, cohort=cohort, family=family)
+    frame = read(portfolio_curves, range_key, **scope)
     if frame.empty:
         empty(NO_SNAPSHOTS)
         return frame
@@ -68,11 +74,11 @@ def curve_section(
         field, title = "total_value", "Portfolio value, $"
         capital = frame.sort_values("at").groupby("family_id")["capital"].last().unique()
         break_even = float(capital[0]) if len(capital) == 1 else None
-    window = read(curve_window, range_key, cohort=cohort, family=family)
+    window = read(curve_window, range_key, **scope)
     # From one bucket before the first point: a cohort decides minutes before its first
     # snapshot, and that first decision belongs on its curve.
     since = window.start - pd.Timedelta(seconds=window.bucket_seconds) if window.start else None
-    runs = read(decision_runs, cohort=cohort, family=family, start=since, end=window.end)
+    runs = read(decision_runs, start=since, end=window.end, **scope)
     chart(
         curve_charts.portfolio_curves,
         frame,

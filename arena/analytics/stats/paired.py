@@ -18,6 +18,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from arena.analytics.stats.leaderboard_inputs import load_inputs
+from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
 from arena.core.errors import InputError
 
@@ -172,9 +173,10 @@ def family_comparison(
     replicates: int = stats.DEFAULT_REPLICATES,
     seed: int = 0,
     level: float = stats.CONFIDENCE,
+    methodology: str = METHODOLOGY_VERSION,
 ) -> pd.DataFrame:
     """Family A against family B on both metrics (the Compare page): two rows, ``pnl`` then
-    ``brier``, from one read of the scope's units.
+    ``brier``, from one read of the scope's units (all cohorts: `methodology`'s, v1 default).
 
     Columns `COMPARISON_COLUMNS`: `PAIRED_COLUMNS` (see `pairwise_comparisons`), ``enough``
     (bool): the pair shares at least `MIN_EVENTS` events (clusters) for that metric, so its
@@ -182,7 +184,7 @@ def family_comparison(
     P/L, lower Brier) when ``enough`` and the p-value is below 1 − `level`, else None. A family
     without an agent in scope → InputError.
     """
-    data, _ = load_inputs(engine, cohort)
+    data, _ = load_inputs(engine, cohort, methodology)
     present = set(data.agents["family_id"])
     for family in (family_a, family_b):
         if family not in present:

@@ -15,7 +15,7 @@ from sqlalchemy.engine import Engine
 
 from arena.analytics.export.tables import EXPORTS, ExportFilters
 from arena.analytics.query.frames import FLOAT, INT, MONEY, TEXT, TIME, query_frame
-from arena.analytics.query.scope import cohort_in_scope
+from arena.analytics.query.scope import cohort_in_scope, version_or_error
 from arena.analytics.query.selects import (
     agent_book,
     agent_display_name,
@@ -28,6 +28,7 @@ from arena.analytics.query.selects import (
     typed_frame,
 )
 from arena.analytics.views.cohorts import FIELD_COLUMNS, family_standings
+from arena.config import METHODOLOGY_VERSION
 from arena.storage.tables import AGENTS, COHORTS, FAMILIES, MARKETS, POSITIONS, TRADES
 
 ROW_CAP = 100_000  # one agent never holds this many; a bound against a runaway read
@@ -216,21 +217,25 @@ FAMILY_RETURN_COLUMNS: dict[str, str] = {
 }
 
 
-def family_returns(engine: Engine) -> pd.DataFrame:
-    """Every family with an agent, by its point return across its v1 cohorts, best first.
+def family_returns(engine: Engine, methodology: str = METHODOLOGY_VERSION) -> pd.DataFrame:
+    """Every family with an agent, by its point return across its v1 cohorts (its
+    `methodology` version's), best first.
 
     The leaderboard's headline numbers without its bootstrap (a cheap read for choosing and
-    labelling families; the leaderboard adds the intervals), over the same cohorts: every v1
-    cohort, extended cohorts left out (`arena.analytics.query.scope`). ``total_pnl`` ($) is summed
-    over the family's agents in them, each from its latest snapshot, else its cash plus its
-    open positions at cost minus its start; ``capital`` sums their starting balances;
-    ``return_pct`` = total_pnl / capital × 100; ``rank`` is the competition rank by
-    return_pct (1 = best, ties share; the leaderboard's ``rank``). A family whose agents are
-    all in extended cohorts is listed last with ``cohorts`` 0, ``capital`` and ``total_pnl``
-    0, ``return_pct`` NaN and ``rank`` 0 (unranked). Columns: ``rank``, ``family_id``,
-    ``display_name``, ``kind``, ``cohorts``, ``capital``, ``total_pnl``, ``return_pct``;
-    ordered by rank (the unranked last), then family id.
+    labelling families; the leaderboard adds the intervals), over the same cohorts: every
+    plain cohort of the version, extended cohorts and other versions' left out
+    (`arena.analytics.query.scope`). ``total_pnl`` ($) is summed over the family's agents in
+    them, each from its latest snapshot, else its cash plus its open positions at cost minus
+    its start; ``capital`` sums their starting balances; ``return_pct`` = total_pnl /
+    capital × 100; ``rank`` is the competition rank by return_pct (1 = best, ties share; the
+    leaderboard's ``rank``). A family with no agent in those cohorts (all in extended
+    cohorts, or in another version's) is listed last with ``cohorts`` 0, ``capital`` and
+    ``total_pnl`` 0, ``return_pct`` NaN and ``rank`` 0 (unranked). Columns: ``rank``,
+    ``family_id``, ``display_name``, ``kind``, ``cohorts``, ``capital``, ``total_pnl``,
+    ``return_pct``; ordered by rank (the unranked last), then family id.
     """
+    # v1's scope is None (the SQL it was before v2); another version's, its name.
+    scope = None if version_or_error(methodology) == METHODOLOGY_VERSION else methodology
     latest = latest_snapshots()
     open_cost = (
         select(POSITIONS.c.agent_id, func.sum(POSITIONS.c.cost_basis).label("open_cost"))
@@ -247,7 +252,7 @@ def family_returns(engine: Engine) -> pd.DataFrame:
             AGENTS.c.cash_balance,
             open_cost.c.open_cost,
             latest.c.total_pnl,
-            cohort_in_scope(AGENTS.c.cohort_id, None).label("v1"),
+            cohort_in_scope(AGENTS.c.cohort_id, scope).label("counted"),
         )
         .select_from(AGENTS)
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
@@ -269,7 +274,7 @@ def family_returns(engine: Engine) -> pd.DataFrame:
                 "total_pnl": Decimal(0),
             },
         )
-        if not row["v1"]:  # an extended cohort's agent: listed, never counted
+        if not row["counted"]:  # out of the version's scope (extended, another version): listed
             continue
         pnl = row["total_pnl"]
         if pnl is None:  # never valued yet: cash plus open positions at cost, minus the start

@@ -10,8 +10,9 @@ next snapshot (carry-forward), including after its cohort completed and stopped 
 otherwise a family's P/L "summed over cohorts" would drop a finished cohort's result. An agent
 counts only from its first snapshot on (a cohort that has not started adds no capital yet).
 
-Across cohorts (no cohort chosen) the curves sum the v1 cohorts only, as the leaderboard's P/L
-does (`arena.analytics.query.scope`): an extended cohort's agents are drawn when it is chosen.
+Across cohorts (no cohort chosen) the curves sum one methodology version's plain cohorts, as
+the leaderboard's P/L does (`arena.analytics.query.scope`): v1's by default, v2's with
+``methodology="v2"``, never both; an extended cohort's agents are drawn when it is chosen.
 
 The range is measured back from the latest snapshot in scope, not from the wall clock, so a
 demo season from another year and a live database behave the same. After a season stops
@@ -42,8 +43,9 @@ from arena.analytics.query.frames import (
     epoch_times,
     raw_rows,
 )
-from arena.analytics.query.scope import cohort_in_scope, excluded_cohorts
+from arena.analytics.query.scope import cohort_in_scope, excluded_cohorts, version_or_error
 from arena.analytics.query.selects import agent_ids, fetch, newest_snapshots, typed_frame
+from arena.config import METHODOLOGY_VERSION
 from arena.core.errors import InputError
 from arena.storage.models import ROLLUP_WIDTHS as WIDTHS
 from arena.storage.sqltime import epoch_bucket
@@ -110,13 +112,30 @@ def bucket_width(range_key: str, span: timedelta | None) -> int:
     return BUCKET_LADDER[-1]
 
 
+def _pool(conn: Connection, cohort: int | None, methodology: str) -> str | None:
+    """The version whose plain cohorts an all-cohort curve sums (`cohort` None), or None when
+    no agent needs leaving out: a cohort is chosen, or v1 on a database of v1 cohorts alone
+    (its SQL then is what it was before extensions and v2 existed)."""
+    version = version_or_error(methodology)
+    if cohort is not None:
+        return None
+    if version == METHODOLOGY_VERSION and not excluded_cohorts(conn):
+        return None
+    return version
+
+
 def curve_window(
-    engine: Engine, range_key: str = "ALL", *, cohort: int | None = None, family: str | None = None
+    engine: Engine,
+    range_key: str = "ALL",
+    *,
+    cohort: int | None = None,
+    family: str | None = None,
+    methodology: str = METHODOLOGY_VERSION,
 ) -> Window:
     """The window `portfolio_curves` uses for these arguments (None ends: no snapshot yet)."""
     with engine.connect() as conn:
-        v1_only = cohort is None and bool(excluded_cohorts(conn))
-        first, last = conn.execute(_first_and_last_slot(cohort, family, v1_only)).one()
+        pool = _pool(conn, cohort, methodology)
+        first, last = conn.execute(_first_and_last_slot(cohort, family, pool)).one()
     if last is None:
         return Window(None, None, bucket_width(range_key, None))
     back = RANGES[range_key][0] if range_key in RANGES else None
@@ -131,11 +150,13 @@ def portfolio_curves(
     *,
     cohort: int | None = None,
     family: str | None = None,
+    methodology: str = METHODOLOGY_VERSION,
 ) -> pd.DataFrame:
     """Portfolio value per family over time for one range (10M, 1H, 1D, 1W, 1M, 3M, ALL).
 
-    Scope: every v1 cohort (extended cohorts are left out: `arena.analytics.query.scope`), or
-    cohort number `cohort`, extended or not; every family, or `family`. One row per family ×
+    Scope: every plain cohort of version `methodology` (v1 by default; extended cohorts and
+    other versions' are left out: `arena.analytics.query.scope`), or cohort number `cohort`,
+    extended or not, of whatever version; every family, or `family`. One row per family ×
     bucket, ordered by family then time. Columns:
 
     - ``family_id``, ``display_name``, ``kind`` (llm | baseline)
@@ -147,47 +168,49 @@ def portfolio_curves(
       total_pnl / capital × 100
     - ``agents``: how many agents the bucket sums (it grows when a new cohort starts)
     """
-    window = curve_window(engine, range_key, cohort=cohort, family=family)
+    window = curve_window(engine, range_key, cohort=cohort, family=family, methodology=methodology)
     if window.end is None or window.start is None:
         return typed_frame([], CURVE_COLUMNS)
     width = window.bucket_seconds
     first_bucket = int(window.start.timestamp()) // width * width
     with engine.connect() as conn:
-        v1_only = cohort is None and bool(excluded_cohorts(conn))
-        agent_scope = _agent_scope(cohort, family, v1_only)  # None: all, no filter to join
+        pool = _pool(conn, cohort, methodology)
+        agent_scope = _agent_scope(cohort, family, pool)  # None: all, no filter to join
         if width in WIDTHS:  # one pre-computed row per agent × bucket
             in_range = _rollups_in_range(width, first_bucket, agent_scope)
         else:  # sub-hour buckets span at most days: the snapshots of the range
             in_range = _snapshots_in_range(window.start, width, agent_scope, engine.dialect.name)
         points = _int_rows(conn, in_range)
         seeds = _int_rows(conn, _values_before(window.start, agent_scope))
-        agent_rows = fetch(conn, _agents(cohort, family, v1_only))
+        agent_rows = fetch(conn, _agents(cohort, family, pool))
     # Each agent's last value before the range seeds the carry-forward into the first bucket.
     seeded = _in_bucket(seeds, first_bucket - width)
     return family_curves(np.concatenate([points, seeded]), agent_rows, first_bucket, width)
 
 
-def _agent_scope(cohort: int | None, family: str | None, v1_only: bool) -> Any:
+def _agent_scope(cohort: int | None, family: str | None, pool: str | None) -> Any:
     """Select of the ids of the agents in scope, or None when every agent is (no cohort and
-    no family chosen, and no extended cohort to leave out)."""
-    if cohort is None and family is None and not v1_only:
+    no family chosen, and no cohort to leave out)."""
+    if cohort is None and family is None and pool is None:
         return None
-    return _scope(agent_ids(cohort, family), None, None, v1_only)
+    return _scope(agent_ids(cohort, family), None, None, pool)
 
 
-def _scope(query: Any, cohort: int | None, family: str | None, v1_only: bool) -> Any:
+def _scope(query: Any, cohort: int | None, family: str | None, pool: str | None) -> Any:
     """`query` (joining agents and cohorts) restricted to cohort number `cohort` and
-    `family`, either optional; `v1_only`: to the agents of v1 cohorts."""
+    `family`, either optional; `pool`: to the agents of that version's plain cohorts (v1's
+    scope is `cohort_in_scope`'s None, exactly the SQL it was before v2)."""
     if cohort is not None:
         query = query.where(COHORTS.c.number == cohort)
     if family is not None:
         query = query.where(AGENTS.c.family_id == family)
-    if v1_only:
-        query = query.where(cohort_in_scope(AGENTS.c.cohort_id, None))
+    if pool is not None:
+        scope = None if pool == METHODOLOGY_VERSION else pool
+        query = query.where(cohort_in_scope(AGENTS.c.cohort_id, scope))
     return query
 
 
-def _agents(cohort: int | None, family: str | None, v1_only: bool) -> Any:
+def _agents(cohort: int | None, family: str | None, pool: str | None) -> Any:
     """The agents in scope: id, family, the family's name and kind, and the starting
     balance (in micro-dollars, `_units`)."""
     return _scope(
@@ -202,15 +225,15 @@ def _agents(cohort: int | None, family: str | None, v1_only: bool) -> Any:
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id),
         cohort,
         family,
-        v1_only,
+        pool,
     )
 
 
-def _first_and_last_slot(cohort: int | None, family: str | None, v1_only: bool) -> Any:
+def _first_and_last_slot(cohort: int | None, family: str | None, pool: str | None) -> Any:
     """SQL: the first and last snapshot slot in scope, by index seeks alone: for every
     snapshot, two seeks on the slot index; for a scope, per agent a min and a max seek on
     (agent_id, slot), then the min and max of those."""
-    if cohort is None and family is None and not v1_only:
+    if cohort is None and family is None and pool is None:
         return select(
             select(func.min(SNAPSHOTS.c.slot)).scalar_subquery(),
             select(func.max(SNAPSHOTS.c.slot)).scalar_subquery(),
@@ -224,7 +247,7 @@ def _first_and_last_slot(cohort: int | None, family: str | None, v1_only: bool) 
         .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id),
         cohort,
         family,
-        v1_only,
+        pool,
     ).subquery("ends")
     return select(func.min(ends.c.first), func.max(ends.c.last))
 
@@ -448,7 +471,11 @@ class Stillness:
 
 
 def flat_ranges(
-    engine: Engine, *, cohort: int | None = None, family: str | None = None
+    engine: Engine,
+    *,
+    cohort: int | None = None,
+    family: str | None = None,
+    methodology: str = METHODOLOGY_VERSION,
 ) -> Stillness:
     """Which short ranges show no change for this scope (see `Stillness`).
 
@@ -458,10 +485,11 @@ def flat_ranges(
     which any family's value, P/L or agent count moved; a range is flat when that bucket is
     not after its first bucket (the chart starts there, so a change up to it is not drawn).
     """
-    window = curve_window(engine, "1D", cohort=cohort, family=family)
+    scope: dict[str, Any] = {"cohort": cohort, "family": family, "methodology": methodology}
+    window = curve_window(engine, "1D", **scope)
     if window.start is None or window.end is None:
         return Stillness(None, None, ())
-    last = last_change(portfolio_curves(engine, "1D", cohort=cohort, family=family))
+    last = last_change(portfolio_curves(engine, "1D", **scope))
     width = window.bucket_seconds
     flat = []
     for key in SHORT_RANGES:
@@ -502,8 +530,10 @@ def decision_runs(
     family: str | None = None,
     start: datetime | None = None,
     end: datetime | None = None,
+    methodology: str = METHODOLOGY_VERSION,
 ) -> pd.DataFrame:
     """The instants agents in scope decided: one row per weekly decision run, oldest first.
+    Scope as `portfolio_curves`'s.
 
     A run is the decisions of one or more cohorts' decision weeks that began within
     `RUN_GAP` of each other (the scheduler decides for every deciding cohort in one run).
@@ -518,8 +548,7 @@ def decision_runs(
         DECISIONS.c.id, DECISIONS.c.cohort_id, DECISIONS.c.decision_week, DECISIONS.c.created_at
     ).order_by(DECISIONS.c.id.desc())
     with engine.connect() as conn:
-        v1_only = cohort is None and bool(excluded_cohorts(conn))
-        agent_scope = _agent_scope(cohort, family, v1_only)
+        agent_scope = _agent_scope(cohort, family, _pool(conn, cohort, methodology))
         if agent_scope is not None:
             query = query.where(DECISIONS.c.agent_id.in_(agent_scope))
         decided = typed_frame(

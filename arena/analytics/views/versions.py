@@ -1,0 +1,67 @@
+"""Which cohorts a methodology version's all-cohort figures pool, and which they leave out and
+why: for the pages to say so, to list a family's cohorts in or out of its figures, and to open
+a page about one cohort on the chosen version's newest.
+
+Why its own read: v1 and v2 are never pooled (docs/methodology-v2.md), and a cohort is left
+out of a version's figures for one of two reasons a reader should be told apart: it ran
+another methodology version, or it ran protocol extensions (methodology §18). The rule is
+`arena.analytics.query.scope`'s (`cohort_in_scope`), read here as cohort numbers.
+"""
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+
+from arena.analytics.query.scope import extended, version_or_error
+from arena.config import METHODOLOGY_VERSION
+from arena.storage.tables import COHORTS
+
+
+@dataclass(frozen=True)
+class VersionScope:
+    """The cohorts of one all-cohort view, by number (each list oldest first).
+
+    ``version``: the methodology version viewed; ``pooled``: its plain cohorts, the ones its
+    all-cohort figures cover; ``extended``: its cohorts with protocol extensions (left out);
+    ``other``: the cohorts of every other version, by version (never pooled with it);
+    ``versions``: every cohort's version, by number.
+    """
+
+    version: str
+    pooled: list[int]
+    extended: list[int]
+    other: dict[str, list[int]]
+    versions: dict[int, str]
+
+    @property
+    def left_out(self) -> list[int]:
+        """Every cohort the view's figures leave out, oldest first (extended or another
+        version): for v1, `arena.analytics.query.scope.excluded_cohorts`."""
+        return sorted([*self.extended, *(n for group in self.other.values() for n in group)])
+
+    def newest(self) -> int | None:
+        """The newest cohort of the version viewed (plain or extended); None without one."""
+        mine = [n for n, v in self.versions.items() if v == self.version]
+        return max(mine) if mine else None
+
+
+def version_scope(engine: Engine, methodology: str = METHODOLOGY_VERSION) -> VersionScope:
+    """The `VersionScope` of version `methodology` (an unknown version → InputError)."""
+    version = version_or_error(methodology)
+    query = select(COHORTS.c.number, COHORTS.c.methodology_version, extended()).order_by(
+        COHORTS.c.number
+    )
+    with engine.connect() as conn:
+        rows = [(int(n), str(v), bool(x)) for n, v, x in conn.execute(query)]
+    other: dict[str, list[int]] = {}
+    for number, of, _ in rows:
+        if of != version:
+            other.setdefault(of, []).append(number)
+    return VersionScope(
+        version=version,
+        pooled=[n for n, of, ext in rows if of == version and not ext],
+        extended=[n for n, of, ext in rows if of == version and ext],
+        other=other,
+        versions={n: of for n, of, _ in rows},
+    )
