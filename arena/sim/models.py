@@ -11,7 +11,8 @@ lifts longshots, < 0 lifts favourites), plus Gaussian noise (`noise`, logit sd),
 overconfidence factor (`overc` > 1 pushes beliefs away from 1/2). It sells a position whose
 belief fell below its price (with chance `sell`), otherwise bets the sides whose edge (belief −
 price) is at least `edge`, best first, at most `legs` of them, each `min(1, size × edge)` of
-the 25% cap on the cash left; nothing worth it, or a drawn HOLD (chance `hold`), is a HOLD. The
+the 25% cap on the cash left (a v2 prompt's legs then fit its total cap: `replies.total_capped`);
+nothing worth it, or a drawn HOLD (chance `hold`), is a HOLD. The
 `reasoning` is written from the markets' questions and prices, at the persona's verbosity.
 
 **Instant and hidden probability.** The instant is read from the prompt's `Date:` line (the
@@ -76,9 +77,10 @@ from arena.sim.prompt_view import (
     PromptView,
     asks_probability,
     parse_prompt,
+    states_total_cap,
     user_prompt,
 )
-from arena.sim.replies import Leg, bet_text, hold_text, render, sell_text
+from arena.sim.replies import Leg, bet_text, hold_text, render, sell_text, total_capped
 from arena.sim.wire import PROVIDER, Fault, Served, chat_completion, messages_sha256
 
 __all__ = ["SAMPLING_SHARE", "SimulatedModels"]
@@ -205,7 +207,8 @@ class SimulatedModels:
                 at, view.cash, view.min_bet, view.max_bet, view.positions, view.markets
             )
         stated = asks_probability(messages)
-        decision = self._decide(persona, model, view, rng, stated, stream)
+        capped = _rng("total-cap", self.seed, model, *keys) if states_total_cap(messages) else None
+        decision = self._decide(persona, model, view, rng, stated, stream, capped)
         retrying = any(m.get("role") == "assistant" for m in messages)
         chance = persona.stubborn if retrying else persona.malformed
         form = "clean"
@@ -249,8 +252,10 @@ class SimulatedModels:
         rng: random.Random,
         stated: bool = False,
         stream: str | None = None,
+        total_cap: random.Random | None = None,
     ) -> dict[str, Any]:
-        """HOLD (drawn), SELL (drawn, if a held side looks overpriced) or BET the best edges."""
+        """HOLD (drawn), SELL (drawn, if a held side looks overpriced) or BET the best edges;
+        `total_cap` (v2's prompt: its own RNG) fits the legs to the decision's maximum."""
         considered = view.markets[: persona.attention]
         beliefs = self.beliefs(model, view, considered, stream)
         if rng.random() < persona.hold:
@@ -264,6 +269,8 @@ class SimulatedModels:
                     "reasoning": sell_text(persona, sells),
                 }
         legs = _size_legs(persona, view, _edges(persona, view, considered, beliefs), beliefs)
+        if total_cap is not None:
+            legs = total_capped(persona, view, legs, total_cap)
         if not legs:
             return {"action": "HOLD", "reasoning": hold_text(persona, considered, beliefs, False)}
         return {

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from arena.agents.prompts import STATED_PROBABILITY_HEADING
+from arena.agents.prompts import STATED_PROBABILITY_HEADING, V2_CAP_HEADING
 
 __all__ = [
     "CENT",
@@ -21,6 +21,7 @@ __all__ = [
     "PromptView",
     "asks_probability",
     "parse_prompt",
+    "states_total_cap",
     "user_prompt",
 ]
 
@@ -58,7 +59,8 @@ class PromptView:
 
     @property
     def cap_fraction(self) -> Decimal:
-        """The per-bet cap as a fraction of cash (25% under methodology v1)."""
+        """The cap as a fraction of cash (25%): per bet under methodology v1; under v2
+        `max_bet` is the whole decision's (see `states_total_cap`)."""
         if self.cash <= 0:
             return Decimal("0.25")
         return min(Decimal(1), (self.max_bet + CENT) / self.cash).quantize(Decimal("0.0001"))
@@ -144,6 +146,14 @@ def asks_probability(messages: Sequence[Mapping[str, Any]]) -> bool:
     return any(
         m.get("role") == "system" and STATED_PROBABILITY_HEADING in str(m.get("content", ""))
         for m in messages
+    )
+
+
+def states_total_cap(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the system prompt is methodology v2's: the cap bounds the total of a decision's
+    bets (`V2_CAP_HEADING`), so the user prompt's maximum is the whole decision's."""
+    return any(
+        m.get("role") == "system" and V2_CAP_HEADING in str(m.get("content", "")) for m in messages
     )
 
 

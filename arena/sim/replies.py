@@ -1,20 +1,41 @@
-"""How a simulated model writes its answer: reasoning at its verbosity, and the JSON's form.
+"""How a simulated model writes its answer: reasoning at its verbosity, and the JSON's form,
+and the last touch on a BET's legs under methodology v2's total cap.
 
 Why apart: deciding (`arena.sim.models`) and wording are separate jobs; these functions are pure
 given the decision and the answer's RNG.
+
+**v2's total cap.** A v2 prompt caps the sum of a decision's bets at 25% of the cash before it
+(its user prompt states that sum as the maximum). The personas size each leg as under v1 (a
+share of the cap on the cash left), then `total_capped` fits the legs to the stated maximum:
+all scaled by one factor, cents rounded down, a leg left under the minimum dropped
+(`fit_total`). With chance `overspend` (the persona table) the persona adds up wrong instead
+and states legs totalling 10-50% over the maximum (`overshoot`): the engine refuses that plan
+as a whole and asks again, as it would a real model's. v1 prompts never come here.
 """
 
 import json
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from decimal import Decimal
+from dataclasses import dataclass, replace
+from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 from arena.sim.personas import Persona
-from arena.sim.prompt_view import PromptMarket, PromptPosition, PromptView
+from arena.sim.prompt_view import CENT, PromptMarket, PromptPosition, PromptView
 
-__all__ = ["Leg", "bet_text", "hold_text", "render", "sell_text"]
+__all__ = [
+    "OVERSHOOT",
+    "Leg",
+    "bet_text",
+    "fit_total",
+    "hold_text",
+    "overshoot",
+    "render",
+    "sell_text",
+    "total_capped",
+]
+
+OVERSHOOT = (1.1, 1.5)  # how far over the total cap an overspending answer's bets add up
 
 
 @dataclass(frozen=True)
@@ -26,6 +47,39 @@ class Leg:
     price: Decimal
     belief: float
     amount: Decimal
+
+
+def fit_total(legs: Sequence[Leg], total: Decimal, minimum: Decimal) -> list[Leg]:
+    """The legs scaled by one factor so they add up to at most `total` (cents rounded down),
+    a leg left under `minimum` dropped; legs already within `total` unchanged."""
+    spent = sum((leg.amount for leg in legs), Decimal(0))
+    if spent <= total:
+        return list(legs)
+    scaled = [replace(leg, amount=_cents_down(leg.amount * total / spent)) for leg in legs]
+    return [leg for leg in scaled if leg.amount >= minimum]
+
+
+def overshoot(legs: Sequence[Leg], total: Decimal, factor: Decimal) -> list[Leg]:
+    """The legs scaled by one factor so they add up to about `factor` × `total` (> `total`):
+    the plan of a persona that added its bets up wrong."""
+    spent = sum((leg.amount for leg in legs), Decimal(0))
+    if spent <= 0:
+        return list(legs)
+    return [replace(leg, amount=_cents_down(leg.amount * total * factor / spent)) for leg in legs]
+
+
+def total_capped(
+    persona: Persona, view: PromptView, legs: Sequence[Leg], rng: random.Random
+) -> list[Leg]:
+    """A v2 answer's legs: fitted to the decision's maximum, or (chance `overspend`) over it."""
+    if rng.random() < persona.overspend:
+        low, high = OVERSHOOT
+        return overshoot(legs, view.max_bet, Decimal(str(round(rng.uniform(low, high), 2))))
+    return fit_total(legs, view.max_bet, view.min_bet)
+
+
+def _cents_down(value: Decimal) -> Decimal:
+    return value.quantize(CENT, ROUND_DOWN)
 
 
 def _price(value: Decimal) -> str:
