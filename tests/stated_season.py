@@ -1,4 +1,5 @@
-"""A short demo season into a new SQLite file, with or without protocol extensions (issue 26).
+"""A short demo season into a new SQLite file, with or without protocol extensions (issue 26),
+of methodology v1 or v2 (issue 33).
 
 Shared by the demo tests of the stated-probability extension and of replicates, and their
 browser tests: two decision weeks of `arena demo` (the simulated model server's personas, the
@@ -17,9 +18,10 @@ import sqlite3
 from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from arena.app.demo import DEMO_START, run_demo
-from arena.config import load_settings
+from arena.config import METHODOLOGY_VERSION, Methodology, load_settings
 from arena.lineup import Lineup
 from arena.storage.db import create_db_engine
 from arena.storage.migrate import init_db
@@ -28,15 +30,28 @@ SEED = 1
 
 
 def demo_season(
-    folder: Path, lineup: Lineup, extensions: str, days: int, replicates: int = 1
+    folder: Path,
+    lineup: Lineup,
+    extensions: str,
+    days: int,
+    replicates: int = 1,
+    methodology: str = METHODOLOGY_VERSION,
 ) -> str:
-    """Play the season into `folder`/demo.db (`replicates` agents per family); its URL."""
+    """Play the season into `folder`/demo.db (`replicates` agents per family, cohorts of
+    `methodology`: v2 plays against the simulated CLOB); its URL."""
     url = f"sqlite:///{folder / 'demo.db'}"
     engine = create_db_engine(url)
     try:
         init_db(engine)
+        chosen: dict[str, Any] = {}  # a v1 season reads the methodology as it always did
+        if methodology != METHODOLOGY_VERSION:
+            chosen["methodology"] = Methodology(version=methodology)
         settings = load_settings(
-            database_url=url, llm_api_key=None, extensions=extensions, replicates=replicates
+            database_url=url,
+            llm_api_key=None,
+            extensions=extensions,
+            replicates=replicates,
+            **chosen,
         )
         run_demo(
             engine, settings, lineup, weeks=2, seed=SEED, stop_at=DEMO_START + timedelta(days=days)
@@ -57,10 +72,18 @@ class DemoSeasons:
         self._folder = folder
 
     def copy(
-        self, into: Path, lineup: Lineup, extensions: str, days: int, replicates: int = 1
+        self,
+        into: Path,
+        lineup: Lineup,
+        extensions: str,
+        days: int,
+        replicates: int = 1,
+        methodology: str = METHODOLOGY_VERSION,
     ) -> str:
         """The season of these arguments as `into`/demo.db, a copy a test may change; its URL."""
         key = f"{lineup.model_dump_json()}|{extensions}|{days}|{replicates}"
+        if methodology != METHODOLOGY_VERSION:  # v1 seasons keep their folders
+            key += f"|{methodology}"
         folder = self._folder / hashlib.sha256(key.encode()).hexdigest()[:16]
         folder.mkdir(parents=True, exist_ok=True)
         played = folder / "demo.db"
@@ -69,7 +92,7 @@ class DemoSeasons:
             if not (folder / "played").exists():
                 for leftover in folder.glob("demo.db*"):
                     leftover.unlink()
-                demo_season(folder, lineup, extensions, days, replicates)
+                demo_season(folder, lineup, extensions, days, replicates, methodology)
                 with closing(sqlite3.connect(played)) as conn:  # fold the WAL in: a copy is whole
                     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 (folder / "played").touch()

@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics.export.tables import EXPORTS, ExportFilters, ExportResult, write_csv
-from arena.config import METHODOLOGY_VERSION, Methodology
+from arena.config import METHODOLOGY_VERSION, Methodology, is_v2
 from arena.core.errors import InputError
 from arena.storage.db import consistent_read
 from arena.storage.tables import COHORTS
@@ -95,7 +95,20 @@ def readme_text(
             )
     else:
         lines.append("  (no cohort in scope)")
+    if any(is_v2(item["version"]) for item in cohort_constants):
+        lines += V2_NOTE
     return "\n".join(lines) + "\n"
+
+
+# Said only when a v2 cohort is in scope: a v1-only export's README is as it was.
+V2_NOTE = [
+    "",
+    "Price provenance (methodology v2, docs/methodology-v2.md; empty on v1 rows): trades.csv's",
+    "price_source, price_status, gamma_price, clob_price, disagreement and fallback_reason are",
+    "the quote each BUY and SELL executed at; snapshots.csv's price_provenance (JSON, by",
+    "position id) each open position's mark and where it came from; markets.csv's",
+    "clob_token_ids the order-book tokens v2 reads.",
+]
 
 
 def bundle_name(filters: ExportFilters, exported_at: datetime | None = None) -> str:

@@ -3,6 +3,13 @@
 Each exportable table is an `ExportSpec`: its columns (the contract's, then extras), a
 query honouring the filters, and an optional per-row enrichment. Rows stream from the
 database; a row cap stops runaway exports and the result says whether it was hit.
+
+Price provenance (methodology v2, docs/methodology-v2.md): trades carry the quote each BUY and
+SELL executed at (`PROVENANCE_COLUMNS`), snapshots each valuation's marks with their provenance
+(`price_provenance`), markets their CLOB tokens, as raw values: the stored text of each price,
+the engine's words for sources, statuses and reasons. They are the last columns of every
+export, whatever its scope, empty on v1 rows (which never record them), so a table's header
+is the same for every scope and a v1 row's other cells are what they were before v2.
 """
 
 import csv
@@ -16,6 +23,7 @@ from typing import Any, TextIO
 from sqlalchemy import ColumnElement, Select, exists, select
 from sqlalchemy.engine import Connection, Engine, RowMapping
 
+from arena.config import is_v2
 from arena.core.accounting import TradeRejected, choose_mark, mark_value, side_price
 from arena.core.csvsafe import cell
 from arena.core.errors import InputError
@@ -163,12 +171,34 @@ def _trades(f: ExportFilters) -> Select[Any]:
             T.leg_index,
             T.probability,
             A.replicate,
+            T.price_source,
+            T.price_quote.label("_price_quote"),
         )
         .join(AGENTS, A.id == T.agent_id)
         .join(COHORTS, C.id == A.cohort_id)
         .where(*_agent_filters(f, T.created_at))
         .order_by(T.id)
     )
+
+
+# The trade's quote (methodology v2), flattened: `price_source` is its own column; the rest
+# are the stored quote's fields (`trades.price_quote`), as stored.
+QUOTE_FIELDS = {
+    "price_status": "status",
+    "gamma_price": "gamma_price",
+    "clob_price": "clob_price",
+    "disagreement": "disagreement",
+    "fallback_reason": "fallback_reason",
+}
+PROVENANCE_COLUMNS = ("price_source", *QUOTE_FIELDS)
+
+
+def _trade_quote(row: Row) -> dict[str, Any]:
+    """A trade's stored quote as columns (all empty for a v1 trade and a settlement)."""
+    quote = row["_price_quote"]
+    if not isinstance(quote, dict):
+        return dict.fromkeys(QUOTE_FIELDS)
+    return {column: quote.get(key) for column, key in QUOTE_FIELDS.items()}
 
 
 def _positions(f: ExportFilters) -> Select[Any]:
@@ -193,6 +223,7 @@ def _positions(f: ExportFilters) -> Select[Any]:
             M.outcomes.label("_outcomes"),
             M.prices.label("_prices"),
             M.status.label("_market_status"),
+            C.methodology_version.label("_methodology"),
         )
         .join(AGENTS, A.id == P.agent_id)
         .join(COHORTS, C.id == A.cohort_id)
@@ -203,9 +234,21 @@ def _positions(f: ExportFilters) -> Select[Any]:
 
 
 def _position_values(row: Row) -> dict[str, Any]:
-    """current_value / unrealized_pnl: open positions marked by the §12.4 rule, others 0."""
+    """current_value / unrealized_pnl: open positions marked by the §12.4 rule, others 0.
+
+    A v2 position is never marked at Gamma's price: at its last order-book mark (the
+    snapshot pass's), its entry price before it had one (v2's prior value; the read side
+    reads no order book)."""
     if row["status"] != "open":
         return {"current_value": Decimal("0.000000"), "unrealized_pnl": Decimal("0.000000")}
+    if is_v2(row["_methodology"]):
+        mark = row["mark_price"] if row["mark_price"] is not None else row["avg_entry_price"]
+        value = mark_value(row["shares"], mark)
+        return {
+            "current_value": value,
+            "unrealized_pnl": value - row["cost_basis"],
+            "mark_price": mark,
+        }
     try:
         live: Decimal | None = side_price(
             row["_market_type"], row["_outcomes"] or [], row["_prices"] or [], row["side"]
@@ -234,6 +277,7 @@ def _snapshots(f: ExportFilters) -> Select[Any]:
             S.num_resolved_bets,
             S.slot,
             A.replicate,
+            S.price_provenance,
         )
         .join(AGENTS, A.id == S.agent_id)
         .join(COHORTS, C.id == A.cohort_id)
@@ -286,6 +330,7 @@ def _markets(f: ExportFilters) -> Select[Any]:
         M.resolved_at,
         M.source,
         M.updated_at,
+        M.clob_token_ids,
     )
     if f.cohort is not None or f.family is not None:
         held = (
@@ -370,8 +415,10 @@ EXPORTS: dict[str, ExportSpec] = {
                 "leg_index",
                 "probability",
                 "replicate",
+                *PROVENANCE_COLUMNS,
             ),
             _trades,
+            _trade_quote,
         ),
         ExportSpec(
             "positions",
@@ -412,6 +459,7 @@ EXPORTS: dict[str, ExportSpec] = {
                 "num_resolved_bets",
                 "slot",
                 "replicate",
+                "price_provenance",
             ),
             _snapshots,
         ),
@@ -455,6 +503,7 @@ EXPORTS: dict[str, ExportSpec] = {
                 "resolved_at",
                 "source",
                 "updated_at",
+                "clob_token_ids",
             ),
             _markets,
         ),

@@ -27,6 +27,11 @@ so a clean database's bundle keeps its bytes.
 extension `stated_probability`, migration 0008) only in a bundle of a cohort stamped with that
 extension: a v1 cohort's bundle is byte for byte what it was before the column existed, so a
 rebuild still gives its published hash.
+
+A cohort of methodology v2 (docs/methodology-v2.md, "Exports and replay bundles") also bundles
+where every price came from: each frozen item's `quotes`, the trades' `price_source` and
+`price_quote`, the valuation rows' marks (`marks.jsonl`, `replay.marks`), and its leaderboard's
+capital and portfolio value in v2's order. None of it is in a v1 bundle, which keeps its bytes.
 """
 
 import csv
@@ -51,8 +56,15 @@ from arena.analytics.replay.format import (
     jsonl_bytes,
     plain,
 )
-from arena.analytics.stats.leaderboard import leaderboard
-from arena.config import STATED_PROBABILITY, is_v2, stamped_extensions, stamped_replicates
+from arena.analytics.replay.marks import MARKS, marks_jsonl
+from arena.analytics.stats.leaderboard import leaderboard, portfolio_value, ranked
+from arena.config import (
+    METHODOLOGY_V2,
+    STATED_PROBABILITY,
+    is_v2,
+    stamped_extensions,
+    stamped_replicates,
+)
 from arena.core.errors import InputError
 from arena.storage.db import consistent_read
 from arena.storage.dbtypes import from_units
@@ -87,6 +99,9 @@ FILES = (
     "portfolio_snapshots.csv",
     "leaderboard.jsonl",
 )
+# What a bundle of a methodology v2 cohort holds besides (docs/methodology-v2.md, "Replay
+# bundles"): the valuation rows' marks and their provenance. A v1 bundle never has it.
+V2_FILES = (MARKS,)
 # The decision columns a replay needs; the claim bookkeeping (tokens of ownership, wall-clock
 # claim times) says nothing about the benchmark and is left out.
 DECISION_COLUMNS = (
@@ -158,6 +173,9 @@ LEADERBOARD_POINTS = (
     "fallback_holds",
     "api_cost_usd",
 )
+# v2's leaderboard ranks by portfolio value (`stats.leaderboard.ranked`): its point estimates
+# also carry the capital and the portfolio value (never in a v1 bundle, which keeps its bytes).
+V2_LEADERBOARD_POINTS = ("capital", "portfolio_value")
 
 
 @dataclass(frozen=True)
@@ -201,13 +219,29 @@ def build_bundle(
                 "for a bundle of its state so far, stamped not final",
             )
         payload = _payload(conn, cohort, scrub, final=not unfinished)
-    board = leaderboard(engine, cohort=cohort_number, replicates=200, null_seeds=0)
     payload["leaderboard.jsonl"] = scrub.jsonl(
-        {column: _number(row[column]) for column in LEADERBOARD_POINTS}
-        for row in board.to_dict("records")
+        _board_points(engine, cohort_number, is_v2(cohort["methodology_version"]))
     )
     meta = {"cohort": cohort_number, "project_version": project_version()}
     return BuiltBundle(cohort_number, build_files(payload, meta))
+
+
+def _board_points(engine: Engine, cohort_number: int, v2: bool) -> list[dict[str, Any]]:
+    """The cohort leaderboard's point estimates; a v2 cohort's in v2's order (portfolio
+    value) with its capital and portfolio value."""
+    if not v2:
+        board = leaderboard(engine, cohort=cohort_number, replicates=200, null_seeds=0)
+        return [
+            {column: _number(row[column]) for column in LEADERBOARD_POINTS}
+            for row in board.to_dict("records")
+        ]
+    board = leaderboard(
+        engine, cohort=cohort_number, replicates=200, null_seeds=0, methodology=METHODOLOGY_V2
+    )
+    board = ranked(board.assign(portfolio_value=portfolio_value(board)), METHODOLOGY_V2)
+    columns = (*LEADERBOARD_POINTS, *V2_LEADERBOARD_POINTS)
+    rows = board.to_dict("records")
+    return [{column: _number(row[column]) for column in columns} for row in rows]
 
 
 def _cohort(conn: Connection, number: int) -> dict[str, Any]:
@@ -323,8 +357,11 @@ def _payload(
     market_ids = sorted({p["market_id"] for p in positions} | {t["market_id"] for t in trades})
     markets = _rows(conn, MARKETS, MARKET_COLUMNS, MARKETS.c.id.in_(market_ids))
     snapshot_ids = sorted({d["market_snapshot_id"] for d in decisions} - {None})
+    v2 = is_v2(cohort["methodology_version"])
+    # v2: the valuation rows' marks and their provenance (ids, instants, the engine's words)
+    extra = {MARKS: marks_jsonl(conn, agent_ids)} if v2 else {}
     return {
-        README: _readme(cohort["number"]).encode("utf-8"),
+        README: _readme(cohort["number"], v2).encode("utf-8"),
         "cohort.json": json_bytes(
             scrub.value(
                 {
@@ -339,7 +376,7 @@ def _payload(
             )
         ),
         "lineup.jsonl": scrub.jsonl(lineup),
-        "market_snapshots.jsonl": scrub.jsonl(_snapshots(conn, snapshot_ids)),
+        "market_snapshots.jsonl": scrub.jsonl(_snapshots(conn, snapshot_ids, quotes=v2)),
         "decisions.jsonl": scrub.jsonl(decisions),
         "attempts.jsonl": scrub.jsonl(dict(row) for row in attempts),
         "trades.jsonl": scrub.jsonl(trades),
@@ -348,11 +385,16 @@ def _payload(
         "brier_scores.jsonl": scrub.jsonl(briers),
         # ids, instants and amounts only: nothing in it is text that could hold a key
         "portfolio_snapshots.csv": curve_csv(conn, agent_ids),
+        **extra,
     }
 
 
-def _snapshots(conn: Connection, snapshot_ids: list[int]) -> list[dict[str, Any]]:
-    """Each frozen snapshot with its items in rank order (universe first, then held markets)."""
+def _snapshots(
+    conn: Connection, snapshot_ids: list[int], *, quotes: bool = False
+) -> list[dict[str, Any]]:
+    """Each frozen snapshot with its items in rank order (universe first, then held markets);
+    with `quotes` (a v2 cohort) each item also carries its outcomes' quotes."""
+    item_columns = (*SNAPSHOT_ITEM_COLUMNS, "quotes") if quotes else SNAPSHOT_ITEM_COLUMNS
     heads = conn.execute(
         select(MARKET_SNAPSHOTS)
         .where(MARKET_SNAPSHOTS.c.id.in_(snapshot_ids))
@@ -372,13 +414,13 @@ def _snapshots(conn: Connection, snapshot_ids: list[int]) -> list[dict[str, Any]
     items = conn.execute(
         select(
             MARKET_SNAPSHOT_ITEMS.c.snapshot_id,
-            *(MARKET_SNAPSHOT_ITEMS.c[c] for c in SNAPSHOT_ITEM_COLUMNS),
+            *(MARKET_SNAPSHOT_ITEMS.c[c] for c in item_columns),
         )
         .where(MARKET_SNAPSHOT_ITEMS.c.snapshot_id.in_(snapshot_ids))
         .order_by(MARKET_SNAPSHOT_ITEMS.c.snapshot_id, MARKET_SNAPSHOT_ITEMS.c.rank)
     ).mappings()
     for item in items:
-        by_id[item["snapshot_id"]]["items"].append({c: item[c] for c in SNAPSHOT_ITEM_COLUMNS})
+        by_id[item["snapshot_id"]]["items"].append({c: item[c] for c in item_columns})
     return out
 
 
@@ -393,8 +435,26 @@ def _number(value: Any) -> Any:
     return value
 
 
-def _readme(cohort: int) -> str:
-    return f"""Forecaster Arena replay bundle: cohort {cohort}
+def _readme(cohort: int, v2: bool = False) -> str:
+    """The bundle's README; a v2 cohort's names its price provenance (a v1 one is as before)."""
+    text = _V1_README.format(cohort=cohort)
+    if not v2:
+        return text
+    return text.replace(_V1_FILES_END, _V1_FILES_END + _V2_FILES_NOTE)
+
+
+_V1_FILES_END = "  leaderboard.jsonl         the cohort leaderboard's point estimates\n"
+_V2_FILES_NOTE = (
+    "  marks.jsonl               methodology v2: each open position's mark and its\n"
+    "                            provenance every snapshot slot, as runs of unchanged records\n"
+    "\n"
+    "Methodology v2 (docs/methodology-v2.md): each frozen market's outcomes carry their quotes\n"
+    "(source, status, Gamma and CLOB prices, disagreement, fallback reason), each BUY and SELL\n"
+    "trade the quote it executed at, and the leaderboard its capital and portfolio value (v2\n"
+    "ranks by portfolio value). `arena verify` recomputes execution, every snapshot's value and\n"
+    "the leaderboard from these recorded prices.\n"
+)
+_V1_README = """Forecaster Arena replay bundle: cohort {cohort}
 
 Every number this cohort published can be recomputed from these files alone:
 

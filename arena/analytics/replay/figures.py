@@ -16,6 +16,7 @@ import numpy as np
 
 from arena.analytics.replay.format import PORTFOLIO_COLUMNS
 from arena.analytics.replay.report import Check
+from arena.config import is_v2
 from arena.core.accounting import mark_value, portfolio_value, side_won
 from arena.core.execution import HeldPosition
 from arena.core.scoring import brier, cumulative_brier, return_pct
@@ -189,6 +190,9 @@ def check_leaderboard(replay: Rebuilt, final: Mapping[int, dict[str, Any]]) -> C
     check = Check("leaderboard point estimates")
     recomputed = _family_points(replay, final)
     published = {row["family_id"]: row for row in replay.board}
+    if is_v2(replay.cohort["methodology_version"]):
+        order = [row["family_id"] for row in replay.board]
+        check.expect("the order by portfolio value", order, v2_order(recomputed))
     for family_id in sorted(set(published) | set(recomputed)):
         row, mine = published.get(family_id), recomputed.get(family_id)
         if row is None or mine is None:
@@ -246,11 +250,37 @@ def _family_points(
             "fallback_holds": sum(1 for d in decided[family] if d["status"] == "fallback_hold"),
             "api_cost_usd": sum(d["cost_usd"] for d in decided[family]),
         }
+    _rank(points, values, starts, v2=is_v2(replay.cohort["methodology_version"]))
+    return points
+
+
+def _rank(
+    points: dict[str, dict[str, Any]],
+    values: Mapping[str, Decimal],
+    starts: Mapping[str, Decimal],
+    *,
+    v2: bool,
+) -> None:
+    """Each family's competition rank by return; v2 (which ranks by portfolio value: the same
+    order, every dollar of capital alike) also carries the capital and portfolio value."""
     families = sorted(points)
     ranks = competition_ranks(np.array([points[f]["return_pct"] for f in families]))
     for family, rank in zip(families, ranks, strict=True):
         points[family]["rank"] = int(rank)
-    return points
+        if v2:
+            points[family]["capital"] = float(starts[family])
+            points[family]["portfolio_value"] = float(values[family])
+
+
+def v2_order(points: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The families in v2's order (`stats.leaderboard.ranked`): portfolio value per dollar
+    of capital, best first, ties by family id."""
+
+    def key(family: str) -> tuple[float, str]:
+        capital = points[family]["capital"]
+        return (-(points[family]["portfolio_value"] / capital if capital else 0.0), family)
+
+    return sorted(points, key=key)
 
 
 def _mean(values: Iterable[float]) -> float | None:

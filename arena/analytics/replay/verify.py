@@ -18,6 +18,11 @@ A cohort stamped with the protocol extension `stated_probability` is replayed wi
 extension's parser, so each leg's stated probability (in its record and on its BUY trade) is
 recomputed from the raw answer like every other field.
 
+A cohort of methodology v2 is replayed under v2's rules: an answer that parsed but breaks the
+total bet cap was answered again, which `replay.prices.check_total_caps` recomputes on the
+replayed cash; and its recorded prices are checked and used (`replay.prices`: the frozen
+quotes by the validation rule, the trades' quotes, every valuation row at its recorded marks).
+
 This module rebuilds what happened (parsing, execution, settlement: the books); the figures
 read from the rebuilt books are `replay.figures`, the report and its display `replay.report`.
 """
@@ -48,8 +53,16 @@ from arena.analytics.replay.format import (
     read_csv,
     read_jsonl,
 )
+from arena.analytics.replay.marks import MARKS, runs_by_agent
+from arena.analytics.replay.prices import (
+    BookState,
+    check_quotes,
+    check_total_caps,
+    check_trade_quotes,
+    check_values,
+)
 from arena.analytics.replay.report import Check, Report
-from arena.config import STATED_PROBABILITY, stamped_extensions
+from arena.config import STATED_PROBABILITY, is_v2, stamped_extensions
 from arena.core.accounting import (
     BetLimits,
     Holding,
@@ -58,7 +71,13 @@ from arena.core.accounting import (
     side_won,
 )
 from arena.core.errors import InputError
-from arena.core.execution import ExecutionPlan, HeldPosition, SnapshotMarket, plan_execution
+from arena.core.execution import (
+    ExecutionPlan,
+    HeldPosition,
+    LegRequests,
+    SnapshotMarket,
+    plan_execution,
+)
 from arena.markets.resolution import Verdict, resolution_verdict
 from arena.markets.types import ParsedMarket
 
@@ -119,6 +138,12 @@ class Replay:
         )
         self.stated = STATED_PROBABILITY in stamped_extensions(constants)
         self.model = decision_model(self.stated)
+        # methodology v2: the total bet cap, the recorded prices (`replay.prices`)
+        self.v2 = is_v2(self.cohort["methodology_version"])
+        self.marks = runs_by_agent(read_jsonl(files[MARKS])) if self.v2 else {}
+        self.states: dict[int, list[BookState]] = {}
+        self.capped: list[tuple[dict[str, Any], LegRequests]] = []  # answers the cap judges
+        self.cash_before: dict[int, Decimal] = {}  # by decision: the replayed cash it met
         self.lineup = read_jsonl(files["lineup.jsonl"])
         self.snapshots = {s["id"]: s for s in read_jsonl(files["market_snapshots.jsonl"])}
         self.decisions = read_jsonl(files["decisions.jsonl"])
@@ -138,7 +163,7 @@ class Replay:
     def run(self) -> list[Check]:
         parsing, books = self.check_parsing(), self.check_books()
         final = final_books(self)
-        return [
+        checks = [
             parsing,
             *books,
             check_brier(self),
@@ -146,6 +171,22 @@ class Replay:
             check_curve(self, final),
             check_leaderboard(self, final),
         ]
+        if not self.v2:
+            return checks
+        check_total_caps(self, parsing, self.capped)
+        return [
+            *checks,
+            check_quotes(self),
+            check_trade_quotes(self),
+            check_values(self, self.marks),
+        ]
+
+    def _answer_error(self, attempt: dict[str, Any], result: Any) -> str | None:
+        """Why an answer was answered again: its parse error; in v2 an answer that parsed
+        may still break the total cap, whose recorded error `check_total_caps` recomputes."""
+        if result.ok is None:
+            return str(result.error)
+        return attempt["error"] if self.v2 else None
 
     # -- parsing ------------------------------------------------------------------------------
 
@@ -161,6 +202,9 @@ class Replay:
                 result = parse_decision(attempt["raw_response"], stated_probability=self.stated)
                 results[attempt["attempt_no"]] = result
                 where = f"decision {did} attempt {attempt['attempt_no']}"
+                if result.ok is not None and self.v2:
+                    self.capped.append((attempt, result.ok))  # judged once the cash is known
+                    continue
                 check.expect(
                     f"{where} outcome",
                     attempt["outcome"],
@@ -179,7 +223,7 @@ class Replay:
             if decision["status"] not in EXECUTED:
                 continue
             final_run = answered[-decision["attempts"] :] if decision["attempts"] else []
-            errors = [results[a["attempt_no"]].error for a in final_run]
+            errors = [self._answer_error(a, results[a["attempt_no"]]) for a in final_run]
             if decision["status"] == "fallback_hold":
                 check.expect(f"decision {did} parsed", decision["parsed_response"], None)
                 check.expect(f"decision {did} all answers malformed", all(errors), True)
@@ -230,6 +274,10 @@ class Replay:
                 events[trade["agent_id"]].append(("settle", trade))
         for agent in self.lineup:
             self.books[agent["agent_id"]] = Book(Decimal(agent["starting_balance"]))
+            if self.v2:
+                self.states[agent["agent_id"]] = [
+                    BookState(None, self.books[agent["agent_id"]].cash, {})
+                ]
         for agent_id, ordered in self._ordered_events(events, first_trade).items():
             book = self.books[agent_id]
             for kind, row in ordered:
@@ -237,6 +285,10 @@ class Replay:
                     self._replay_decision(book, row, trades_by_decision, legs, trades_check)
                 else:
                     self._replay_settlement(book, row, settles)
+                if self.v2 and agent_id in self.states:  # v2 values each row at a state
+                    held = {pid: p.holding for pid, p in book.holdings.items()}
+                    state = BookState(_event_time(kind, row), book.cash, held)
+                    self.states[agent_id].append(state)
         positions = self._check_positions()
         return [legs, trades_check, settles, positions]
 
@@ -291,6 +343,7 @@ class Replay:
                 else FALLBACK
             )
         held = [book.holdings[pid] for pid in sorted(book.holdings)]
+        self.cash_before[did] = book.cash
         snapshot = self._snapshot(decision["market_snapshot_id"], _closed(decision, book))
         plan = plan_execution(parsed, book.cash, held, snapshot, self.limits)
         self._compare_plan(book, decision, plan, trades, legs_check, trades_check)
