@@ -197,9 +197,10 @@ ProgressHook = Callable[[YearProgress], None]
 class _Season:
     """The build's state: runs ticks, decides real pass vs copy, batches the copies."""
 
-    def __init__(self, ctx: JobContext, bulk: bool) -> None:
+    def __init__(self, ctx: JobContext, bulk: bool, real_from: datetime | None = None) -> None:
         self.ctx = ctx
         self.bulk = bulk
+        self.real_from = real_from  # the reference build copies before it (tests)
         self.source: datetime | None = None  # slot of the latest real snapshot pass
         self.dirty = True  # another job ran since that pass
         self.pending: list[datetime] = []
@@ -215,7 +216,8 @@ class _Season:
                 self.dirty = True
 
     def snapshot(self, at: datetime) -> None:
-        if self.bulk and not self.dirty and self.source is not None and at != week_start(at):
+        copying = self.bulk or (self.real_from is not None and at < self.real_from)
+        if copying and not self.dirty and self.source is not None and at != week_start(at):
             self.pending.append(at)
             if len(self.pending) >= MAX_COPY_BATCH:
                 self.flush()
@@ -274,12 +276,15 @@ def build_year(
     lineup: Lineup | None = None,
     methodology: Methodology | None = None,
     start: datetime = DEMO_START,
+    real_from: datetime | None = None,
 ) -> dict[str, int]:
     """Play a season into the empty database at `url`; returns its row counts.
 
     `bulk_snapshots=False` values the books at every 10-minute slot (the reference the copies
     are tested against). `stop_at` stops the clock early, `lineup` and `methodology` replace
-    the default lineup and the v1 constants (tests). The tail ends early once no position is
+    the default lineup and the v1 constants (tests). `real_from` makes the reference build copy
+    the slots before it as the bulk build does, so a test compares the real passes from then on
+    without paying for a week of them. The tail ends early once no position is
     open, as in `arena demo`, unless `stop_when_settled` is False.
     Counts: one key per table, plus `trades.<TYPE>` and `decisions.<status>`.
     """
@@ -298,7 +303,7 @@ def build_year(
         ctx = JobContext(engine, settings, players, world, responders, owner=OWNER)
         began = time.perf_counter()
         try:
-            season = _Season(ctx, bulk_snapshots)
+            season = _Season(ctx, bulk_snapshots, real_from)
             clock = year_ticks(start, weeks, tail_weeks, sync_every)
             _play(season, clock, start, stop_at, stop_when_settled, progress, began)
         finally:

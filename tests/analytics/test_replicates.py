@@ -346,6 +346,16 @@ def test_no_agent_gives_the_documented_empty_frames() -> None:
     assert families.empty and summary is None
 
 
+def test_a_scope_without_replicates_reads_as_the_figures_of_no_agents(engine: Engine) -> None:
+    """The hourly job's shortcut for a database without replicated cohorts gives the very
+    frame the full computation gives (columns, dtypes, no rows), a fresh copy each call."""
+    computed = joined_figures(replicate_figures(replicate_agents(engine), replicates=200, seed=4))
+    first = replicate_analysis(engine, replicates=200, seed=4)
+    pd.testing.assert_frame_equal(first, computed)
+    assert first.empty and list(first.columns) == list(FIGURES_COLUMNS)
+    assert replicate_analysis(engine, replicates=200, seed=4) is not first
+
+
 # --------------------------------------------------------------------------------------------
 # A demo season with three replicates per family
 
