@@ -20,8 +20,9 @@ simulated CLOB serves that world's books). On a COPY of it (`bench/run.py`'s
    market's price, round-robin over the agents), so the pass prices that many markets.
 3. **The simulated CLOB** of the year's world is started as `arena clob-server` in its own
    process (the real CLOB is another machine: its book-drawing is not this process's CPU), at
-   the pass's instant; the pass reads it through the project's real `ClobClient` with its
-   deployed defaults (`JobContext.price_reader`: retries, pacing, batches of 100 tokens).
+   the pass's instant; the pass reads it through the project's real `ClobClient` as the jobs
+   build it (`JobContext.price_reader`: retries, batches of 100 tokens, requests paced
+   `CLOB_MIN_INTERVAL` apart; `--min-interval` and `--batch-size` try others).
 
 Timed (`take_snapshots(engine, at, prices=...)`, the job's own call), after one untimed pass
 that warms the process: per repeat a **first pass** with a new database engine and a new CLOB
@@ -54,7 +55,8 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from arena.config import METHODOLOGY_V2, VERSION_RULES
 from arena.engine import snapshot_prices, snapshots
-from arena.markets.clob import ClobClient
+from arena.engine.jobs import CLOB_MIN_INTERVAL
+from arena.markets.clob import BATCH_SIZE, ClobClient
 from arena.storage.db import create_db_engine
 from arena.storage.tables import AGENTS, COHORTS, MARKETS, PORTFOLIO_SNAPSHOTS, POSITIONS
 
@@ -88,11 +90,22 @@ class Setup:
     added: int = 0
 
 
+@dataclass(frozen=True)
+class ClientOptions:
+    """How the pass's client paces and batches: by default as `JobContext.price_reader`
+    builds it (the options measure the alternatives: `--min-interval 0.1` is the client's
+    own default, the pacing before bench/RESULTS.md's cut)."""
+
+    min_interval: float = CLOB_MIN_INTERVAL
+    batch_size: int = BATCH_SIZE
+
+
 @dataclass
 class V2Point:
     """The timed passes and what they read and wrote."""
 
     setup: Setup
+    options: ClientOptions
     first_ms: list[float] = field(default_factory=list)
     next_ms: list[float] = field(default_factory=list)
     read_ms: list[float] = field(default_factory=list)
@@ -166,7 +179,7 @@ def top_up(conn: Connection, at: datetime, wanted: int) -> int:
         if len(rows) == missing or not agents:
             break
         price = Decimal(str(prices[0])) if prices else Decimal(0)
-        if not Decimal("0.01") <= price <= Decimal("0.99"):
+        if not 0 < price < 1:  # a position needs a price to enter at
             continue
         side = "YES" if [o.casefold() for o in outcomes] == ["yes", "no"] else outcomes[0]
         rows.append(
@@ -246,9 +259,16 @@ class CountingTransport(httpx.HTTPTransport):
         return super().handle_request(request)
 
 
-def client_for(origin: str, counts: Counter[str]) -> ClobClient:
-    """The real client with the deployed defaults (as `JobContext.price_reader` builds it)."""
-    return ClobClient(origin, transport=CountingTransport(counts))
+def client_for(
+    origin: str, counts: Counter[str], options: ClientOptions = ClientOptions()
+) -> ClobClient:
+    """The real client (deployed options unless told), counting its requests."""
+    return ClobClient(
+        origin,
+        transport=CountingTransport(counts),
+        min_interval=options.min_interval,
+        batch_size=options.batch_size,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -273,13 +293,15 @@ def _always(client: ClobClient) -> Callable[[], ClobClient]:
     return lambda: client
 
 
-def measure(url: str, origin: str, setup: Setup, repeats: int) -> V2Point:
+def measure(
+    url: str, origin: str, setup: Setup, repeats: int, options: ClientOptions = ClientOptions()
+) -> V2Point:
     """Warm pass, then per repeat a first pass (new engine, new client) and the next pass."""
-    point = V2Point(setup)
+    point = V2Point(setup, options)
     at = setup.at
     counts: Counter[str] = Counter()
     engine = create_db_engine(url)
-    client = client_for(origin, counts)
+    client = client_for(origin, counts, options)
     try:
         snapshots.take_snapshots(engine, at, prices=_always(client))  # warms this process
     finally:
@@ -288,7 +310,7 @@ def measure(url: str, origin: str, setup: Setup, repeats: int) -> V2Point:
     for _ in range(repeats):
         at += timedelta(minutes=10)
         engine = create_db_engine(url)
-        client = client_for(origin, point.requests)
+        client = client_for(origin, point.requests, options)
         try:
             snapshots._valued.cache_clear()
             began = time.perf_counter()
@@ -338,6 +360,8 @@ def report(point: V2Point) -> str:
         f"next pass {fmt_ms(following)} ms (runs: {', '.join(fmt_ms(v) for v in point.next_ms)})"
     )
     print(f"  of which the CLOB read alone (v2_quotes): {fmt_ms(read)} ms")
+    options = point.options
+    print(f"  client: min_interval {options.min_interval} s, batch_size {options.batch_size}")
     print(f"  requests per pass: {per_pass}")
     print(
         f"  marks of the last pass: {clob} of {marks} at CLOB midpoints "
@@ -359,6 +383,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=7, help="the year's seed (make_year.py)")
     parser.add_argument("--weeks", type=int, default=52, help="the year's weeks (make_year.py)")
     parser.add_argument("--markdown", action="store_true", help="print a RESULTS.md row")
+    parser.add_argument(
+        "--min-interval",
+        type=float,
+        default=CLOB_MIN_INTERVAL,
+        help=f"client pacing, s (default the jobs' {CLOB_MIN_INTERVAL}; 0.1 was the client's)",
+    )
+    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="tokens per POST")
     return parser.parse_args(argv)
 
 
@@ -377,7 +408,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             engine.dispose()
         with clob_server(args.seed, args.weeks, setup.at) as (origin, tail):
-            point = measure(copy, origin, setup, args.repeats)
+            options = ClientOptions(args.min_interval, args.batch_size)
+            point = measure(copy, origin, setup, args.repeats, options)
     figure = report(point)
     print("  " + "; ".join(tail))
     print(load_average() + " at the end")

@@ -22,7 +22,7 @@ import arena.markets.clob
 from arena.app.cli import main
 from arena.app.scheduler import build_context
 from arena.config import Methodology, load_settings
-from arena.engine.jobs import SNAPSHOT, JobContext, run_job, slot_for
+from arena.engine.jobs import CLOB_MIN_INTERVAL, SNAPSHOT, JobContext, run_job, slot_for
 from arena.engine.market_sync import upsert_markets
 from arena.engine.snapshots import take_snapshots
 from arena.lineup import Lineup
@@ -126,6 +126,7 @@ def test_the_scheduler_closes_the_clob_client_when_it_stops(
     assert run.status == "ok", run.error
     (client,) = recording
     assert ctx.clob is client and not client._client.is_closed
+    assert client._retrier.policy.min_interval == CLOB_MIN_INTERVAL
     close()  # what `scheduler.run` does once the scheduler has shut down
     assert client._client.is_closed
     assert ctx.clob is None  # a later job would build a new one, never use a closed one

@@ -79,6 +79,11 @@ JOB_ORDER = (START_COHORT, SYNC_MARKETS, RESOLVE, DECIDE, SNAPSHOT, ANALYSES, BU
 RunStatus = Literal["ok", "failed", "skipped"]
 LOG_SOURCE = "jobs"
 FRESH_UNIVERSE = timedelta(hours=1)  # decide needs markets synced at most this long ago
+# The pacing of the jobs' CLOB reader (seconds between requests): at most 50 a second, the
+# limit Polymarket documents for POST /books (500 per 10 s; GET /book allows 1,500). The
+# client's default, 0.1 s (Gamma's), made a year's v2 snapshot pass wait over a second between
+# the single-token reads of books a batch left out (bench/RESULTS.md).
+CLOB_MIN_INTERVAL = 0.02
 
 
 class JobOutcome(Protocol):
@@ -123,7 +128,8 @@ class JobContext:
             if self.clob is None:
                 from arena.markets.clob import ClobClient
 
-                self.clob = self._built = ClobClient(self.settings.clob_url)
+                url = self.settings.clob_url
+                self.clob = self._built = ClobClient(url, min_interval=CLOB_MIN_INTERVAL)
             return self.clob
 
     def close(self) -> None:

@@ -9,7 +9,8 @@ instant, so they are computed afresh every pass.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -22,6 +23,7 @@ from arena.core.accounting import mark_value
 from arena.core.errors import ArenaError
 from arena.core.money import price
 from arena.engine.provenance import (
+    PRIOR_VALUE,
     PricedMarket,
     PriceReader,
     mark_quote,
@@ -92,6 +94,75 @@ def v2_quotes(
     return quote_markets(prices(), markets)
 
 
+class V2Marks:
+    """One pass's v2 marks: `value` of each raw position row of a v2 cohort, with its
+    provenance. Positions of one market side share its quote and its CLOB mark record, so
+    each side is looked up once per pass (a year's v2 pass marks thousands of positions in a
+    few hundred markets); only a position kept at its prior value gets a record of its own.
+    """
+
+    def __init__(self, quotes: Mapping[str, list[PriceQuote]] | None) -> None:
+        self._quotes = quotes or {}
+        self._sides: dict[tuple[str, str, str | None, str, bool], _Side] = {}
+
+    def value(
+        self,
+        market_id: str,
+        market_type: str,
+        outcomes_json: str | None,
+        prices_json: str | None,
+        side: str,
+        market_open: bool | int | None,
+        last_mark: int | None,
+        avg_entry: int,
+        share_count: int,
+    ) -> tuple[Decimal, Decimal, bool, dict[str, Any]]:
+        """(mark, position value, whether the mark is a new CLOB price, provenance): the
+        side's CLOB midpoint, else the prior value. Gamma's price (`prices_json`) is never
+        used for a v2 mark: no CLOB price keeps the prior value."""
+        del prices_json
+        trading = bool(market_open)
+        key = (market_id, market_type, outcomes_json, side, trading)
+        found = self._sides.get(key)
+        if found is None:
+            found = self._sides[key] = self._side(
+                market_id, market_type, outcomes_json, side, trading
+            )
+        previous = from_units(last_mark) if last_mark is not None else None
+        if found.record is not None:  # a CLOB midpoint
+            mark, record = found.live, found.record
+            assert mark is not None
+            changed = mark != previous
+        else:
+            prior = previous if previous is not None else from_units(avg_entry)
+            mark, record = mark_quote(found.quote, trading, found.live, prior)
+            changed = False
+        return mark, mark_value(from_units(share_count), mark), changed, record
+
+    def _side(
+        self, market_id: str, market_type: str, outcomes_json: str | None, side: str, trading: bool
+    ) -> _Side:
+        outcomes = _json_list(outcomes_json)
+        index = outcome_index(market_type, outcomes, side) if outcomes else None
+        quotes = self._quotes.get(market_id)
+        quote = None
+        if quotes is not None and index is not None and index < len(quotes):
+            quote = quotes[index]
+        live = price(quote.price) if quote is not None and quote.price is not None else None
+        _mark, record = mark_quote(quote, trading, live, Decimal(0))
+        clob = record["status"] != PRIOR_VALUE
+        return _Side(quote, live, record if clob else None)
+
+
+@dataclass(frozen=True)
+class _Side:
+    """A market side's quote this pass, its price, and its CLOB mark record (None: none)."""
+
+    quote: PriceQuote | None
+    live: Decimal | None
+    record: dict[str, Any] | None
+
+
 def valued_v2(
     quotes: list[PriceQuote] | None,
     market_type: str,
@@ -104,19 +175,12 @@ def valued_v2(
     share_count: int,
 ) -> tuple[Decimal, Decimal, bool, dict[str, Any]]:
     """(mark, position value, whether the mark is a new CLOB price, provenance) of one raw
-    position row of a v2 cohort: the side's CLOB midpoint, else the prior value."""
-    del prices_json  # v2 marks never use Gamma's price: no CLOB price keeps the prior value
-    outcomes = _json_list(outcomes_json)
-    previous = from_units(last_mark) if last_mark is not None else None
-    prior = previous if previous is not None else from_units(avg_entry)
-    quote = None
-    index = outcome_index(market_type, outcomes, side) if outcomes else None
-    if quotes is not None and index is not None and index < len(quotes):
-        quote = quotes[index]
-    live = price(quote.price) if quote is not None and quote.price is not None else None
-    mark, record = mark_quote(quote, bool(market_open), live, prior)
-    changed = record["status"] != "prior_value" and mark != previous
-    return mark, mark_value(from_units(share_count), mark), changed, record
+    position row of a v2 cohort given its market's quotes (`V2Marks.value`, for one row)."""
+    marks = V2Marks({"": quotes} if quotes is not None else None)
+    return marks.value(
+        "", market_type, outcomes_json, prices_json, side, market_open, last_mark, avg_entry,
+        share_count,
+    )  # fmt: skip
 
 
 def _json_list(text: str | None) -> list[str]:

@@ -60,7 +60,7 @@ from arena.engine.cohorts import decision_week, window_weeks_of
 from arena.engine.logs import log_event
 from arena.engine.provenance import PriceReader
 from arena.engine.rollups import roll_up_slot
-from arena.engine.snapshot_prices import v2_quotes, valued_v2
+from arena.engine.snapshot_prices import V2Marks, v2_quotes
 from arena.markets.price_source import PriceQuote
 from arena.storage.db import bulk_execute, is_sqlite, transaction
 from arena.storage.dbtypes import from_units
@@ -326,6 +326,7 @@ def _read_and_value(
     """
     books: dict[int, _Book] = {}
     marks: list[dict[str, Any]] = []
+    v2 = V2Marks(quotes)
     rows = conn.execute(_BOOKS, {"b_now": at}).all()
     for agent_id, cohort_id, version, market_id, cash, starting, position_id, *key in rows:
         book = books.get(agent_id)
@@ -338,7 +339,7 @@ def _read_and_value(
         if position_id is None:
             continue
         if book.provenance is not None:
-            mark, value, changed, record = valued_v2((quotes or {}).get(market_id), *key)
+            mark, value, changed, record = v2.value(market_id, *key)
             book.provenance[str(position_id)] = record
         else:
             mark, value, changed = _valued(*key)
