@@ -163,26 +163,6 @@ class _Side:
     record: dict[str, Any] | None
 
 
-def valued_v2(
-    quotes: list[PriceQuote] | None,
-    market_type: str,
-    outcomes_json: str | None,
-    prices_json: str | None,
-    side: str,
-    market_open: bool | int | None,
-    last_mark: int | None,
-    avg_entry: int,
-    share_count: int,
-) -> tuple[Decimal, Decimal, bool, dict[str, Any]]:
-    """(mark, position value, whether the mark is a new CLOB price, provenance) of one raw
-    position row of a v2 cohort given its market's quotes (`V2Marks.value`, for one row)."""
-    marks = V2Marks({"": quotes} if quotes is not None else None)
-    return marks.value(
-        "", market_type, outcomes_json, prices_json, side, market_open, last_mark, avg_entry,
-        share_count,
-    )  # fmt: skip
-
-
 def _json_list(text: str | None) -> list[str]:
     if text is None:
         return []
