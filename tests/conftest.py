@@ -2,9 +2,7 @@
 
 import os
 import shutil
-import sqlite3
 from collections.abc import Iterator
-from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ from sqlalchemy.engine import Engine
 from arena.config import get_settings
 from arena.storage.db import create_db_engine, dispose_engines
 from arena.storage.migrate import init_db
+from tests import migrated
 from tests.pg import PostgresCluster, start_cluster
 from tests.stated_season import DemoSeasons
 from tests.tiers import tiers
@@ -64,15 +63,9 @@ def demo_seasons(tmp_path_factory: pytest.TempPathFactory) -> DemoSeasons:
 
 
 @pytest.fixture(scope="session")
-def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def sqlite_template() -> Path:
     """One migrated SQLite file per session; each test gets a copy (no migration per test)."""
-    path = tmp_path_factory.mktemp("template") / "template.db"
-    eng = create_db_engine(f"sqlite:///{path}")
-    init_db(eng)
-    eng.dispose()
-    with closing(sqlite3.connect(path)) as conn:  # fold the WAL in, so a plain copy is whole
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return path
+    return migrated.template()
 
 
 @pytest.fixture(scope="session")

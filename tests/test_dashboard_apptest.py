@@ -25,10 +25,11 @@ from arena.analytics.views import agents, cohorts, decisions, markets, operation
 from arena.config import get_settings
 from arena.dashboard import entry, fmt, links, notices
 from arena.storage.db import create_db_engine
-from arena.storage.migrate import head_revision, init_db
+from arena.storage.migrate import head_revision
 from tests.analytics.season import LLM_A, LLM_B, Season, sqlite_season
 from tests.dashboard_caches import clear_dashboard_caches
 from tests.factories import new_cohort_agents
+from tests.migrated import migrated_sqlite
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboard.py"
 NO_DATABASE = "No database yet: run `arena init-db` or `make demo`."
@@ -86,14 +87,13 @@ def season_engine(season: Season, use_database: Callable[[str], None]) -> Iterat
 
 
 def _migrated(path: Path, *, with_cohort: bool = False) -> str:
-    url = f"sqlite:///{path}"
-    engine = create_db_engine(url)
-    try:
-        init_db(engine)
-        if with_cohort:
+    url = migrated_sqlite(path)
+    if with_cohort:
+        engine = create_db_engine(url)
+        try:
             new_cohort_agents(engine, ("baseline-cash",))
-    finally:
-        engine.dispose()
+        finally:
+            engine.dispose()
     return url
 
 
