@@ -8,9 +8,12 @@ a published number is caught, and the same season on PostgreSQL gives the same b
 """
 
 import json
+import os
 import re
+import stat
 import subprocess
 import sys
+import threading
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,6 +35,7 @@ from arena.analytics.replay.format import (
 from arena.analytics.replay.kept import kept_bundle_zip, kept_bundles
 from arena.analytics.replay.verify import verify_bundle
 from arena.app.cli import main
+from arena.app.output import open_binary_output
 from arena.core.errors import InputError
 from arena.engine import bundles
 from arena.engine.bundles import build_bundles
@@ -136,6 +140,17 @@ def test_a_rebuild_is_byte_identical_as_zip_or_folder(
     code, out = cli("verify", str(tmp_path / "folder"), "--hash", kept(reader, 1).hash)
     assert code == 0, out
     assert f"all matched: bundle {kept(reader, 1).hash}" in out
+
+    # A FIFO named *.zip is written through, as an export's --out is: never replaced.
+    fifo = tmp_path / "pipe.zip"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader_thread = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader_thread.start()  # blocks in open() until the bundle opens the FIFO for writing
+    code, out = cli("bundle", "1", "--out", str(fifo), url=finished.url)
+    reader_thread.join(timeout=60)
+    assert code == 0, out
+    assert received == [kept_bundle_zip(reader, 1)] and stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 
 @pytest.mark.parametrize("path", [*FILES, MANIFEST])
@@ -369,13 +384,16 @@ _WRITE_UNDER_A_FILE_SIZE_LIMIT = """
 import os, resource, signal, sys
 from pathlib import Path
 from arena.analytics.replay.format import build_files
+from arena.app.output import open_binary_output
+from arena.core.errors import InputError
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
 resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
 files = build_files({"big.bin": os.urandom(200_000)}, {"cohort": 1})
 try:
-    files.write(Path(sys.argv[1]))
-except OSError as exc:
-    print(type(exc).__name__)
+    with open_binary_output(sys.argv[1]) as handle:  # as `arena bundle --out x.zip` writes
+        handle.write(files.zip_bytes())
+except InputError as exc:
+    print(str(exc).split(":")[0])
 """
 
 
@@ -391,11 +409,13 @@ def test_a_zip_bundle_written_over_an_old_one_fails_whole_or_not_at_all(tmp_path
         timeout=120,
         check=False,
     )
-    assert done.stdout.strip() == "OSError", done.stderr
+    assert done.stdout.strip() == f"cannot write {out}", done.stderr
     assert out.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.zip"]
 
     files = build_files({"a.jsonl": b'{"a": 1}\n'}, {"cohort": 1})
-    assert files.write(out) == out
+    out.unlink()
+    with open_binary_output(str(out)) as handle:
+        handle.write(files.zip_bytes())
     assert out.read_bytes() == files.zip_bytes()
     assert out.stat().st_mode & 0o777 == 0o644  # readable by others, as a published file is

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import IO, Any, BinaryIO, TextIO, cast
 
 from arena.core.errors import InputError
 
@@ -48,6 +48,25 @@ def open_output(target: str | None, option: str = "--out") -> Iterator[TextIO]:
         yield sys.stdout
         sys.stdout.flush()
         return
+    with _opened(target, option, "w") as handle:
+        yield cast(TextIO, handle)
+
+
+@contextmanager
+def open_binary_output(target: str | None, option: str = "--out") -> Iterator[BinaryIO]:
+    """`open_output` for bytes (a bundle's zip): the same targets, the same guarantees."""
+    if target is None or target == STDOUT:
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    with _opened(target, option, "wb") as handle:
+        yield cast(BinaryIO, handle)
+
+
+@contextmanager
+def _opened(target: str, option: str, how: str) -> Iterator[IO[Any]]:
+    """`target` opened for writing (`how`: "w" or "wb"): a regular file or a new path replaced
+    whole, anything else that exists written straight through."""
     if not target.strip():
         raise InputError(f"{option} is empty", f"give a file path, or {option} - for stdout")
     path = Path(target)
@@ -60,11 +79,11 @@ def open_output(target: str | None, option: str = "--out") -> Iterator[TextIO]:
     if mode is not None and stat.S_ISDIR(mode):
         raise InputError(f"{option} {target} is a folder", "give a file path inside it")
     if mode is None or stat.S_ISREG(mode):
-        with _replaced_whole(path, mode, option) as handle:
+        with _replaced_whole(path, mode, option, how) as handle:
             yield handle
         return
     try:
-        handle = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        handle = open(path, how, **_text_args(how))  # noqa: SIM115
     except OSError as exc:
         raise _cannot_write(target, exc, option) from None
     try:
@@ -74,8 +93,13 @@ def open_output(target: str | None, option: str = "--out") -> Iterator[TextIO]:
         raise _cannot_write(target, exc, option) from None
 
 
+def _text_args(how: str) -> dict[str, Any]:
+    """UTF-8 and newlines as written for text; nothing for bytes."""
+    return {} if "b" in how else {"encoding": "utf-8", "newline": ""}
+
+
 @contextmanager
-def _replaced_whole(path: Path, mode: int | None, option: str) -> Iterator[TextIO]:
+def _replaced_whole(path: Path, mode: int | None, option: str, how: str) -> Iterator[IO[Any]]:
     """Write a unique temporary file beside `path`, then rename it over `path` atomically.
 
     The new file keeps the old one's permission bits (or gets the umask's, for a new path):
@@ -88,7 +112,7 @@ def _replaced_whole(path: Path, mode: int | None, option: str) -> Iterator[TextI
         raise _cannot_write(str(path), exc, option) from None
     tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        with os.fdopen(fd, how, **_text_args(how)) as handle:
             os.fchmod(fd, stat.S_IMODE(mode) if mode is not None else 0o666 & ~_umask())
             yield handle
             handle.flush()

@@ -13,8 +13,6 @@ import csv
 import hashlib
 import io
 import json
-import os
-import tempfile
 import zipfile
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -152,31 +150,14 @@ class BundleFiles:
         return out.getvalue()
 
     def write(self, out: Path) -> Path:
-        """Write to `out`: a `.zip` file, or else a folder (created; existing files replaced)."""
-        if out.suffix == ".zip":
-            out.parent.mkdir(parents=True, exist_ok=True)
-            _replace_whole(out, self.zip_bytes())
-            return out
+        """Write the files into the folder `out` (created; existing files replaced). A zip is
+        `zip_bytes()`, written by the CLI through `arena.app.output` like every --out."""
         out.mkdir(parents=True, exist_ok=True)
         for path, data in sorted(self.files.items()):
             target = out / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         return out
-
-
-def _replace_whole(out: Path, data: bytes) -> None:
-    """Write `data` to a unique temporary file beside `out`, then rename it over `out`: a
-    reader (or a failure half way) never sees half a zip, and no other file is touched."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.chmod(temporary, 0o644)  # mkstemp's 0600 would hide a bundle meant to be published
-        os.replace(temporary, out)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def build_files(payload: Mapping[str, bytes], meta: Mapping[str, Any]) -> BundleFiles:

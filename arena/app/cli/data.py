@@ -139,15 +139,24 @@ def bundle(
 ) -> None:
     """Write a cohort's replay bundle: every input and output, hashed, for `arena verify`."""
     from arena.analytics.replay.bundle import build_bundle
+    from arena.app.output import open_binary_output
     from arena.core.text import printable
 
     built = build_bundle(open_engine("reader"), cohort, provisional=provisional)
-    try:
-        written = built.bundle.write(out)
-    except OSError as exc:
-        raise InputError(
-            f"cannot write {printable(str(out))}: {exc.strerror}", "choose a writable --out path"
-        ) from None
+    written = out
+    if out.suffix == ".zip":  # replaced whole (or written through, for a device), as exports
+        if not out.parent.exists():
+            out.parent.mkdir(parents=True, exist_ok=True)
+        with open_binary_output(str(out)) as handle:
+            handle.write(built.bundle.zip_bytes())
+    else:
+        try:
+            written = built.bundle.write(out)
+        except OSError as exc:
+            raise InputError(
+                f"cannot write {printable(str(out))}: {exc.strerror}",
+                "choose a writable --out path",
+            ) from None
     size = sum(len(data) for data in built.bundle.files.values())
     typer.echo(
         f"cohort {cohort}: bundle {built.hash} -> {printable(str(written))} "
