@@ -17,6 +17,7 @@ and inside the read side its groups likewise (`READ_GROUPS`):
 """
 
 import ast
+import functools
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
@@ -101,12 +102,20 @@ def arena_modules() -> dict[str, Path]:
 
 def imports(path: Path) -> Iterator[tuple[str, list[str]]]:
     """(module, names) of every import statement in a file."""
+    for module, names in _imports(path):
+        yield module, list(names)
+
+
+@functools.cache
+def _imports(path: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each file parsed once per test process: four tests walk every module's imports."""
+    found: list[tuple[str, tuple[str, ...]]] = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            yield node.module, [alias.name for alias in node.names]
+            found.append((node.module, tuple(alias.name for alias in node.names)))
         elif isinstance(node, ast.Import):
-            for alias in node.names:
-                yield alias.name, []
+            found += [(alias.name, ()) for alias in node.names]
+    return tuple(found)
 
 
 def arena_targets(path: Path, known: dict[str, Path]) -> set[str]:
