@@ -249,11 +249,13 @@ def test_the_leaderboard_draws_v2s_summed_curves(mixed: Engine) -> None:
 # Carried across pages
 
 
-def _navigate(at: AppTest, page: str) -> AppTest:
-    """Open `page` as the sidebar's navigation does: the query string is cleared."""
+def _navigate(at: AppTest, page: str, **params: str) -> AppTest:
+    """Open `page` as the sidebar's navigation does (the query string cleared), or as a
+    `st.page_link` does (the query string is the link's `params` alone)."""
     for key in list(at.query_params):
         del at.query_params[key]
-    at.switch_page(f"app_pages/{page}.py" if page else "dashboard.py")
+    at.query_params.update(params)
+    at.switch_page(f"app_pages/{page}.py")
     return at.run()
 
 
@@ -272,6 +274,11 @@ def test_the_selection_is_carried_across_pages(mixed: Engine) -> None:
     _navigate(at, "home")
     _ok(at)
     assert _selector(at).value == "v2" and "**Methodology v2**" in _all_text(at)
+    # A page link (the Family page's to one of its agents) carries its own keys and the version
+    _navigate(at, "agent", cohort="1", family=LLM_A)
+    _ok(at)
+    assert (at.query_params["cohort"], at.query_params["methodology"]) == ("1", "v2")
+    assert "Cohort 1 ran **methodology v1**" in _all_text(at)  # a v1 cohort, said so
 
 
 def test_picking_the_other_version_leaves_a_cohort_of_the_first(mixed: Engine) -> None:

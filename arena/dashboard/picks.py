@@ -103,10 +103,10 @@ def methodology_link() -> str | None:
     newest) rather than a cohort of the other."""
     versions: list[str] = read(versions_present)
     wanted = get_link("methodology")
-    several = [v for v in versions if v != METHODOLOGY_VERSION]
-    if wanted is not None and wanted not in (versions if several else [METHODOLOGY_VERSION]):
+    others = [v for v in versions if v != METHODOLOGY_VERSION]
+    if wanted is not None and wanted not in (versions if others else [METHODOLOGY_VERSION]):
         forget_link("methodology")
-    if several:
+    if others:
         chosen = select_link(
             "Methodology",
             "methodology",
@@ -167,7 +167,7 @@ def cohort_version_caption(number: int | None) -> str | None:
     st.caption(
         f":material/rule: Cohort {number} ran **methodology {version}**"
         + (f" ({rules})" if rules else "")
-        + f": its figures here are {version}'s, whatever the sidebar's selector says."
+        + f": this page reads it under {version}'s rules, whichever version the sidebar shows."
     )
     return version
 
