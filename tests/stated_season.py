@@ -22,11 +22,18 @@ from typing import Any
 
 from arena.app.demo import DEMO_START, run_demo
 from arena.config import METHODOLOGY_VERSION, Methodology, load_settings
-from arena.lineup import Lineup
+from arena.lineup import Lineup, load_lineup
 from arena.storage.db import create_db_engine
 from arena.storage.migrate import init_db
 
 SEED = 1
+# The suite's v2 demo season: the baselines, the oracle and one simulated LLM for nine days
+# against the simulated CLOB. Bundles, exports, the dashboard's v2 tests and the Chromium
+# journey all copy this one season (`DemoSeasons.v2`), played once per run.
+V2_LINEUP = Lineup(
+    families=[f for f in load_lineup(None).families if f.kind == "baseline" or f.id == "kimi-k2"]
+)
+V2_DAYS = 9
 
 
 def demo_season(
@@ -99,3 +106,7 @@ class DemoSeasons:
         into.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(played, into / "demo.db")
         return f"sqlite:///{into / 'demo.db'}"
+
+    def v2(self, into: Path) -> str:
+        """The suite's v2 demo season (`V2_LINEUP`, `V2_DAYS`) as `into`/demo.db; its URL."""
+        return self.copy(into, V2_LINEUP, "", V2_DAYS, methodology="v2")

@@ -7,7 +7,7 @@ cohort (`tests.test_v2_scope.add_v2_season`), its analyses stored by the real ho
 
 import shutil
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import select
@@ -16,17 +16,14 @@ from streamlit.testing.v1 import AppTest
 from arena.analytics.stats.leaderboard import leaderboard
 from arena.analytics.stored import stored_result
 from arena.analytics.views.provenance import provenance_text, trade_provenance, universe_provenance
-from arena.app.demo import DEMO_START, run_demo
-from arena.config import Methodology, load_settings
 from arena.dashboard import fmt
 from arena.engine.analyses import store_analyses
 from arena.storage.db import create_db_engine
-from arena.storage.migrate import init_db
 from arena.storage.tables import DECISIONS, TRADES
 from tests.analytics.season import Season, sqlite_season
 from tests.dashboard_caches import clear_dashboard_caches
+from tests.stated_season import DemoSeasons
 from tests.test_dashboard_apptest import _all_text, _ok, _run
-from tests.test_v2_demo import SMALL
 from tests.test_v2_scope import add_v2_season
 
 
@@ -153,21 +150,10 @@ def test_calibration_follows_the_selector(
 
 
 @pytest.fixture(scope="module")
-def v2_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A short v2 demo season (as tests/test_v2_demo.py plays it): prices from the simulated
+def v2_url(demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A copy of the suite's v2 demo season (`tests.stated_season`): prices from the simulated
     CLOB through the real client, provenance on every universe item and trade."""
-    path = tmp_path_factory.mktemp("v2_demo_dashboard") / "demo.db"
-    url = f"sqlite:///{path}"
-    engine = create_db_engine(url)
-    try:
-        init_db(engine)
-        settings = load_settings(
-            database_url=url, llm_api_key=None, methodology=Methodology(version="v2")
-        )
-        run_demo(engine, settings, SMALL, weeks=2, seed=3, stop_at=DEMO_START + timedelta(days=9))
-    finally:
-        engine.dispose()
-    return url
+    return demo_seasons.v2(tmp_path_factory.mktemp("v2_demo_dashboard"))
 
 
 def _traded_decision(url: str) -> tuple[int, int]:

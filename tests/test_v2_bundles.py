@@ -33,7 +33,6 @@ from arena.analytics.replay.format import (
 from arena.analytics.replay.marks import MARKS, MarkRuns, mark_runs
 from arena.analytics.replay.report import Report
 from arena.analytics.replay.verify import verify_bundle
-from arena.lineup import Lineup, load_lineup
 from arena.storage.db import create_db_engine
 from tests.analytics.finished_season import copy_database, finished_season
 from tests.engine.test_v2_engine import (
@@ -52,9 +51,6 @@ V2_CHECKS = (
     "frozen prices follow their quotes",
     "trades carry their quotes",
     "snapshot values at the recorded marks",
-)
-SMALL = Lineup(
-    families=[f for f in load_lineup(None).families if f.kind == "baseline" or f.id == "kimi-k2"]
 )
 
 
@@ -272,7 +268,7 @@ def test_the_marks_file_is_lossless() -> None:
 
 @pytest.fixture(scope="module")
 def v2_demo(demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory) -> str:
-    return demo_seasons.copy(tmp_path_factory.mktemp("v2_demo"), SMALL, "", 9, methodology="v2")
+    return demo_seasons.v2(tmp_path_factory.mktemp("v2_demo"))
 
 
 def test_a_v2_demo_season_verifies_and_is_the_same_bundle_on_postgresql(

@@ -28,7 +28,6 @@ from arena.analytics.export.tables import (
     write_csv,
 )
 from arena.core.accounting import mark_value
-from arena.lineup import Lineup, load_lineup
 from arena.storage.db import create_db_engine
 from arena.storage.tables import AGENTS, COHORTS, MARKETS, PORTFOLIO_SNAPSHOTS, TRADES
 from tests.analytics.finished_season import finished_season
@@ -41,9 +40,6 @@ from tests.engine.test_v2_engine import (
 from tests.factories import WEEK1
 from tests.stated_season import DemoSeasons
 
-SMALL = Lineup(
-    families=[f for f in load_lineup(None).families if f.kind == "baseline" or f.id == "kimi-k2"]
-)
 # The columns this change added, at the end of their tables.
 NEW_COLUMNS = {
     "trades": list(PROVENANCE_COLUMNS),
@@ -68,7 +64,7 @@ def rows_of(engine: Engine, table: str, **filters: Any) -> tuple[list[str], list
 def v2_season(
     demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Engine]:
-    url = demo_seasons.copy(tmp_path_factory.mktemp("v2_exports"), SMALL, "", 9, methodology="v2")
+    url = demo_seasons.v2(tmp_path_factory.mktemp("v2_exports"))
     engine = create_db_engine(url, role="reader")
     yield engine
     engine.dispose()
