@@ -78,7 +78,10 @@ def main() -> None:
     st.sidebar.markdown(f"**{TITLE}**")
     # The backend only: the URL itself may carry a password.
     st.sidebar.caption(f"Database: {backend_name(url)}")
-    st.sidebar.caption(f"Methodology {settings.methodology.version or METHODOLOGY_VERSION}")
+    # The version this deployment stamps on new cohorts (the selector picks what is shown).
+    st.sidebar.caption(
+        f"New cohorts: methodology {settings.methodology.version or METHODOLOGY_VERSION}"
+    )
 
     if sqlite_file_missing(url):
         _stop_with(NO_DATABASE)

@@ -213,7 +213,7 @@ def test_sidebar_names_backend_and_methodology_but_not_the_path(
     sidebar = _sidebar_text(_run())
 
     assert "Database: sqlite" in sidebar
-    assert "Methodology v1" in sidebar
+    assert "New cohorts: methodology v1" in sidebar
     assert f"Schema revision {head_revision()}" in sidebar
     assert str(tmp_path) not in sidebar
 
@@ -242,7 +242,7 @@ def test_a_deep_link_lands_on_its_page_through_the_entry(
     _ok(at)
     titles = [t.value for t in at.title]
     assert titles == [PAGES.get(page, "Forecaster Arena")], titles
-    assert "Methodology v1" in _sidebar_text(at)
+    assert "New cohorts: methodology v1" in _sidebar_text(at)
     if page not in ("home", "family", "markets", "methodology", "overview", "operations"):
         assert at.query_params.get("cohort") == "1", (page, dict(at.query_params))
 
