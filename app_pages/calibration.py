@@ -19,8 +19,9 @@ NO_BRIER = (
     "(`arena resolve`, hourly in the scheduler). `make demo` builds a season that has them."
 )
 NO_V1_BRIER = (
-    "No resolved bet in a v1 cohort yet: the extended cohorts named above are left out of the "
-    "all-cohort figures. Choose one of them in the cohort filter to see its own."
+    "No resolved bet in a v1 cohort yet: the cohorts named above (extended, or of another "
+    "methodology version) are left out of the all-cohort figures. Choose one of them in the "
+    "cohort filter, or its version in the sidebar, to see its own."
 )
 STATISTICS = documents.doc_link("methodology", "19-statistics-honest-uncertainty")
 MOST_FAMILIES = 3  # compared in one reliability diagram; more is unreadable

@@ -155,8 +155,9 @@ if str(row["extensions"]):
     )
     st.warning(
         f"This cohort ran the protocol extension {fmt.escaped(row['extensions'])} "
-        f"({fmt.escaped(did)}), so its results "
-        "are not stock v1 results and the all-cohort figures leave it out. The extensions' own "
+        f"({fmt.escaped(did)}), so its results are not stock "
+        f"{fmt.escaped(row['methodology_version'])} results and the all-cohort figures leave "
+        "it out. The extensions' own "
         "figures are on the Stated probability and Replicates pages ([methodology: protocol "
         f"extensions]({NOTES}))."
     )
