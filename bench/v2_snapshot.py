@@ -14,10 +14,11 @@ simulated CLOB serves that world's books). On a COPY of it (`bench/run.py`'s
    positions and history are the year's own, built by the engine's jobs, so this pass values
    the very books `bench/run.py --only snapshot` values under v1, and the two figures differ
    only by what v2 adds (the CLOB read, the marks computed afresh, the provenance written).
-2. **Topped up to `--markets` held markets.** The year's live cohorts hold ~400-500 distinct
+2. **Topped up to `--markets` held markets.** The year's live cohorts hold ~360-480 distinct
    open markets; if fewer than asked, their agents get one more open position each in the
-   most traded open markets no one holds (a $100 YES or first-outcome position at the
-   market's price, round-robin over the agents), so the pass prices that many markets.
+   most traded markets of the latest sync that no one holds (a $100 YES or first-outcome
+   position at the market's price, round-robin over the agents), so the pass prices that
+   many markets.
 3. **The simulated CLOB** of the year's world is started as `arena clob-server` in its own
    process (the real CLOB is another machine: its book-drawing is not this process's CPU), at
    the pass's instant; the pass reads it through the project's real `ClobClient` as the jobs
@@ -154,7 +155,9 @@ def _held_markets(conn: Connection, at: datetime) -> set[str]:
 
 def top_up(conn: Connection, at: datetime, wanted: int) -> int:
     """Open positions in the most traded open markets no live agent holds, until the live
-    cohorts hold `wanted` open markets; how many were added."""
+    cohorts hold `wanted` open markets; how many were added. Only markets of the latest sync
+    (the universe a decision would see): a market that left the top 500 unheld is no longer
+    refreshed, so its row may still say open long after the CLOB stopped serving its book."""
     held = _held_markets(conn, at)
     missing = wanted - len(held)
     if missing <= 0:
@@ -164,11 +167,13 @@ def top_up(conn: Connection, at: datetime, wanted: int) -> int:
         .scalars()
         .all()
     )
+    synced = select(func.max(MARKETS.c.updated_at)).where(MARKETS.c.status == "open")
     candidates = conn.execute(
         select(MARKETS.c.id, MARKETS.c.outcomes, MARKETS.c.prices)
         .where(
             MARKETS.c.status == "open",
             ~MARKETS.c.closed,
+            MARKETS.c.updated_at >= synced.scalar_subquery(),
             MARKETS.c.clob_token_ids.is_not(None),
             MARKETS.c.id.not_in(held) if held else MARKETS.c.id.is_not(None),
         )
