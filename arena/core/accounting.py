@@ -95,6 +95,18 @@ def named_outcome(side: str, market_type: str, outcomes: Sequence[str]) -> str:
     raise TradeRejected("bad_side", f"side {side!r} is not an outcome of this market")
 
 
+def outcome_index(market_type: str, outcomes: Sequence[str], side: str) -> int | None:
+    """The position in `outcomes` of the outcome a stored side names (None when none does):
+    which of a market's per-outcome records (prices, quotes) a position or trade reads."""
+    try:
+        canonical = named_outcome(side, market_type, outcomes)
+    except TradeRejected:
+        return None
+    keys = [outcome_key(outcome) for outcome in outcomes]
+    wanted = outcome_key(canonical)  # binary: "YES"/"NO" read as "yes"/"no"
+    return keys.index(wanted) if wanted in keys else None
+
+
 def ambiguous_outcomes(outcomes: Sequence[str]) -> list[str]:
     """The outcomes that share their `outcome_key` with another outcome of the same market."""
     keys = [outcome_key(outcome) for outcome in outcomes]

@@ -25,12 +25,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Protocol
 
-from arena.core.accounting import TradeRejected, named_outcome, outcome_key
+from arena.core.accounting import outcome_index
 from arena.markets.clob_wire import ClobQuote
-from arena.markets.price_source import PriceQuote, price_market, tokens_to_read
+from arena.markets.price_source import PRIOR_VALUE, PriceQuote, price_market, tokens_to_read
 from arena.markets.types import ParsedMarket
 
-PRIOR_VALUE = "prior_value"  # a mark with no CLOB price: the position keeps its prior value
 MARKET_CLOSED = "market_closed"  # why a closed-but-unresolved market's mark is kept
 
 
@@ -101,17 +100,6 @@ def quote_json(quote: PriceQuote) -> dict[str, Any]:
         "disagreement": _text(quote.disagreement),
         "fallback_reason": quote.fallback_reason,
     }
-
-
-def outcome_index(market_type: str, outcomes: Sequence[str], side: str) -> int | None:
-    """The position in `outcomes` of the outcome a stored side names (None when none does)."""
-    try:
-        canonical = named_outcome(side, market_type, outcomes)
-    except TradeRejected:
-        return None
-    keys = [outcome_key(outcome) for outcome in outcomes]
-    wanted = outcome_key(canonical)  # binary: "YES"/"NO" read as "yes"/"no"
-    return keys.index(wanted) if wanted in keys else None
 
 
 def side_quote(

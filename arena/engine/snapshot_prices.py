@@ -19,18 +19,16 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from arena.config import METHODOLOGY_V2
-from arena.core.accounting import mark_value
+from arena.core.accounting import mark_value, outcome_index
 from arena.core.errors import ArenaError
 from arena.core.money import price
 from arena.engine.provenance import (
-    PRIOR_VALUE,
     PricedMarket,
     PriceReader,
     mark_quote,
-    outcome_index,
     quote_markets,
 )
-from arena.markets.price_source import PriceQuote
+from arena.markets.price_source import PRIOR_VALUE, PriceQuote
 from arena.storage.dbtypes import from_units
 from arena.storage.tables import AGENTS, COHORTS, MARKETS, POSITIONS
 

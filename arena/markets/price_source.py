@@ -34,6 +34,10 @@ TWO = Decimal(2)
 
 PriceSourceName = Literal["gamma", "clob_mid", "clob_book"]
 PriceStatus = Literal["accepted", "accepted_with_gamma_disagreement", "fallback_gamma", "unpriced"]
+# The statuses of a price that is the CLOB's own.
+CLOB_STATUSES: tuple[PriceStatus, ...] = ("accepted", "accepted_with_gamma_disagreement")
+# A v2 mark with no CLOB price keeps the position's prior value (source and status both this).
+PRIOR_VALUE = "prior_value"
 
 
 @dataclass(frozen=True)

@@ -33,22 +33,19 @@ from arena.analytics.replay.figures import Book
 from arena.analytics.replay.marks import MarkRuns
 from arena.analytics.replay.report import Check
 from arena.config import BET_CAP_TOTAL, PRICES_CLOB_MID
-from arena.core.accounting import (
-    BetLimits,
-    Holding,
-    TradeRejected,
-    mark_value,
-    named_outcome,
-    outcome_key,
-)
+from arena.core.accounting import BetLimits, Holding, mark_value, outcome_index
 from arena.core.execution import LegRequests, total_bet_error
 from arena.core.money import money, price
 from arena.markets.clob_wire import ClobQuote
-from arena.markets.price_source import PriceQuote, price_market, tokens_to_read
+from arena.markets.price_source import (
+    CLOB_STATUSES,
+    PRIOR_VALUE,
+    PriceQuote,
+    price_market,
+    tokens_to_read,
+)
 from arena.markets.types import ParsedMarket
 
-CLOB_STATUSES = ("accepted", "accepted_with_gamma_disagreement")
-PRIOR_VALUE = "prior_value"
 QUOTE_NUMBERS = ("price", "gamma_price", "clob_price", "disagreement")
 QUOTE_WORDS = ("source", "status", "fallback_reason")
 
@@ -168,18 +165,6 @@ def _check_shown(
 # The trades' quotes
 
 
-def side_index(item: Mapping[str, Any], side: str) -> int | None:
-    """The position in the item's outcomes of the outcome a trade's side names."""
-    outcomes = [str(o) for o in item["outcomes"]]
-    try:
-        canonical = named_outcome(side, item["market_type"], outcomes)
-    except TradeRejected:
-        return None
-    keys = [outcome_key(outcome) for outcome in outcomes]
-    wanted = outcome_key(canonical)
-    return keys.index(wanted) if wanted in keys else None
-
-
 def check_trade_quotes(replay: PricedReplay) -> Check:
     """Each BUY and SELL carries its outcome's frozen quote; settlements carry none."""
     check = Check("trades carry their quotes")
@@ -193,7 +178,11 @@ def check_trade_quotes(replay: PricedReplay) -> Check:
         snapshot = replay.snapshots.get(snapshot_of.get(trade["decision_id"], -1))
         items = {i["market_id"]: i for i in snapshot["items"]} if snapshot else {}
         item = items.get(trade["market_id"])
-        index = side_index(item, trade["side"]) if item else None
+        index = (
+            outcome_index(item["market_type"], [str(o) for o in item["outcomes"]], trade["side"])
+            if item
+            else None
+        )
         quotes = item.get("quotes") if item else None
         if item is None or index is None or not quotes or index >= len(quotes):
             check.fail(f"{where}: no frozen quote of its side in its decision's universe")
