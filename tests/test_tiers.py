@@ -1,13 +1,17 @@
 """tests/tiers.py derives a test's tiers from what it uses, through helpers and fixtures."""
 
+import dis
+import inspect
 import subprocess
+import sys
+import types
 from collections.abc import Callable
 from importlib import import_module
 from typing import Any
 
 import pytest
 
-from tests.tiers import tiers
+from tests.tiers import _codes, _import_froms, tiers
 
 
 def _plain() -> None:
@@ -77,3 +81,42 @@ def test_the_cluster_fixture_by_name_and_a_played_season() -> None:
 def test_the_suite_s_own_fixtures_land_in_their_tiers(request: pytest.FixtureRequest) -> None:
     """The real closure of a test that asks for `engine`: sqlite only in the fast tier."""
     assert request.node.get_closest_marker("postgres") is None
+
+
+def _dis_import_froms(code: types.CodeType) -> list[tuple[str, str]]:
+    """The reference reading: `from module import name` pairs by `dis.get_instructions`."""
+    found, module = [], None
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "IMPORT_NAME":
+            module = str(instruction.argval)
+        elif instruction.opname == "IMPORT_FROM" and module is not None:
+            found.append((module, str(instruction.argval)))
+    return found
+
+
+def test_the_raw_bytecode_reading_equals_dis_on_every_function_of_the_suite() -> None:
+    """`_import_froms` reads the bytecode without `dis` (collection time): on every code object
+    of every loaded module of `tests` and `arena` it finds what `dis` finds, a large function
+    with EXTENDED_ARG included."""
+    # 300 global names first: the import's indices into co_names need EXTENDED_ARG.
+    names = "; ".join(f"g{i}" for i in range(300))
+    source = f"def big():\n    {names}\n    from os import path, sep\n"
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<big>", "exec"), namespace)
+    codes = [namespace["big"].__code__]
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] in ("tests", "arena"):
+            for value in vars(module).values():
+                code = getattr(inspect.unwrap(value), "__code__", None) if callable(value) else None
+                if isinstance(code, types.CodeType):
+                    codes.extend(_codes(code))
+    assert len(codes) > 500
+    with_imports = 0
+    for code in codes:
+        expected = _dis_import_froms(code)
+        assert list(_import_froms(code)) == expected, code
+        with_imports += bool(expected)
+    big = namespace["big"].__code__
+    assert dis.EXTENDED_ARG in big.co_code[::2]
+    assert _import_froms(big) == (("os", "path"), ("os", "sep"))
+    assert with_imports > 10
