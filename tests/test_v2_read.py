@@ -23,10 +23,9 @@ from arena.analytics.stats.risk import family_risk
 from arena.analytics.stored import current_or_live, scope_of, stored_result
 from arena.core.errors import InputError
 from arena.engine.analyses import store_analyses
-from arena.storage.db import create_db_engine
 from arena.storage.tables import ANALYSIS_RESULTS
 from tests.stated_season import DemoSeasons
-from tests.test_v2_scope import BASELINES, DAYS, add_v2_season
+from tests.test_v2_scope import v1_and_v2_seasons
 
 ARGS: dict[str, Any] = {"replicates": 200, "null_seeds": 5}
 
@@ -35,13 +34,8 @@ ARGS: dict[str, Any] = {"replicates": 200, "null_seeds": 5}
 def seasons(
     demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Engine, Engine, list[int]]]:
-    folder = tmp_path_factory.mktemp("v2_read")
-    v1_only = create_db_engine(demo_seasons.copy(folder / "v1", BASELINES, "", DAYS))
-    both = create_db_engine(demo_seasons.copy(folder / "both", BASELINES, "", DAYS))
-    numbers = add_v2_season(both)
-    yield v1_only, both, numbers
-    v1_only.dispose()
-    both.dispose()
+    with v1_and_v2_seasons(demo_seasons, tmp_path_factory.mktemp("v2_read")) as found:
+        yield found
 
 
 def test_each_version_reads_its_own_cohorts(seasons: tuple[Engine, Engine, list[int]]) -> None:

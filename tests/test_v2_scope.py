@@ -7,7 +7,9 @@ pooled them, every figure would move (twice the bets, twice the capital).
 """
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -112,17 +114,26 @@ def add_v2_season(engine: Engine) -> list[int]:
     return numbers
 
 
+@contextmanager
+def v1_and_v2_seasons(
+    demo_seasons: DemoSeasons, folder: Path
+) -> Iterator[tuple[Engine, Engine, list[int]]]:
+    """The baselines' v1 season, and a copy of it with the v2 season added (its numbers)."""
+    v1_only = create_db_engine(demo_seasons.copy(folder / "v1", BASELINES, "", DAYS))
+    both = create_db_engine(demo_seasons.copy(folder / "both", BASELINES, "", DAYS))
+    try:
+        yield v1_only, both, add_v2_season(both)
+    finally:
+        v1_only.dispose()
+        both.dispose()
+
+
 @pytest.fixture(scope="module")
 def seasons(
     demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Engine, Engine, list[int]]]:
-    folder = tmp_path_factory.mktemp("v2_scope")
-    v1_only = create_db_engine(demo_seasons.copy(folder / "v1", BASELINES, "", DAYS))
-    both = create_db_engine(demo_seasons.copy(folder / "both", BASELINES, "", DAYS))
-    numbers = add_v2_season(both)
-    yield v1_only, both, numbers
-    v1_only.dispose()
-    both.dispose()
+    with v1_and_v2_seasons(demo_seasons, tmp_path_factory.mktemp("v2_scope")) as found:
+        yield found
 
 
 def test_the_v1_figures_ignore_the_v2_season(
