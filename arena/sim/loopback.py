@@ -19,12 +19,21 @@ from typing import Any, Self
 
 @dataclass(frozen=True)
 class Reply:
-    """One answer: a status, a JSON body, extra headers, and how long to hold it back."""
+    """One answer: a status, a body (JSON unless already bytes or text: a test's garbage body
+    goes out as written), extra headers, and how long to hold it back."""
 
     status: int
     body: Any
     headers: Mapping[str, str] = field(default_factory=dict)
     delay: float = 0.0
+
+    def payload(self, separators: tuple[str, str] | None = None) -> bytes:
+        """The body as bytes (JSON with `separators` unless it is already bytes or text)."""
+        if isinstance(self.body, bytes):
+            return self.body
+        if isinstance(self.body, str):
+            return self.body.encode()
+        return json.dumps(self.body, separators=separators).encode()
 
 
 class LoopbackServer:
@@ -33,12 +42,16 @@ class LoopbackServer:
     server_version = "ArenaSimulated/1"
     # How the JSON body is written (the CLOB writes compact JSON, as the real one does).
     json_separators: tuple[str, str] | None = None
+    # How often the background thread looks for `stop` (seconds): what a stop waits at most.
+    poll_interval = 0.05
 
     def __init__(self, host: str, port: int) -> None:
         self._httpd = ThreadingHTTPServer((host, port), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": self.poll_interval},
+            daemon=True,
         )
 
     def reply(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Reply:
@@ -86,7 +99,7 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             answer = server.reply(method, self.path, dict(self.headers.items()), body)
             if answer.delay > 0:
                 time.sleep(answer.delay)
-            payload = json.dumps(answer.body, separators=server.json_separators).encode()
+            payload = answer.payload(server.json_separators)
             try:
                 self.send_response(answer.status)
                 self.send_header("Content-Type", "application/json")
