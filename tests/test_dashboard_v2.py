@@ -156,7 +156,7 @@ def v2_url(demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory) 
     return demo_seasons.v2(tmp_path_factory.mktemp("v2_demo_dashboard"))
 
 
-def _traded_decision(url: str) -> tuple[int, int]:
+def traded_decision(url: str) -> tuple[int, int]:
     """(decision id, its market snapshot id) of the first decision that traded."""
     engine = create_db_engine(url, role="reader")
     try:
@@ -176,7 +176,7 @@ def test_a_v2_decision_shows_where_each_price_came_from(
     v2_url: str, use_database: Callable[[str], None]
 ) -> None:
     use_database(v2_url)
-    decision_id, snapshot_id = _traded_decision(v2_url)
+    decision_id, snapshot_id = traded_decision(v2_url)
     engine = create_db_engine(v2_url, role="reader")
     try:
         trades = trade_provenance(engine, decision_id)
@@ -211,7 +211,7 @@ def test_a_v1_decision_reads_gamma_display_price(
     season: Season, use_database: Callable[[str], None]
 ) -> None:
     use_database(season.url)
-    decision_id, _ = _traded_decision(season.url)
+    decision_id, _ = traded_decision(season.url)
     at = _run("decisions", decision=decision_id)
     _ok(at)
     frames = [f.value for f in at.dataframe if "provenance" in f.value.columns]

@@ -16,15 +16,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from playwright.sync_api import Page, expect
-from sqlalchemy import select
 
 from arena.analytics.stored import stored_result
 from arena.dashboard import fmt
 from arena.storage.db import create_db_engine
-from arena.storage.tables import DECISIONS, TRADES
 from tests.e2e.conftest import dashboard_server, settle
 from tests.e2e.test_page_markets import headers_in_view, open_page, shoot
 from tests.stated_season import DemoSeasons
+from tests.test_dashboard_v2 import traded_decision
 
 
 @pytest.fixture(scope="module")
@@ -39,17 +38,11 @@ def v2_server(
     try:
         stored = stored_result(engine, "leaderboard", methodology="v2")
         assert stored is not None and not stored.frame.empty
-        with engine.connect() as conn:
-            decision = conn.execute(
-                select(DECISIONS.c.id)
-                .join(TRADES, TRADES.c.decision_id == DECISIONS.c.id)
-                .order_by(DECISIONS.c.id)
-                .limit(1)
-            ).scalar_one()
     finally:
         engine.dispose()
+    decision, _ = traded_decision(url)
     with dashboard_server(url, folder) as base_url:
-        yield base_url, int(decision), stored.frame
+        yield base_url, decision, stored.frame
 
 
 def test_selector_v2_leaderboard_and_price_provenance(
