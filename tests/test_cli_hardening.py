@@ -11,7 +11,7 @@ import pytest
 
 from arena.app.cli import main
 from arena.storage.db import create_db_engine, dispose_engines
-from tests.conftest import BACKENDS
+from tests.backends import BACKENDS
 from tests.factories import seed_basic
 from tests.pg import PostgresCluster
 

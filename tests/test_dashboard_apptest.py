@@ -26,12 +26,12 @@ from arena.config import get_settings
 from arena.dashboard import entry, fmt, links, notices
 from arena.storage.db import create_db_engine
 from arena.storage.migrate import head_revision
-from tests.analytics.season import LLM_A, LLM_B, Season, sqlite_season
+from tests.analytics.season import LLM_A, LLM_B, Season
+from tests.dashboard.apptest import DASHBOARD, all_text, read, run_page, widget
 from tests.dashboard_caches import clear_dashboard_caches
 from tests.factories import new_cohort_agents
 from tests.migrated import migrated_sqlite
 
-DASHBOARD = Path(__file__).resolve().parent.parent / "dashboard.py"
 NO_DATABASE = "No database yet: run `arena init-db` or `make demo`."
 NO_COHORT = "No cohort yet: run `arena start-cohort` or `make demo`."
 PAGES = {
@@ -72,11 +72,6 @@ def use_database(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
     return _use
 
 
-@pytest.fixture(scope="module")
-def season(tmp_path_factory: pytest.TempPathFactory) -> Season:
-    return sqlite_season(tmp_path_factory.getbasetemp())
-
-
 @pytest.fixture
 def season_engine(season: Season, use_database: Callable[[str], None]) -> Iterator[Engine]:
     """The dashboard pointed at the season, and a reader engine for the expected numbers."""
@@ -97,39 +92,8 @@ def _migrated(path: Path, *, with_cohort: bool = False) -> str:
     return url
 
 
-def _run(page: str | None = None, **params: Any) -> AppTest:
-    """Run the dashboard (optionally switched to app_pages/`page`.py) with deep-link `params`."""
-    at = AppTest.from_file(str(DASHBOARD), default_timeout=60)
-    for key, value in params.items():
-        at.query_params[key] = str(value)
-    if page is not None:
-        # Before the first run AppTest finds the page by file name: the pages keep theirs.
-        at.switch_page(f"app_pages/{page}.py")
-    return at.run()
-
-
-def _read(markdown: str) -> str:
-    """Markdown as a person reads it: `fmt.escaped`'s backslashes and word joiners gone."""
-    return re.sub(r"\\(.)", r"\1", markdown).replace(fmt.WORD_JOINER, "")
-
-
 def _sidebar_text(at: AppTest) -> str:
     return " ".join(str(caption.value) for caption in at.sidebar.caption)
-
-
-def _all_text(at: AppTest) -> str:
-    """Every text-bearing element of the page (to prove what is NOT shown)."""
-    parts: list[str] = []
-    for kind in ("title", "header", "subheader", "markdown", "caption", "text", "code", "info"):
-        parts += [str(getattr(element, "value", "")) for element in at.get(kind)]
-    parts += [str(element.value) for element in at.sidebar.caption]
-    return "\n".join(parts)
-
-
-def _widget(at: AppTest, kind: str, label: str) -> Any:
-    matches = [w for w in at.get(kind) if getattr(w, "label", None) == label]
-    assert matches, f"no {kind} labelled {label!r}"
-    return matches[0]
 
 
 def _asked_to_compute(at: AppTest, analysis: str) -> None:
@@ -144,7 +108,7 @@ def _ok(at: AppTest) -> None:
     """No exception, no error, and nothing shows the database URL or the admin password."""
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
-    shown = _all_text(at)
+    shown = all_text(at)
     url = get_settings().database_url
     assert url not in shown and url.split("///")[-1] not in shown
     assert PASSWORD not in shown
@@ -159,7 +123,7 @@ def test_empty_migrated_database_shows_the_no_cohort_state(
 ) -> None:
     use_database(_migrated(tmp_path / "arena.db"))
 
-    at = _run()
+    at = run_page()
 
     _ok(at)
     assert [title.value for title in at.title] == ["Forecaster Arena"]  # Home
@@ -172,7 +136,7 @@ def test_every_page_says_what_to_do_on_an_empty_database(
     use_database(_migrated(tmp_path / "arena.db"))
 
     for page, title in PAGES.items():
-        at = _run(page)
+        at = run_page(page)
         _ok(at)
         assert [t.value for t in at.title] == [title]
         if page not in ("exports", "operations", "methodology"):
@@ -189,12 +153,12 @@ def test_overview_counts_rows_and_offers_them_as_csv(
     only when asked; the table reads in words (the CSV keeps the table names)."""
     use_database(_migrated(tmp_path / "arena.db", with_cohort=True))
 
-    at = _run("overview")
+    at = run_page("overview")
 
     _ok(at)
     assert not at.dataframe
     assert "`arena analyses`" in " ".join(str(i.value) for i in at.info)
-    _widget(at, "button", "Compute the table counts now")
+    widget(at, "button", "Compute the table counts now")
     _asked_to_compute(at, "overview")
     _ok(at)
     frame = at.dataframe[0].value
@@ -202,7 +166,7 @@ def test_overview_counts_rows_and_offers_them_as_csv(
     counts = dict(zip(frame["label"], frame["rows"], strict=True))
     assert (counts["Cohorts"], counts["Agents"], counts["Families"]) == (1, 1, 1)
     assert [getattr(b, "label", None) for b in at.get("download_button")] == ["Download CSV"]
-    assert "Computed live" in _all_text(at)
+    assert "Computed live" in all_text(at)
 
 
 def test_sidebar_names_backend_and_methodology_but_not_the_path(
@@ -210,7 +174,7 @@ def test_sidebar_names_backend_and_methodology_but_not_the_path(
 ) -> None:
     use_database(_migrated(tmp_path / "arena.db"))
 
-    sidebar = _sidebar_text(_run())
+    sidebar = _sidebar_text(run_page())
 
     assert "Database: sqlite" in sidebar
     assert "New cohorts: methodology v1" in sidebar
@@ -237,7 +201,7 @@ def test_a_deep_link_lands_on_its_page_through_the_entry(
     under the entry's sidebar, with the link's selection kept in the address."""
     use_database(_migrated(tmp_path / "arena.db", with_cohort=True))
 
-    at = _run(page, cohort=1)
+    at = run_page(page, cohort=1)
 
     _ok(at)
     titles = [t.value for t in at.title]
@@ -254,7 +218,7 @@ def test_database_without_schema_shows_no_database_yet(
     path.touch()
     use_database(f"sqlite:///{path}")
 
-    at = _run()
+    at = run_page()
 
     assert not at.exception
     assert [info.value for info in at.info] == [NO_DATABASE]
@@ -268,7 +232,7 @@ def test_missing_database_file_shows_no_database_yet_and_creates_nothing(
     path = tmp_path / "data" / "arena.db"
     use_database(f"sqlite:///{path}")
 
-    at = _run("decisions")
+    at = run_page("decisions")
 
     assert not at.exception
     assert [info.value for info in at.info] == [NO_DATABASE]
@@ -281,7 +245,7 @@ def test_unreachable_database_is_one_clear_error_without_the_password(
     # Port 1 on loopback refuses at once: no server, no waiting.
     use_database("postgresql+psycopg://arena:s3cret-pw@127.0.0.1:1/arena")
 
-    at = _run()
+    at = run_page()
 
     assert not at.exception
     assert len(at.error) == 1
@@ -295,11 +259,11 @@ def test_unreachable_database_is_one_clear_error_without_the_password(
 def test_bad_configuration_is_one_clear_error(use_database: Callable[[str], None]) -> None:
     use_database("data/arena.db")  # no scheme
 
-    at = _run()
+    at = run_page()
 
     assert not at.exception
     assert len(at.error) == 1
-    assert "ARENA_DATABASE_URL" in _read(str(at.error[0].value))
+    assert "ARENA_DATABASE_URL" in read(str(at.error[0].value))
 
 
 # --------------------------------------------------------------------------------------------
@@ -307,7 +271,7 @@ def test_bad_configuration_is_one_clear_error(use_database: Callable[[str], None
 
 
 def test_overview_on_a_season_counts_what_the_engine_wrote(season_engine: Engine) -> None:
-    at = _run("overview")
+    at = run_page("overview")
     _asked_to_compute(at, "overview")
 
     _ok(at)
@@ -327,7 +291,7 @@ def _shown_text(element: Any) -> pd.DataFrame:
 def _computed_leaderboard(**params: Any) -> AppTest:
     """The Leaderboard over the season without stored analyses: first the note and no table,
     then, on the person's request, the live table."""
-    at = _run("leaderboard", **params)
+    at = run_page("leaderboard", **params)
     _ok(at)
     assert not at.dataframe
     assert any("No current stored leaderboard" in str(i.value) for i in at.info)
@@ -367,25 +331,25 @@ def test_leaderboard_shows_the_read_model_and_switches_range(season_engine: Engi
     cells = _shown_text(at.dataframe[1]).to_numpy().ravel().tolist()
     assert not {"None", "nan", "NaN", "NaT", "<NA>"} & {str(c) for c in cells}
     assert len(at.get("vega_lite_chart")) == 2  # the cost chart, then the curves
-    assert "ALL:" in _all_text(at)
+    assert "ALL:" in all_text(at)
 
-    _widget(at, "button_group", "Range").set_value("1D").run()
+    widget(at, "button_group", "Range").set_value("1D").run()
 
     _ok(at)
     assert at.query_params["range"] == "1D"
-    assert "1D:" in _all_text(at) and "one point per 10 minutes" in _all_text(at)
+    assert "1D:" in all_text(at) and "one point per 10 minutes" in all_text(at)
 
 
 def test_leaderboard_deep_link_to_a_cohort(season_engine: Engine) -> None:
     at = _computed_leaderboard(cohort=2)
 
-    assert _widget(at, "selectbox", "Cohort").value == 2
+    assert widget(at, "selectbox", "Cohort").value == 2
     expected = leaderboard(season_engine, cohort=2)
     assert at.dataframe[0].value["total_pnl"].tolist() == expected["total_pnl"].tolist()
 
 
 def test_cohorts_page_shows_the_cohort_view(season_engine: Engine) -> None:
-    at = _run("cohorts", cohort=1)
+    at = run_page("cohorts", cohort=1)
 
     _ok(at)
     listing, standings, weeks = (frame.value for frame in at.dataframe)
@@ -402,7 +366,7 @@ def test_cohorts_page_shows_the_cohort_view(season_engine: Engine) -> None:
 
 
 def test_agent_page_numbers_equal_the_read_models(season_engine: Engine) -> None:
-    at = _run("agent", cohort=1, family=LLM_A)
+    at = run_page("agent", cohort=1, family=LLM_A)
 
     _ok(at)
     summary = agents.agent_summary(season_engine, 1, LLM_A).iloc[0]
@@ -419,13 +383,13 @@ def test_agent_page_numbers_equal_the_read_models(season_engine: Engine) -> None
         trades["trade_id"].tolist()
         == agents.trades(season_engine, cohort=1, family=LLM_A)["trade_id"].tolist()
     )
-    assert "Model A — cohort 1 — model test/llm-a (llm)" in _all_text(at)
+    assert "Model A — cohort 1 — model test/llm-a (llm)" in all_text(at)
 
 
 def test_agent_ledgers_are_written_by_the_grid_from_raw_numbers(season_engine: Engine) -> None:
     """Positions, trades and decisions go out as raw numbers with the grid's printf formats
     (`fmt.GRID_FORMATS`), not through a pandas Styler that writes every cell in Python."""
-    at = _run("agent", cohort=1, family=LLM_A)
+    at = run_page("agent", cohort=1, family=LLM_A)
 
     _ok(at)
     positions, trades, made = (at.dataframe[i] for i in range(3))
@@ -450,7 +414,7 @@ def test_decision_deep_link_shows_every_attempt_as_text(season_engine: Engine) -
     first = decisions.decisions(season_engine, cohort=1, family=LLM_A, week=1).iloc[0]
     decision_id = int(first["decision_id"])
 
-    at = _run("decisions", decision=decision_id)
+    at = run_page("decisions", decision=decision_id)
 
     _ok(at)
     assert f"Decision {decision_id}" in [h.value for h in at.header]
@@ -462,7 +426,7 @@ def test_decision_deep_link_shows_every_attempt_as_text(season_engine: Engine) -
     assert detail.prompt_user in code and detail.prompt_system in code
     markdown = " ".join(str(m.value) for m in at.markdown)
     assert "<b>" not in markdown
-    assert "(no response body)" in _all_text(at)  # the 500 had no answer
+    assert "(no response body)" in all_text(at)  # the 500 had no answer
     legs = next(frame.value for frame in at.dataframe if "reason" in frame.value.columns)
     assert legs["reason"].tolist() == ["—", "below_min", "—"]  # a gap reads "—", never None
     # Each leg names its market's question, not only its id; the rationale is text.
@@ -475,7 +439,7 @@ def test_decision_deep_link_shows_every_attempt_as_text(season_engine: Engine) -
 
 def test_a_decision_link_that_names_nothing_warns(season_engine: Engine) -> None:
     for value in ("999999", "abc"):
-        at = _run("decisions", decision=value)
+        at = run_page("decisions", decision=value)
 
         assert not at.exception
         assert [w.value for w in at.warning] == [
@@ -486,8 +450,8 @@ def test_a_decision_link_that_names_nothing_warns(season_engine: Engine) -> None
 
 
 def test_decision_filters_narrow_the_list(season_engine: Engine) -> None:
-    at = _run("decisions")
-    _widget(at, "selectbox", "Status").set_value("fallback_hold").run()
+    at = run_page("decisions")
+    widget(at, "selectbox", "Status").set_value("fallback_hold").run()
 
     _ok(at)
     shown = at.dataframe[0].value
@@ -501,14 +465,14 @@ def test_a_list_cut_at_its_cap_says_so(
     season_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     everything = decisions.decisions(season_engine)
-    at = _run("decisions")
+    at = run_page("decisions")
     _ok(at)
     captions = " ".join(str(c.value) for c in at.caption)
     assert f"{len(everything)} decision(s), newest first." in captions
     assert "cap" not in captions
 
     monkeypatch.setattr(decisions, "DEFAULT_LIMIT", 5)
-    at = _run("decisions")
+    at = run_page("decisions")
     _ok(at)
     assert at.dataframe[0].value["decision_id"].tolist() == everything["decision_id"][:5].tolist()
     captions = " ".join(str(c.value) for c in at.caption)
@@ -529,7 +493,7 @@ def test_listed_names_the_cap_only_when_reached() -> None:
 def test_calibration_page_shows_the_summary(season_engine: Engine) -> None:
     # No stored analyses in this season: the page offers the live computation, never runs it
     # unasked.
-    at = _run("calibration", family="oracle")
+    at = run_page("calibration", family="oracle")
     _ok(at)
     assert not at.dataframe
     assert [b.label for b in at.button] == ["Compute the calibration summary now"]
@@ -559,7 +523,7 @@ def test_markets_page_search_and_market_view(season_engine: Engine) -> None:
     resolved = markets.markets(season_engine, status="resolved", held=True).iloc[0]
     market_id = str(resolved["market_id"])
 
-    at = _run("markets", market=market_id)
+    at = run_page("markets", market=market_id)
     _ok(at)
     assert str(resolved["question"]) in [t.value for t in at.text]
     brier = next(frame.value for frame in at.dataframe if "market_brier" in frame.value.columns)
@@ -568,7 +532,7 @@ def test_markets_page_search_and_market_view(season_engine: Engine) -> None:
         == markets.market_brier(season_engine, market_id)["trade_id"].tolist()
     )
 
-    _widget(at, "text_input", "Search question, event or id").input("Fed").run()
+    widget(at, "text_input", "Search question, event or id").input("Fed").run()
     _ok(at)
     expected = markets.markets(season_engine, search="Fed")
     assert at.dataframe[0].value["market_id"].tolist() == expected["market_id"].tolist()
@@ -576,7 +540,7 @@ def test_markets_page_search_and_market_view(season_engine: Engine) -> None:
 
 
 def test_markets_page_opens_a_frozen_snapshot(season_engine: Engine) -> None:
-    at = _run("markets", snapshot=1)
+    at = run_page("markets", snapshot=1)
 
     _ok(at)
     shown = at.dataframe[0].value
@@ -587,7 +551,7 @@ def test_markets_page_opens_a_frozen_snapshot(season_engine: Engine) -> None:
 
 
 def test_exports_page_plans_the_zip(season_engine: Engine) -> None:
-    at = _run("exports", cohort=1, family=LLM_A)
+    at = run_page("exports", cohort=1, family=LLM_A)
 
     _ok(at)
     plan = at.dataframe[0].value
@@ -595,7 +559,7 @@ def test_exports_page_plans_the_zip(season_engine: Engine) -> None:
     assert plan["rows_are"].tolist()[0].startswith("one weekly cohort")
     labels = [getattr(button, "label", None) for button in at.get("download_button")]
     assert "Download zip" in labels
-    shown = _all_text(at)
+    shown = all_text(at)
     assert "Cohort 1; family Model A" in shown  # in words; the README's record as well:
     assert "cohort=1, family=llm-a" in shown
     assert "§" not in shown
@@ -606,21 +570,21 @@ def test_home_on_an_empty_database_says_no_cohort_yet(
 ) -> None:
     use_database(_migrated(tmp_path / "arena.db"))
 
-    at = _run("home")
+    at = run_page("home")
 
     _ok(at)
     assert [t.value for t in at.title] == ["Forecaster Arena"]
     assert [info.value for info in at.info] == [NO_COHORT]
-    assert "No leader before the first cohort." in _all_text(at)
+    assert "No leader before the first cohort." in all_text(at)
 
 
 def test_home_says_the_season_stopped_and_waits_for_the_stored_leader(
     season_engine: Engine, season: Season
 ) -> None:
-    at = _run("home")
+    at = run_page("home")
 
     _ok(at)
-    shown = _all_text(at)
+    shown = all_text(at)
     # The season's last job ran 2026-01-21 00:00 and its cohorts still run: no scheduler now.
     assert "No job has run since 2026-01-21 00:00 UTC" in shown
     assert "The leader appears after the hourly analyses" in shown
@@ -645,12 +609,12 @@ def test_home_shows_the_stored_leader_with_its_interval(
     use_database(url)
     board = leaderboard(create_db_engine(url, role="reader"))
 
-    at = _run("home")
+    at = run_page("home")
 
     _ok(at)
     model = board[board["kind"] == "llm"].sort_values(["rank", "p_rank_1"], ascending=[True, False])
     best = model.iloc[0]
-    shown = _all_text(at)
+    shown = all_text(at)
     assert fmt.escaped(best["display_name"]) in shown
     written = fmt.pct_interval(best["return_pct"], best["return_ci_low"], best["return_ci_high"])
     assert fmt.escaped(written) in shown
@@ -659,7 +623,7 @@ def test_home_shows_the_stored_leader_with_its_interval(
 
 
 def test_methodology_shows_the_protocol_in_force_and_the_versions(season_engine: Engine) -> None:
-    at = _run("methodology")
+    at = run_page("methodology")
 
     _ok(at)
     assert [t.value for t in at.title] == ["Methodology"]
@@ -667,19 +631,19 @@ def test_methodology_shows_the_protocol_in_force_and_the_versions(season_engine:
     assert "| [Starting capital](#5-starting-capital-and-constraints) | $10,000 |" in (
         protocol.replace("\\", "")
     )
-    assert "As stamped on cohort 2, the newest" in _all_text(at)
+    assert "As stamped on cohort 2, the newest" in all_text(at)
     versions = at.dataframe[0].value
     # v2's row (migration 0010) is listed too, newest first, with no cohort yet
     assert versions["methodology_version"].tolist() == ["v2", "v1"]
     assert versions["cohort_numbers"].tolist() == ["none yet", "1–2"]
     assert versions["constants"].tolist()[1] == "v1 as specified"
-    assert "[Methodology v2](methodology?doc=methodology-v2)" in _all_text(at)
+    assert "[Methodology v2](methodology?doc=methodology-v2)" in all_text(at)
 
 
 def test_methodology_v2_document_opens_on_the_methodology_page(season_engine: Engine) -> None:
     """docs/methodology-v2.md is one of the page's documents (`?doc=methodology-v2`), drawn
     whole, its link to v1's methodology opening v1's document on the same page."""
-    at = _run("methodology", doc="methodology-v2")
+    at = run_page("methodology", doc="methodology-v2")
 
     _ok(at)
     assert [t.value for t in at.title] == ["Methodology v2"]
@@ -692,10 +656,10 @@ def test_methodology_v2_document_opens_on_the_methodology_page(season_engine: En
 def test_methodology_draws_its_document_a_section_at_a_time(season_engine: Engine) -> None:
     """The first section by default, the linked one (`?section=12`), or the whole document;
     a section that does not exist is named in a warning. The contract stays whole."""
-    first = _run("methodology")
-    linked = _run("methodology", section=12)
-    whole = _run("methodology", section="all")
-    missing = _run("methodology", section=99)
+    first = run_page("methodology")
+    linked = run_page("methodology", section=12)
+    whole = run_page("methodology", section="all")
+    missing = run_page("methodology", section=99)
 
     def document(at: AppTest) -> str:
         return " ".join(str(m.value) for m in at.markdown)
@@ -710,14 +674,14 @@ def test_methodology_draws_its_document_a_section_at_a_time(season_engine: Engin
     assert len(document(first)) * 3 < len(document(whole))
     assert [s.value for s in linked.selectbox] == ["12"]
     assert "99" in " ".join(str(w.value) for w in missing.warning)
-    contract = _run("methodology", doc="contract", section=12)
+    contract = run_page("methodology", doc="contract", section=12)
     _ok(contract)
     assert "## 6. Export columns" in document(contract)  # whole, its own headings
     assert not contract.selectbox
 
 
 def test_operations_is_locked_without_a_password(season_engine: Engine) -> None:
-    at = _run("operations")
+    at = run_page("operations")
 
     _ok(at)
     assert "ARENA_ADMIN_PASSWORD" in str(at.warning[0].value)
@@ -728,7 +692,7 @@ def test_operations_unlocks_only_with_the_right_password(
     season_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ARENA_ADMIN_PASSWORD", PASSWORD)
-    at = _run("operations")
+    at = run_page("operations")
     assert not at.dataframe
 
     at.text_input(key="admin-password").input("wrong").run()
@@ -741,12 +705,12 @@ def test_operations_unlocks_only_with_the_right_password(
     expected = operations.job_health(season_engine)
     assert health["job"].tolist() == expected["job"].tolist()
     assert health["failed"].tolist() == expected["failed"].tolist()
-    assert PASSWORD not in _all_text(at)
+    assert PASSWORD not in all_text(at)
 
 
 def test_each_page_keeps_its_own_selection(season_engine: Engine) -> None:
     """A cohort picked on one page never filters another; coming back finds it as it was."""
-    at = _run("cohorts", cohort=1, family=LLM_A)
+    at = run_page("cohorts", cohort=1, family=LLM_A)
     _ok(at)
     assert "family" not in at.query_params  # the Cohorts page has no family filter
     # The sidebar's navigation clears the query string in the browser; AppTest does not.
@@ -754,7 +718,7 @@ def test_each_page_keeps_its_own_selection(season_engine: Engine) -> None:
     at.switch_page("app_pages/leaderboard.py").run()
     _ok(at)
     assert "cohort" not in at.query_params
-    assert _widget(at, "selectbox", "Cohort").value == links.ALL
+    assert widget(at, "selectbox", "Cohort").value == links.ALL
     at.query_params.clear()
     at.switch_page("app_pages/cohorts.py").run()
     _ok(at)
@@ -768,9 +732,9 @@ def test_a_link_naming_nothing_warns_and_does_not_fall_back(season_engine: Engin
         ("agent", {"cohort": "99"}, "cohort='99'"),
         ("family", {"family": "gpt-9"}, "family='gpt-9'"),
     ]:
-        at = _run(page, **params)
+        at = run_page(page, **params)
         _ok(at)
-        warnings = " ".join(_read(w.value) for w in at.warning)
+        warnings = " ".join(read(w.value) for w in at.warning)
         assert named in warnings, (page, warnings)
         assert not at.dataframe, page  # nothing shown in place of what the link named
 
@@ -796,7 +760,7 @@ def _tables_read_for_a_person(at: AppTest) -> None:
 def test_a_cohort_link_naming_nothing_lists_the_cohorts_but_opens_none(
     season_engine: Engine,
 ) -> None:
-    at = _run("cohorts", cohort=99)
+    at = run_page("cohorts", cohort=99)
 
     _ok(at)
     assert "cohort='99'" in " ".join(w.value for w in at.warning)
@@ -805,18 +769,18 @@ def test_a_cohort_link_naming_nothing_lists_the_cohorts_but_opens_none(
 
 
 def test_family_page_opens_on_the_best_llm_family(season_engine: Engine) -> None:
-    at = _run("family")
+    at = run_page("family")
 
     _ok(at)
     returns = agents.family_returns(season_engine)
     assert returns["family_id"].iloc[0] == "oracle"  # a baseline leads: not the default
     assert at.query_params["family"] == LLM_B == agents.best_llm_family(returns)
-    assert _widget(at, "selectbox", "Family").value == LLM_B
-    assert "Opened on the best-ranked LLM family" in _all_text(at)
+    assert widget(at, "selectbox", "Family").value == LLM_B
+    assert "Opened on the best-ranked LLM family" in all_text(at)
 
 
 def test_family_page_numbers_equal_the_read_models(season_engine: Engine) -> None:
-    at = _run("family", family=LLM_A)
+    at = run_page("family", family=LLM_A)
 
     _ok(at)
     mine = agents.family_returns(season_engine).set_index("family_id").loc[LLM_A]
@@ -832,24 +796,24 @@ def test_family_page_numbers_equal_the_read_models(season_engine: Engine) -> Non
     assert per_cohort["rank_of"].tolist() == ["6 of 6", "5 of 6"]
     assert per_cohort["vs_mean"].tolist() == expected["vs_mean"].tolist()
     assert len(at.get("vega_lite_chart")) == 1
-    assert "Opened on" not in _all_text(at)
+    assert "Opened on" not in all_text(at)
 
 
 def test_agent_page_opens_on_the_best_llm_agent_of_the_newest_cohort(
     season_engine: Engine,
 ) -> None:
-    at = _run("agent")
+    at = run_page("agent")
 
     _ok(at)
     assert (at.query_params["cohort"], at.query_params["family"]) == ("2", LLM_B)
     assert cohorts.best_llm(cohorts.cohort_standings(season_engine, 2)) == LLM_B
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Rank in cohort"] == "2 of 6"
-    assert "Opened on cohort 2's best-ranked LLM agent" in _all_text(at)
+    assert "Opened on cohort 2's best-ranked LLM agent" in all_text(at)
 
 
 def test_agent_page_shows_its_place_in_the_cohort(season_engine: Engine) -> None:
-    at = _run("agent", cohort=1, family=LLM_A)
+    at = run_page("agent", cohort=1, family=LLM_A)
 
     _ok(at)
     place = cohorts.cohort_field(cohorts.cohort_standings(season_engine, 1), LLM_A)
@@ -871,12 +835,12 @@ def test_agent_page_shows_its_place_in_the_cohort(season_engine: Engine) -> None
 def test_family_agent_and_cohorts_tables_read_for_a_person(
     season_engine: Engine, page: str, params: dict[str, Any]
 ) -> None:
-    at = _run(page, **params)
+    at = run_page(page, **params)
 
     _ok(at)
     assert at.dataframe
     _tables_read_for_a_person(at)
-    assert "§" not in _all_text(at)  # a citation a reader cannot open
+    assert "§" not in all_text(at)  # a citation a reader cannot open
 
 
 # --------------------------------------------------------------------------------------------
@@ -892,10 +856,10 @@ HUGE_ID = "99999999999999999999999999"  # past 2**63-1: the driver raised Overfl
 def test_an_id_past_the_database_range_is_a_named_bad_link(
     season_engine: Engine, page: str, key: str, named: str
 ) -> None:
-    at = _run(page, **{key: HUGE_ID})
+    at = run_page(page, **{key: HUGE_ID})
 
     assert not at.exception, [e.value for e in at.exception]
-    assert [_read(w.value) for w in at.warning] == [
+    assert [read(w.value) for w in at.warning] == [
         f"This link's {key}='{HUGE_ID}' names no {named} in this database. Pick one above, "
         "or check the link."
     ]
@@ -917,11 +881,11 @@ def test_a_failing_page_shows_one_line_and_logs_the_traceback(
         raise RuntimeError("boom at /srv/secret/path.py")
 
     monkeypatch.setattr(cohorts, "cohort_numbers", broken)
-    at = _run("overview")
+    at = run_page("overview")
 
     assert not at.exception, [e.value for e in at.exception]  # no traceback for the visitor
     assert [e.value for e in at.error] == [entry.PAGE_FAILED]
-    assert "/srv/secret" not in _all_text(at)
+    assert "/srv/secret" not in all_text(at)
     logged = [r for r in caplog.records if r.levelname == "ERROR" and r.exc_info]
     assert logged and "overview" in logged[0].getMessage()
     assert "boom at /srv/secret/path.py" in str((logged[0].exc_info or (None, None))[1])

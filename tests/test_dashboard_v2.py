@@ -20,10 +20,11 @@ from arena.dashboard import fmt
 from arena.engine.analyses import store_analyses
 from arena.storage.db import create_db_engine
 from arena.storage.tables import DECISIONS, TRADES
-from tests.analytics.season import Season, sqlite_season
+from tests.analytics.season import Season
+from tests.dashboard.apptest import all_text, run_page
 from tests.dashboard_caches import clear_dashboard_caches
 from tests.stated_season import DemoSeasons
-from tests.test_dashboard_apptest import _all_text, _ok, _run
+from tests.test_dashboard_apptest import _ok
 from tests.test_v2_scope import add_v2_season
 
 
@@ -41,11 +42,6 @@ def use_database(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
         clear_dashboard_caches()
 
     return _use
-
-
-@pytest.fixture(scope="module")
-def season(tmp_path_factory: pytest.TempPathFactory) -> Season:
-    return sqlite_season(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope="module")
@@ -71,15 +67,15 @@ def test_a_v1_only_database_shows_no_selector(
     season: Season, use_database: Callable[[str], None]
 ) -> None:
     use_database(season.url)
-    at = _run("leaderboard")
+    at = run_page("leaderboard")
     _ok(at)
     assert "Methodology" not in _selectors(at)
     at.session_state["_live:leaderboard:None"] = True  # as after "Compute the leaderboard now"
     at.run()
     _ok(at)
-    assert "**Methodology v" not in _all_text(at)  # no version caption on the page
+    assert "**Methodology v" not in all_text(at)  # no version caption on the page
     assert "portfolio_value" not in at.dataframe[0].value.columns
-    bad = _run("leaderboard", methodology="v2")  # this database ran no v2 cohort
+    bad = run_page("leaderboard", methodology="v2")  # this database ran no v2 cohort
     assert "methodology='v2'" in " ".join(str(w.value) for w in bad.warning)
 
 
@@ -87,21 +83,21 @@ def test_the_selector_picks_the_version_of_every_all_cohort_figure(
     mixed_url: str, use_database: Callable[[str], None]
 ) -> None:
     use_database(mixed_url)
-    v1 = _run("leaderboard")
+    v1 = run_page("leaderboard")
     _ok(v1)
     assert "Methodology" in _selectors(v1)
     assert v1.sidebar.selectbox[0].value == "v1"
     sidebar = " ".join(str(c.value) for c in v1.sidebar.caption)
     assert "ran protocol extensions" not in sidebar  # v2 cohorts are not called extended
-    assert "**Methodology v1** (archived)" in _all_text(v1)
+    assert "**Methodology v1** (archived)" in all_text(v1)
     v1_table = v1.dataframe[0].value
     assert "portfolio_value" not in v1_table.columns
 
-    v2 = _run("leaderboard", methodology="v2")
+    v2 = run_page("leaderboard", methodology="v2")
     _ok(v2)
     assert v2.sidebar.selectbox[0].value == "v2"
-    assert "**Methodology v2**" in _all_text(v2)
-    assert "Brier is shown as a diagnostic only" in _all_text(v2)
+    assert "**Methodology v2**" in all_text(v2)
+    assert "Brier is shown as a diagnostic only" in all_text(v2)
     table = v2.dataframe[0].value
     assert list(table.columns[:4]) == ["family", "portfolio_value", "return", "brier_text"]
     engine = create_db_engine(mixed_url, role="reader")
@@ -119,10 +115,10 @@ def test_the_selector_picks_the_version_of_every_all_cohort_figure(
         assert sorted(board["total_pnl"].round(6)) == sorted(v1_board["total_pnl"].round(6))
     finally:
         engine.dispose()
-    assert fmt.escaped("methodology=v2") not in _all_text(v2)  # no bad-link warning
+    assert fmt.escaped("methodology=v2") not in all_text(v2)  # no bad-link warning
     assert not v2.warning or all("methodology" not in str(w.value) for w in v2.warning)
 
-    bad = _run("leaderboard", methodology="v9")
+    bad = run_page("leaderboard", methodology="v9")
     assert "methodology='v9'" in " ".join(str(w.value) for w in bad.warning)
 
 
@@ -130,11 +126,11 @@ def test_calibration_follows_the_selector(
     mixed_url: str, use_database: Callable[[str], None]
 ) -> None:
     use_database(mixed_url)
-    v1, v2 = _run("calibration"), _run("calibration", methodology="v2")
+    v1, v2 = run_page("calibration"), run_page("calibration", methodology="v2")
     for at in (v1, v2):
         _ok(at)
         assert "Methodology" in _selectors(at)
-    assert "**Methodology v2**" in _all_text(v2) and "**Methodology v1**" in _all_text(v1)
+    assert "**Methodology v2**" in all_text(v2) and "**Methodology v1**" in all_text(v1)
     engine = create_db_engine(mixed_url, role="reader")
     try:
         stored_v2 = stored_result(engine, "calibration_summary", methodology="v2")
@@ -187,7 +183,7 @@ def test_a_v2_decision_shows_where_each_price_came_from(
     assert set(trades["price_source"]) <= {"clob_mid", "gamma"}
     assert len(universe) > 0 and universe["price_status"].notna().all()
 
-    at = _run("decisions", decision=decision_id)
+    at = run_page("decisions", decision=decision_id)
     _ok(at)
     frames = [f.value for f in at.dataframe if "provenance" in f.value.columns]
     assert len(frames) == 2  # the trades, then the frozen universe
@@ -201,7 +197,7 @@ def test_a_v2_decision_shows_where_each_price_came_from(
     assert "Gamma display price (v1)" not in shown_universe["provenance"].tolist()
     assert any(text.startswith("Order-book midpoint") for text in shown_universe["provenance"])
 
-    markets = _run("markets", snapshot=snapshot_id)
+    markets = run_page("markets", snapshot=snapshot_id)
     _ok(markets)
     snapshot = [f.value for f in markets.dataframe if "provenance" in f.value.columns]
     assert len(snapshot) == 1 and len(snapshot[0]) == len(universe)
@@ -212,7 +208,7 @@ def test_a_v1_decision_reads_gamma_display_price(
 ) -> None:
     use_database(season.url)
     decision_id, _ = traded_decision(season.url)
-    at = _run("decisions", decision=decision_id)
+    at = run_page("decisions", decision=decision_id)
     _ok(at)
     frames = [f.value for f in at.dataframe if "provenance" in f.value.columns]
     assert frames and all(
@@ -238,7 +234,7 @@ def test_cohorts_group_v1_as_archived_once_v2_runs(
     mixed_url: str, season: Season, use_database: Callable[[str], None]
 ) -> None:
     use_database(mixed_url)
-    at = _run("cohorts")
+    at = run_page("cohorts")
     _ok(at)
     assert [h.value for h in at.subheader][:2] == ["Methodology v2", "Archived (v1)"]
     v2_list, v1_list = at.dataframe[0].value, at.dataframe[1].value
@@ -247,7 +243,7 @@ def test_cohorts_group_v1_as_archived_once_v2_runs(
     assert len(v1_list) == len(v2_list) > 0  # the season and its v2 copy
 
     use_database(season.url)
-    alone = _run("cohorts")
+    alone = run_page("cohorts")
     _ok(alone)
     assert "Archived (v1)" not in [h.value for h in alone.subheader]
     assert set(alone.dataframe[0].value["methodology_version"]) == {"v1"}

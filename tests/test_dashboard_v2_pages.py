@@ -28,9 +28,10 @@ from arena.dashboard import fmt, notices
 from arena.engine.analyses import store_analyses
 from arena.storage.db import create_db_engine
 from arena.storage.tables import COHORTS
-from tests.analytics.season import LLM_A, Season, sqlite_season
+from tests.analytics.season import LLM_A, Season
+from tests.dashboard.apptest import all_text, read, run_page
 from tests.dashboard_caches import clear_dashboard_caches
-from tests.test_dashboard_apptest import _all_text, _ok, _read, _run
+from tests.test_dashboard_apptest import _ok
 from tests.test_v2_scope import add_v2_season
 
 V1, V2, EXTENDED = [1, 2], [3], 4  # the cohorts each version pools; v2's extended one
@@ -51,11 +52,6 @@ def use_database(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
         clear_dashboard_caches()
 
     return _use
-
-
-@pytest.fixture(scope="module")
-def season(tmp_path_factory: pytest.TempPathFactory) -> Season:
-    return sqlite_season(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +98,7 @@ def _metrics(at: AppTest) -> dict[str, str]:
 
 
 def _warnings(at: AppTest) -> str:
-    return " ".join(_read(str(w.value)) for w in at.warning)
+    return " ".join(read(str(w.value)) for w in at.warning)
 
 
 # --------------------------------------------------------------------------------------------
@@ -156,10 +152,10 @@ def test_the_note_tells_another_version_apart_from_an_extension() -> None:
 
 def test_home_names_the_leader_of_the_selected_version(mixed: Engine) -> None:
     for version in ("v1", "v2"):
-        at = _run("home", **({} if version == "v1" else {"methodology": version}))
+        at = run_page("home", **({} if version == "v1" else {"methodology": version}))
         _ok(at)
         assert _selector(at).value == version
-        shown = _read(_all_text(at))
+        shown = read(all_text(at))
         board = _stored_board(mixed, version)
         leader = (
             board[board["kind"] == "llm"]
@@ -180,13 +176,15 @@ def test_home_names_the_leader_of_the_selected_version(mixed: Engine) -> None:
 
 def test_family_figures_are_the_selected_versions(mixed: Engine) -> None:
     for version, pooled in (("v1", V1), ("v2", V2)):
-        at = _run("family", family=LLM_A, **({} if version == "v1" else {"methodology": version}))
+        at = run_page(
+            "family", family=LLM_A, **({} if version == "v1" else {"methodology": version})
+        )
         _ok(at)
         row = _stored_board(mixed, version).loc[LLM_A]
         metrics = _metrics(at)
         assert metrics["P/L (summed)"] == fmt.signed_money(row["total_pnl"])
         assert metrics["Return"] == fmt.signed_pct(row["return_pct"])
-        shown = _read(_all_text(at))
+        shown = read(all_text(at))
         count = len(pooled)
         assert f"Over {count} {version} cohort{'s' if count > 1 else ''}:" in shown
         # every cohort is listed; the curve is drawn over the version's own alone
@@ -203,7 +201,7 @@ def test_family_figures_are_the_selected_versions(mixed: Engine) -> None:
 def test_compare_reads_the_selected_versions_cohorts(mixed: Engine) -> None:
     for version in ("v1", "v2"):
         extra = {} if version == "v1" else {"methodology": version}
-        at = _run("compare", family=LLM_A, versus=FAVOURITE, **extra)
+        at = run_page("compare", family=LLM_A, versus=FAVOURITE, **extra)
         _ok(at)
         table = at.dataframe[0].value
         expected = family_comparison(mixed, LLM_A, FAVOURITE, methodology=version)
@@ -212,25 +210,25 @@ def test_compare_reads_the_selected_versions_cohorts(mixed: Engine) -> None:
             fmt.money_interval(expected["mean_difference"][0], None, None),
             fmt.prob_interval(expected["mean_difference"][1], None, None, signed=True),
         ]  # too few events for an interval in either version
-        assert f"**Methodology {version}**" in _all_text(at)
+        assert f"**Methodology {version}**" in all_text(at)
     v1_markets = family_comparison(mixed, LLM_A, FAVOURITE)["markets"].tolist()
     assert v1_markets != expected["markets"].tolist()  # cohort 3 alone shares fewer markets
-    one = _run("compare", family=LLM_A, versus=FAVOURITE, cohort=EXTENDED)
+    one = run_page("compare", family=LLM_A, versus=FAVOURITE, cohort=EXTENDED)
     _ok(one)
-    assert f"Cohort {EXTENDED} ran **methodology v2**" in _all_text(one)
+    assert f"Cohort {EXTENDED} ran **methodology v2**" in all_text(one)
 
 
 @pytest.mark.parametrize("page", ["agent", "cohorts"])
 def test_one_cohort_pages_open_on_the_versions_newest_and_say_which(
     mixed: Engine, page: str
 ) -> None:
-    v1 = _run(page)
+    v1 = run_page(page)
     _ok(v1)
     assert v1.query_params.get("cohort", "2") == "2"  # the newest v1 cohort, not #4
-    assert "Cohort 2 ran **methodology v1** (archived" in _all_text(v1)
-    v2 = _run(page, methodology="v2")
+    assert "Cohort 2 ran **methodology v1** (archived" in all_text(v1)
+    v2 = run_page(page, methodology="v2")
     _ok(v2)
-    assert f"Cohort {EXTENDED} ran **methodology v2**" in _all_text(v2)
+    assert f"Cohort {EXTENDED} ran **methodology v2**" in all_text(v2)
     box = next(b for b in v2.selectbox if b.label in ("Cohort", "Cohort to open"))
     assert box.value == EXTENDED and "Cohort 1 (v1)" in box.options
     if page == "agent":
@@ -238,9 +236,9 @@ def test_one_cohort_pages_open_on_the_versions_newest_and_say_which(
 
 
 def test_the_leaderboard_draws_v2s_summed_curves(mixed: Engine) -> None:
-    at = _run("leaderboard", methodology="v2")
+    at = run_page("leaderboard", methodology="v2")
     _ok(at)
-    assert "not drawn yet" not in _all_text(at)
+    assert "not drawn yet" not in all_text(at)
     labels = [str(getattr(b, "label", "")) for b in at.get("download_button")]
     assert "Download curve CSV" in labels
 
@@ -260,7 +258,7 @@ def _navigate(at: AppTest, page: str, **params: str) -> AppTest:
 
 
 def test_the_selection_is_carried_across_pages(mixed: Engine) -> None:
-    at = _run("family", methodology="v2", family=LLM_A)  # a deep link
+    at = run_page("family", methodology="v2", family=LLM_A)  # a deep link
     _ok(at)
     assert _selector(at).value == "v2"
     for page in ("leaderboard", "compare", "calibration", "agent"):
@@ -273,35 +271,35 @@ def test_the_selection_is_carried_across_pages(mixed: Engine) -> None:
     assert "methodology" not in at.query_params and _selector(at) is None
     _navigate(at, "home")
     _ok(at)
-    assert _selector(at).value == "v2" and "**Methodology v2**" in _all_text(at)
+    assert _selector(at).value == "v2" and "**Methodology v2**" in all_text(at)
     # A page link (the Family page's to one of its agents) carries its own keys and the version
     _navigate(at, "agent", cohort="1", family=LLM_A)
     _ok(at)
     assert (at.query_params["cohort"], at.query_params["methodology"]) == ("1", "v2")
-    assert "Cohort 1 ran **methodology v1**" in _all_text(at)  # a v1 cohort, said so
+    assert "Cohort 1 ran **methodology v1**" in all_text(at)  # a v1 cohort, said so
 
 
 def test_picking_the_other_version_leaves_a_cohort_of_the_first(mixed: Engine) -> None:
-    at = _run("agent", cohort=1, family=LLM_A)
+    at = run_page("agent", cohort=1, family=LLM_A)
     _ok(at)
-    assert "Cohort 1 ran **methodology v1**" in _all_text(at)
+    assert "Cohort 1 ran **methodology v1**" in all_text(at)
     _selector(at).set_value("v2").run()
     _ok(at)
     assert at.query_params["cohort"] == str(EXTENDED)  # the newest v2 cohort
-    assert f"Cohort {EXTENDED} ran **methodology v2**" in _all_text(at)
-    board = _run("leaderboard", cohort=2)
+    assert f"Cohort {EXTENDED} ran **methodology v2**" in all_text(at)
+    board = run_page("leaderboard", cohort=2)
     _selector(board).set_value("v2").run()
     _ok(board)
     assert "cohort" not in board.query_params  # all v2 cohorts, not v1's cohort 2
-    assert "**Methodology v2**" in _all_text(board)
-    kept = _run("leaderboard", cohort=3)
+    assert "**Methodology v2**" in all_text(board)
+    kept = run_page("leaderboard", cohort=3)
     _selector(kept).set_value("v2").run()
     assert kept.query_params["cohort"] == "3"  # a v2 cohort stays
 
 
 def test_a_bad_version_is_named_and_never_carried(mixed: Engine) -> None:
     for page in ("home", "family", "compare", "agent", "cohorts"):
-        at = _run(page, methodology="v9")
+        at = run_page(page, methodology="v9")
         assert "This link's methodology='v9' names no methodology" in _warnings(at), page
     _navigate(at, "family")
     _ok(at)
@@ -313,11 +311,11 @@ def test_a_v1_only_database_shows_no_selector(
     season: Season, use_database: Callable[[str], None], page: str
 ) -> None:
     use_database(season.url)
-    at = _run(page)
+    at = run_page(page)
     _ok(at)
     assert _selector(at) is None
-    shown = _all_text(at)
+    shown = all_text(at)
     assert "**Methodology v" not in shown and "ran **methodology" not in shown
-    bad = _run(page, methodology="v2")
+    bad = run_page(page, methodology="v2")
     assert "methodology='v2' names no methodology" in _warnings(bad)
     assert "every cohort here is v1" in _warnings(bad)

@@ -14,17 +14,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from arena.dashboard import fmt
-from tests.analytics.season import Season, sqlite_season
+from tests.analytics.season import Season
 from tests.dashboard_caches import clear_dashboard_caches
 from tests.hostile import BAD_LINK, KEYS, PAGES, hostile_copy
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboard.py"
 NAMED = re.compile(r"This link's (\w+)=")
-
-
-@pytest.fixture(scope="module")
-def season(tmp_path_factory: pytest.TempPathFactory) -> Season:
-    return sqlite_season(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope="module")

@@ -11,15 +11,10 @@ from streamlit.testing.v1 import AppTest
 from arena.analytics.stats.risk import agent_risk, leaderboard_risk
 from arena.dashboard import fmt
 from arena.storage.db import create_db_engine
-from tests.analytics.season import LLM_A, Season, sqlite_season
+from tests.analytics.season import LLM_A, Season
 from tests.dashboard_caches import clear_dashboard_caches
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboard.py"
-
-
-@pytest.fixture(scope="module")
-def season(tmp_path_factory: pytest.TempPathFactory) -> Season:
-    return sqlite_season(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ from arena.sim.world import SimulatedWorld
 from arena.storage.db import create_db_engine, session_scope
 from arena.storage.migrate import init_db
 from arena.storage.models import Agent, Market
-from tests.conftest import BACKENDS
+from tests.backends import BACKENDS
 from tests.factories import WEEK1, family, market, new_cohort_agents, trade_into
 
 SEASON_START = datetime(2026, 1, 4, tzinfo=UTC)  # a Sunday

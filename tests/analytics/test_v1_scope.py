@@ -39,7 +39,7 @@ from arena.storage.tables import (
     TRADES,
 )
 from tests.analytics import season_url
-from tests.conftest import BACKENDS
+from tests.backends import BACKENDS
 from tests.pg import PostgresCluster
 
 EXTENDED = 3  # the cohort re-stamped in the mixed copy

@@ -9,10 +9,8 @@ chromium fails loudly, because CI installs it.
 
 import contextlib
 import os
-import shutil
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
@@ -33,12 +31,8 @@ from playwright.sync_api import (
     sync_playwright,
 )
 from playwright.sync_api import Error as PlaywrightError
-from sqlalchemy import select, update
 
-from arena.engine.analyses import store_analyses
-from arena.storage.db import get_engine
-from arena.storage.tables import COHORTS
-from tests.analytics.season import Season, sqlite_season
+from tests.analytics.season import Season
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
@@ -95,12 +89,6 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         pass
 
 
-@pytest.fixture(scope="session")
-def season(tmp_path_factory: pytest.TempPathFactory) -> Season:
-    """The session's simulated season (shared read-only with the AppTest and model tests)."""
-    return sqlite_season(tmp_path_factory.getbasetemp())
-
-
 @contextmanager
 def dashboard_server(database_url: str, workdir: Path) -> Iterator[str]:
     """A fresh `streamlit run dashboard.py` over `database_url`: its base URL, once healthy."""
@@ -155,58 +143,16 @@ def dashboard_server(database_url: str, workdir: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def analysed_url(season: Season, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A copy of the season's database after the hourly `analyses` job ran at its end, as a
-    scheduler's database has (the shared season itself stays without stored frames)."""
-    source = Path(season.url.removeprefix("sqlite:///"))
-    target = tmp_path_factory.mktemp("e2e-analysed") / "analysed.db"
-    shutil.copyfile(source, target)
-    url = f"sqlite:///{target}"
-    engine = get_engine(url)
-    try:
-        store_analyses(engine, season.end)
-    finally:
-        engine.dispose()
-    return url
-
-
-@pytest.fixture(scope="session")
 def streamlit_server(analysed_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL of a dashboard server over the analysed season, stopped after the session."""
     with dashboard_server(analysed_url, tmp_path_factory.mktemp("e2e-server")) as base_url:
         yield base_url
 
 
-EXTENDED_COHORT = 2  # the cohort `mixed_server`'s database re-stamps as extended
-
-
 @pytest.fixture(scope="session")
-def mixed_server(
-    season: Season, analysed_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """A dashboard over the analysed season with cohort 2 re-stamped `stated_probability`:
-    one v1 cohort and one extended, the hourly analyses stored again after the re-stamp (as
-    the job would). The all-cohort v1 figures then leave cohort 2 out (methodology §18)."""
-    folder = tmp_path_factory.mktemp("e2e-mixed")
-    target = folder / "mixed.db"
-    with (
-        sqlite3.connect(analysed_url.removeprefix("sqlite:///")) as origin,
-        sqlite3.connect(target) as copy,
-    ):
-        origin.backup(copy)
-    url = f"sqlite:///{target}"
-    engine = get_engine(url)
-    try:
-        with engine.begin() as conn:
-            where = COHORTS.c.number == EXTENDED_COHORT
-            stamp = dict(conn.execute(select(COHORTS.c.constants).where(where)).scalar_one())
-            stamp.pop("is_default", None)
-            stamp.update(extensions=["stated_probability"], is_default=False)
-            conn.execute(update(COHORTS).where(where).values(constants=stamp))
-        store_analyses(engine, season.end)
-    finally:
-        engine.dispose()
-    with dashboard_server(url, folder) as base_url:
+def mixed_server(mixed_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A dashboard over the season with cohort 2 re-stamped as extended (`mixed_url`)."""
+    with dashboard_server(mixed_url, tmp_path_factory.mktemp("e2e-mixed")) as base_url:
         yield base_url
 
 

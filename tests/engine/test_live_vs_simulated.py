@@ -42,7 +42,7 @@ from arena.storage.tables import (
     SYSTEM_LOGS,
     TRADES,
 )
-from tests.conftest import BACKENDS
+from tests.backends import BACKENDS
 from tests.markets.gamma_server import GammaServer, Reply, serve
 from tests.pg import PostgresCluster
 
