@@ -1,7 +1,7 @@
-"""The Agent page in Chromium at 1440×900: it opens on the newest cohort's best-ranked LLM agent
-(and says so, in the address bar too), shows its place in the cohort, links to its Family page
-and its decisions, its chart answers a hover with every value, short ranges that would be flat
-are not offered, and a link naming nothing warns and shows nothing in its place.
+"""The Agent page in Chromium at 1440×900: it shows its place in the cohort, its tables read on
+screen, its chart answers a hover with every value, and it links to its decisions and its Family
+page. What the script writes without a browser (the default agent and the address bar, the
+ranges offered, links naming nothing) is checked in-process: tests/dashboard/test_agent_page.py.
 
 Also home of the helpers the other page files import (`open_page`, `visible_headers`, …).
 """
@@ -9,7 +9,6 @@ Also home of the helpers the other page files import (`open_page`, `visible_head
 import re
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Locator, Page, ViewportSize, expect
 
 from tests.e2e.conftest import settle
@@ -104,23 +103,7 @@ def hover_tooltip(page: Page, chart_index: int = 0, at: float = 0.6) -> str:
     return tooltip.inner_text()
 
 
-def test_agent_opens_on_the_best_llm_agent_and_says_so(
-    streamlit_server: str, page: Page, screenshots_dir: Path
-) -> None:
-    open_page(page, streamlit_server, "agent", "Agent")
-
-    # Cohort 2 is the newest; its LLM agents: Model B (0%, rank 2 of 6) above Model A.
-    expect(page).to_have_url(re.compile(r"/agent\?(?=.*cohort=2)(?=.*family=llm-b)"))
-    expect(page.get_by_role("combobox", name="Cohort")).to_have_value("Cohort 2")
-    expect(page.get_by_role("combobox", name="Family")).to_have_value("Model B (llm-b)")
-    expect(page.get_by_text("Opened on cohort 2's best-ranked LLM agent by return")).to_be_visible()
-    expect(page.get_by_test_id("stMetric").filter(has_text="Rank in cohort")).to_contain_text(
-        "2 of 6"
-    )
-    shoot(page, screenshots_dir, "agent-default")
-
-
-def test_agent_page_place_in_cohort_tables_and_chart(
+def test_agent_page_place_in_cohort_tables_chart_and_links(
     streamlit_server: str, page: Page, screenshots_dir: Path
 ) -> None:
     open_page(page, streamlit_server, "agent?cohort=1&family=llm-a", "Agent")
@@ -170,10 +153,7 @@ def test_agent_page_place_in_cohort_tables_and_chart(
     expect(caption).to_contain_text("grey ticks: the 2 decision runs shown")
     shoot(page, screenshots_dir, "agent-llm-a-cohort-1")
 
-
-def test_agent_links_to_its_family_and_its_decisions(streamlit_server: str, page: Page) -> None:
-    open_page(page, streamlit_server, "agent?cohort=1&family=llm-a", "Agent")
-
+    # Its links: its decisions in the cohort, then its Family page.
     page.get_by_role("link", name="Audit its decisions in cohort 1").click()
     expect(page.get_by_role("heading", name="Decisions", exact=True)).to_be_visible()
     expect(page).to_have_url(re.compile(r"/decisions\?(?=.*cohort=1)(?=.*family=llm-a)"))
@@ -184,53 +164,3 @@ def test_agent_links_to_its_family_and_its_decisions(streamlit_server: str, page
     expect(page).to_have_url(re.compile(r"/family\?family=llm-a$"))
     settle(page)
     expect(page.get_by_role("combobox", name="Family")).to_have_value("Model A (llm-a)")
-
-
-def test_flat_short_ranges_are_not_offered(
-    streamlit_server: str, page: Page, screenshots_dir: Path
-) -> None:
-    # The season's portfolios last moved at 18:10 on its last day: 10M and 1H would be flat.
-    open_page(page, streamlit_server, "agent?cohort=1&family=llm-a", "Agent")
-    ranges = page.get_by_role("radiogroup").filter(has_text="ALL")
-    for shown in ("1D", "1W", "ALL"):
-        expect(ranges.get_by_role("radio", name=shown, exact=True)).to_be_visible()
-    for hidden in ("10M", "1H"):
-        expect(ranges.get_by_role("radio", name=hidden, exact=True)).to_have_count(0)
-    expect(
-        page.get_by_text(
-            re.compile(
-                r"10M and 1H are not offered: no portfolio shown has changed since "
-                r"2026-01-20 18:10 UTC"
-            )
-        )
-    ).to_be_visible()
-
-    # A link to such a range says why it is not shown, and the address bar follows.
-    open_page(page, streamlit_server, "agent?cohort=1&family=llm-a&range=10M", "Agent")
-    expect(page.get_by_text("Range 10M is not offered here")).to_be_visible()
-    expect(page).to_have_url(re.compile(r"range=ALL"))
-    expect(page.get_by_text(re.compile(r"^ALL: "))).to_be_visible()
-
-    page.get_by_role("radio", name="1D", exact=True).click()
-    expect(page).to_have_url(re.compile(r"range=1D"))
-    settle(page)
-    expect(page.get_by_text(re.compile(r"^1D: .* one point per 10 minutes"))).to_be_visible()
-    shoot(page, screenshots_dir, "agent-range-1d")
-
-
-@pytest.mark.parametrize(
-    ("query", "named"),
-    [("cohort=99", "cohort='99'"), ("cohort=1&family=gpt-9", "family='gpt-9'")],
-)
-def test_a_bad_agent_link_warns_and_shows_nothing_else(
-    streamlit_server: str, page: Page, screenshots_dir: Path, query: str, named: str
-) -> None:
-    open_page(page, streamlit_server, f"agent?{query}", "Agent")
-
-    warning = page.get_by_test_id("stAlertContentWarning")
-    expect(warning).to_contain_text(f"This link's {named} names no")
-    expect(page).to_have_url(re.compile(re.escape(query.split("&")[-1])))  # not rewritten
-    expect(page.get_by_test_id("stDataFrame")).to_have_count(0)
-    expect(page.get_by_test_id("stVegaLiteChart")).to_have_count(0)
-    expect(page.get_by_test_id("stMetric")).to_have_count(0)
-    shoot(page, screenshots_dir, f"agent-bad-{named.split('=')[0]}")

@@ -1,8 +1,9 @@
 """The Calibration page in Chromium at 1440×900: Brier per family with one interval column each
 and the key columns in view, two or three families compared in the reliability diagram through
-the link (bins under the minimum count listed, not drawn), links naming nothing warn, and
-without stored analyses the page offers the computation instead of running it. (How "in view"
-is measured: `test_page_markets`.)"""
+the link (bins under the minimum count listed, not drawn), and without stored analyses the page
+offers the computation instead of running it. (How "in view" is measured: `test_page_markets`.)
+Links naming nothing and an extended cohort left out (script output only) are checked
+in-process: tests/dashboard/test_calibration_page.py."""
 
 import re
 from pathlib import Path
@@ -69,23 +70,6 @@ def test_three_families_compared_through_the_link(
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
 
-def test_links_naming_nothing_warn(
-    streamlit_server: str, page: Page, screenshots_dir: Path
-) -> None:
-    for link, named in (
-        ("family=gpt-9", "family='gpt-9'"),
-        ("family=llm-a,gpt-9", "family='gpt-9'"),
-    ):
-        open_page(page, streamlit_server, f"calibration?{link}", "Calibration")
-        expect(page.get_by_text(f"This link's {named} names no family")).to_be_visible()
-        expect(page.get_by_test_id("stDataFrame")).to_have_count(0)
-    shoot(page, screenshots_dir, "calibration-bad-link")
-
-    open_page(page, streamlit_server, "calibration?cohort=99", "Calibration")
-
-    expect(page.get_by_text("This link's cohort='99' names no cohort")).to_be_visible()
-
-
 def test_without_stored_analyses_it_offers_the_computation(
     unanalysed_server: str, page: Page, screenshots_dir: Path
 ) -> None:
@@ -103,34 +87,3 @@ def test_without_stored_analyses_it_offers_the_computation(
     expect(page.get_by_role("heading", name="Reliability diagram")).to_be_visible()
     expect(page.get_by_role("button", name=re.compile(r"^Compute"))).to_have_count(0)
     expect(page.get_by_test_id("stException")).to_have_count(0)
-
-
-LEFT_OUT = (
-    "1 extended cohort (#2) is left out of these v1 figures; choose it in the cohort filter "
-    "to see it."
-)
-
-
-def test_all_cohorts_leave_an_extended_cohort_out_and_say_so(
-    mixed_server: str, streamlit_server: str, page: Page, screenshots_dir: Path
-) -> None:
-    """Cohort 2 re-stamped as extended: the all-cohort table is cohort 1's (the same cells as
-    cohort 1 chosen on the v1 database) under a note naming cohort 2; cohort 2 chosen by
-    number reads as on the v1 database, without the note."""
-
-    def summary_cells(base: str, path: str) -> dict[str, list[str]]:
-        open_page(page, base, path, "Calibration")
-        return assert_readable(page.get_by_test_id("stDataFrame").first)
-
-    v1_cohort_1 = summary_cells(streamlit_server, "calibration?cohort=1")
-    v1_cohort_2 = summary_cells(streamlit_server, "calibration?cohort=2")
-    v1_all = summary_cells(streamlit_server, "calibration")
-    expect(page.get_by_text(re.compile("extended cohort"))).to_have_count(0)
-
-    mixed_all = summary_cells(mixed_server, "calibration")
-    expect(page.get_by_text(LEFT_OUT)).to_be_visible()
-    assert mixed_all == v1_cohort_1 != v1_all
-    shoot(page, screenshots_dir, "calibration-extended-left-out")
-
-    assert summary_cells(mixed_server, "calibration?cohort=2") == v1_cohort_2
-    expect(page.get_by_text(re.compile("extended cohort"))).to_have_count(0)

@@ -1,7 +1,8 @@
 """Overview, Operations, Exports and Methodology in Chromium at 1440×900: each renders without
 an exception, its tables' headers read in words (never a snake_case column name), their key
 columns are on screen without scrolling, no cell shows None/nan/raw JSON, deep links open the
-named selection and a bad one warns naming it, and each page is screenshotted.
+named selection, and each page is screenshotted. A bad Exports link (script output only) is
+checked in-process: tests/dashboard/test_data_page.py.
 
 How "on screen" is checked: Streamlit's grid (glide-data-grid) paints on a canvas but keeps an
 accessible table of exactly the columns in its visible region (a column counts when any part
@@ -13,7 +14,6 @@ accessible header row starts with those columns.
 import re
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.conftest import ADMIN_PASSWORD, settle
@@ -168,18 +168,6 @@ def test_exports_names_its_selection_in_words(
     assert "cohorts.csv" in cells
     assert "§" not in page.get_by_test_id("stMain").inner_text()
     _shoot(page, screenshots_dir, "page-exports")
-
-
-@pytest.mark.parametrize(
-    ("query", "named"), [("cohort=99", "cohort='99'"), ("family=gpt-9", "family='gpt-9'")]
-)
-def test_a_bad_exports_link_warns_naming_it(
-    streamlit_server: str, page: Page, query: str, named: str
-) -> None:
-    _open(page, f"{streamlit_server}/exports?{query}", "Exports")
-
-    expect(page.get_by_test_id("stAlertContentWarning")).to_contain_text(named)
-    expect(page.get_by_role("button", name="Download zip")).to_have_count(0)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The Leaderboard in Chromium at 1440×900 with the sidebar open: its key statistics are on
 screen without scrolling, the family stays pinned, no cell shows None/nan/raw JSON, the CSV keeps
-raw numbers and ids, deep links work, and without stored analyses it asks before computing;
-below the table, the Cost section (chart, table, CSV) reads as cleanly.
+raw numbers and ids, a cohort's deep link works, and without stored analyses it asks before
+computing; below the table, the Cost section (chart, table, CSV) reads as cleanly. A bad cohort
+link (script output only) is checked in-process: tests/dashboard/test_leaderboard_page.py.
 
 How "on screen" is checked: Streamlit's grid (glide-data-grid) paints on a canvas, but inside
 the canvas it keeps an accessible table of exactly the columns in its visible region (a column
@@ -37,6 +38,15 @@ CSV_HEADER = (
     "skill_vs_market,skill_vs_market_ci_low,skill_vs_market_ci_high,random_null_percentile,"
     "agent_replicates,replicate_return_low,replicate_return_high"
 )
+COST_HEADERS = [
+    "Family",
+    "API spend",
+    "Cost / decision",
+    "Cost / resolved bet",
+    "Return per $ [95% CI]",
+    "Skill per $ [95% CI]",
+    "Pareto front",
+]
 BAD_CELL = re.compile(r"^(None|nan|NaN|NaT|<NA>|null)$|^\[\"|^\{\"")
 
 
@@ -97,7 +107,7 @@ def _number(cell: str) -> float | None:
         return None
 
 
-def test_key_columns_are_on_screen_and_family_stays_pinned(
+def test_key_columns_on_screen_family_pinned_the_csv_and_the_cost_section(
     streamlit_server: str, page: Page, screenshots_dir: Path
 ) -> None:
     _open(page, f"{streamlit_server}/leaderboard")
@@ -120,21 +130,7 @@ def test_key_columns_are_on_screen_and_family_stays_pinned(
     assert not [c for c in cells if BAD_CELL.search(c)], cells
     _shoot(page, screenshots_dir, "page-leaderboard")
 
-    grid_box = grid.bounding_box()
-    assert grid_box is not None
-    page.mouse.move(grid_box["x"] + grid_box["width"] / 2, grid_box["y"] + 80)
-    page.mouse.wheel(3000, 0)
-
-    expect(grid.locator("th[role=columnheader]", has_text="Cohorts")).to_be_attached()
-    headers = _headers(grid)
-    assert headers[0] == "Family" and "Return [95% CI]" not in headers, headers
-    assert {"Fallback HOLDs", "API cost", "Note"} <= set(headers), headers
-    assert not [c for c in _cells(grid) if BAD_CELL.search(c)]
-
-
-def test_the_csv_keeps_raw_numbers_and_ids(streamlit_server: str, page: Page) -> None:
-    _open(page, f"{streamlit_server}/leaderboard")
-
+    # The CSV keeps raw numbers and ids.
     with page.expect_download() as info:
         page.get_by_role("button", name="Download CSV", exact=True).click()
 
@@ -150,61 +146,19 @@ def test_the_csv_keeps_raw_numbers_and_ids(streamlit_server: str, page: Page) ->
     cash = next(row for row in rows if row["family_id"] == "baseline-cash")
     assert cash["brier"] == "" and cash["skill_vs_market"] == ""  # missing: an empty cell
 
+    grid_box = grid.bounding_box()
+    assert grid_box is not None
+    page.mouse.move(grid_box["x"] + grid_box["width"] / 2, grid_box["y"] + 80)
+    page.mouse.wheel(3000, 0)
 
-def test_a_cohort_deep_link_and_a_bad_one(
-    streamlit_server: str, page: Page, screenshots_dir: Path
-) -> None:
-    _open(page, f"{streamlit_server}/leaderboard?cohort=2")
-    expect(page.get_by_role("combobox", name="Cohort")).to_have_value("Cohort 2")
-    expect(page.get_by_text(re.compile(r"by the hourly analyses job"))).to_be_visible()
-    assert _headers(_grid(page))[: len(KEY_COLUMNS)] == KEY_COLUMNS
-
-    page.get_by_role("link", name="Compare two families").click()
-
-    expect(page.get_by_role("heading", name="Compare", exact=True)).to_be_visible()
-    expect(page).to_have_url(re.compile(r"/compare\?(.*&)?cohort=2(&|$)"))
-    settle(page)
-    expect(page.get_by_role("combobox", name="Cohort")).to_have_value("Cohort 2")
-
-    _open(page, f"{streamlit_server}/leaderboard?cohort=99")
-    expect(page.get_by_text(re.compile(r"This link's cohort='99' names no cohort"))).to_be_visible()
-    expect(page.get_by_test_id("stDataFrame")).to_have_count(0)
-    _shoot(page, screenshots_dir, "page-leaderboard-bad-link")
-
-
-def test_without_stored_analyses_it_asks_before_computing(
-    unanalysed_server: str, page: Page, screenshots_dir: Path
-) -> None:
-    _open(page, f"{unanalysed_server}/leaderboard")
-    expect(page.get_by_text(re.compile(r"^No current stored leaderboard"))).to_be_visible()
-    expect(page.get_by_test_id("stDataFrame")).to_have_count(0)
-    _shoot(page, screenshots_dir, "page-leaderboard-not-stored")
-
-    page.get_by_role("button", name="Compute the leaderboard now").click()
-
-    grid = _grid(page)
-    settle(page)
-    expect(page.get_by_text("Computed live on this page load")).to_be_visible()
-    assert _headers(grid)[: len(KEY_COLUMNS)] == KEY_COLUMNS
+    expect(grid.locator("th[role=columnheader]", has_text="Cohorts")).to_be_attached()
+    headers = _headers(grid)
+    assert headers[0] == "Family" and "Return [95% CI]" not in headers, headers
+    assert {"Fallback HOLDs", "API cost", "Note"} <= set(headers), headers
     assert not [c for c in _cells(grid) if BAD_CELL.search(c)]
-    _shoot(page, screenshots_dir, "page-leaderboard-live")
 
-
-COST_HEADERS = [
-    "Family",
-    "API spend",
-    "Cost / decision",
-    "Cost / resolved bet",
-    "Return per $ [95% CI]",
-    "Skill per $ [95% CI]",
-    "Pareto front",
-]
-
-
-def test_the_cost_section(streamlit_server: str, page: Page, screenshots_dir: Path) -> None:
-    """Below the table: the Pareto chart and the cost table from the same stored frame, every
-    column on screen, no cell None/nan, the baselines $0 references, a CSV of raw numbers."""
-    _open(page, f"{streamlit_server}/leaderboard")
+    # Below the table: the Pareto chart and the cost table from the same stored frame, every
+    # column on screen, no cell None/nan, the baselines $0 references, a CSV of raw numbers.
     section = page.locator(".st-key-cost")
     section.scroll_into_view_if_needed()
     expect(section.get_by_role("heading", name="Cost", exact=True)).to_be_visible()
@@ -245,3 +199,35 @@ def test_the_cost_section(streamlit_server: str, page: Page, screenshots_dir: Pa
     cash = next(row for row in rows if row["family_id"] == "baseline-cash")
     assert float(cash["api_cost_usd"]) == 0.0 and cash["pareto"] == "false"
     assert cash["return_per_dollar"] == "" and cash["skill_per_dollar"] == ""  # undefined
+
+
+def test_a_cohort_deep_link(streamlit_server: str, page: Page) -> None:
+    _open(page, f"{streamlit_server}/leaderboard?cohort=2")
+    expect(page.get_by_role("combobox", name="Cohort")).to_have_value("Cohort 2")
+    expect(page.get_by_text(re.compile(r"by the hourly analyses job"))).to_be_visible()
+    assert _headers(_grid(page))[: len(KEY_COLUMNS)] == KEY_COLUMNS
+
+    page.get_by_role("link", name="Compare two families").click()
+
+    expect(page.get_by_role("heading", name="Compare", exact=True)).to_be_visible()
+    expect(page).to_have_url(re.compile(r"/compare\?(.*&)?cohort=2(&|$)"))
+    settle(page)
+    expect(page.get_by_role("combobox", name="Cohort")).to_have_value("Cohort 2")
+
+
+def test_without_stored_analyses_it_asks_before_computing(
+    unanalysed_server: str, page: Page, screenshots_dir: Path
+) -> None:
+    _open(page, f"{unanalysed_server}/leaderboard")
+    expect(page.get_by_text(re.compile(r"^No current stored leaderboard"))).to_be_visible()
+    expect(page.get_by_test_id("stDataFrame")).to_have_count(0)
+    _shoot(page, screenshots_dir, "page-leaderboard-not-stored")
+
+    page.get_by_role("button", name="Compute the leaderboard now").click()
+
+    grid = _grid(page)
+    settle(page)
+    expect(page.get_by_text("Computed live on this page load")).to_be_visible()
+    assert _headers(grid)[: len(KEY_COLUMNS)] == KEY_COLUMNS
+    assert not [c for c in _cells(grid) if BAD_CELL.search(c)]
+    _shoot(page, screenshots_dir, "page-leaderboard-live")

@@ -1,8 +1,8 @@
 """The Markets page in Chromium at 1440×900: the list reads as text (question once, prices as
 "Yes 0.62 · No 0.38", never JSON), its key columns are in view without scrolling, it sorts by
 close date or recency through the link, it keeps no filter it does not use in the address bar,
-a market or snapshot link opens it and a link naming nothing warns; a real (Gamma) market
-links to Polymarket.
+a market or snapshot link opens it; a real (Gamma) market links to Polymarket. A link naming
+nothing (script output only) is checked in-process: tests/dashboard/test_markets_page.py.
 
 How "in view" is measured: Streamlit's dataframe (glide-data-grid) draws on a canvas, but it
 mirrors into a hidden ARIA table exactly the columns whose left edge lies inside the grid's
@@ -35,9 +35,8 @@ def open_page(page: Page, base: str, path: str, heading: str) -> None:
     """`path` at 1440×900, its run finished, no exception shown."""
     page.set_viewport_size(VIEWPORT)
     page.goto(f"{base}/{path}")
-    expect(page.get_by_role("heading", name=heading, exact=True).first).to_be_visible(
-        timeout=20_000
-    )
+    # The conftest's 30 s wait: a fresh server's first visit on a loaded machine can take 20.
+    expect(page.get_by_role("heading", name=heading, exact=True).first).to_be_visible()
     settle(page)
     page.wait_for_timeout(400)  # the grids paint (and mirror) their cells after the run
     expect(page.get_by_test_id("stException")).to_have_count(0)
@@ -151,9 +150,7 @@ def test_sort_is_a_link_and_unused_filters_leave_the_address_bar(
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
 
-def test_a_market_link_opens_it_and_one_naming_nothing_warns(
-    streamlit_server: str, page: Page, screenshots_dir: Path
-) -> None:
+def test_a_market_link_opens_it(streamlit_server: str, page: Page, screenshots_dir: Path) -> None:
     open_page(page, streamlit_server, "markets?held=yes&market=900020", "Markets")
 
     expect(page.get_by_role("heading", name="Market 900020", exact=True)).to_be_visible()
@@ -169,30 +166,14 @@ def test_a_market_link_opens_it_and_one_naming_nothing_warns(
     assert "Family" in headers_in_view(grids.nth(1))
     shoot(page, screenshots_dir, "market-detail")
 
-    open_page(page, streamlit_server, "markets?market=no-such-market", "Markets")
 
-    expect(
-        page.get_by_text("This link's market='no-such-market' names no market in this database")
-    ).to_be_visible()
-    expect(page.get_by_role("heading", name=re.compile(r"^Market \S+$"))).to_have_count(0)
-    shoot(page, screenshots_dir, "markets-bad-link")
-
-
-def test_a_snapshot_link_opens_it_and_one_naming_nothing_warns(
-    streamlit_server: str, page: Page
-) -> None:
+def test_a_snapshot_link_opens_it(streamlit_server: str, page: Page) -> None:
     open_page(page, streamlit_server, "markets?snapshot=1", "Markets")
 
     expect(page.get_by_role("heading", name="Market snapshot #1")).to_be_visible()
     grid = page.get_by_test_id("stDataFrame").first
     assert headers_in_view(grid)[:3] == ["Rank", "Market", "Prices as shown"]
     assert_readable(grid)
-
-    for value in ("999", "x"):
-        open_page(page, streamlit_server, f"markets?snapshot={value}", "Markets")
-        expect(
-            page.get_by_text(f"This link's snapshot='{value}' names no market snapshot")
-        ).to_be_visible()
 
 
 @pytest.fixture(scope="module")
