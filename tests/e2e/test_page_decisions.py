@@ -1,8 +1,9 @@
 """The Decisions page in Chromium at 1440×900: the list reads with display names and
 formatted numbers, its key columns in view; a decision opens on the model's rationale as text,
 its legs name their markets with sides and implied confidence in view, rejected legs say why,
-attempts show tokens, cost and latency, and the raw answer appears once, collapsed. Links
-naming no decision or family warn. (How "in view" is measured: `test_page_markets`.)"""
+attempts show tokens, cost and latency, and the raw answer appears once, collapsed. (How "in
+view" is measured: `test_page_markets`. Links naming no decision or family warn, through
+AppTest: tests/dashboard/test_decisions_page.py.)"""
 
 import re
 from pathlib import Path
@@ -91,20 +92,3 @@ def test_a_decision_opens_on_its_rationale_legs_and_attempts(
         )
     ).to_be_visible()
     shoot(page, screenshots_dir, "decision-attempts")
-
-
-def test_links_naming_nothing_warn(
-    streamlit_server: str, page: Page, screenshots_dir: Path
-) -> None:
-    for value in ("99999", "abc"):
-        open_page(page, streamlit_server, f"decisions?decision={value}", "Decisions")
-        expect(
-            page.get_by_text(f"This link's decision='{value}' names no decision in this database")
-        ).to_be_visible()
-        expect(page.get_by_role("heading", name=re.compile(r"^Decision \d+$"))).to_have_count(0)
-    shoot(page, screenshots_dir, "decisions-bad-link")
-
-    open_page(page, streamlit_server, "decisions?family=gpt-9", "Decisions")
-
-    expect(page.get_by_text("This link's family='gpt-9' names no family")).to_be_visible()
-    expect(page.get_by_test_id("stDataFrame")).to_have_count(0)

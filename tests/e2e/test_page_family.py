@@ -1,7 +1,8 @@
-"""The Family page in Chromium at 1440×900: it opens on the best-ranked LLM family (shown in the
-select box and the address bar), its headline numbers carry their 95% intervals and P(rank #1)
-from the stored leaderboard, its per-cohort table fits the screen and opens each agent, a bad
-link warns, and before any stored analysis it shows its point numbers and offers the rest."""
+"""The Family page in Chromium at 1440×900: its headline numbers carry their 95% intervals
+from the stored leaderboard, its per-cohort table fits the screen, downloads as CSV and opens
+each agent, its Risk section reads drawdown and Sharpe, and before any stored analysis it shows
+its point numbers and offers the rest. (The page it opens on, a bad link and an extended cohort
+left out, through AppTest: tests/dashboard/test_family_page.py.)"""
 
 import re
 from pathlib import Path
@@ -18,7 +19,7 @@ from tests.e2e.test_page_agent import (
     shoot,
     visible_headers,
 )
-from tests.e2e.test_page_markets import cells_by_column
+from tests.e2e.test_page_risk import DRAWDOWN, SHARPE
 
 COHORT_HEADERS = [
     "Cohort",
@@ -40,22 +41,6 @@ COHORTS_CSV_HEADER = (
     "cohort_worst,vs_mean,vs_best,vs_worst,total_value,total_pnl,brier,resolved_bets,win_rate,"
     "decisions,fallback_holds,api_cost_usd,last_snapshot"
 )
-
-
-def test_family_opens_on_the_best_llm_family_and_says_so(
-    streamlit_server: str, page: Page, screenshots_dir: Path
-) -> None:
-    open_page(page, streamlit_server, "family", "Family")
-
-    # Model B (0%) is above Model A (−4.7%); the oracle and cash baseline are not models.
-    expect(page).to_have_url(re.compile(r"/family\?family=llm-b$"))
-    expect(page.get_by_role("combobox", name="Family")).to_have_value("Model B (llm-b)")
-    expect(page.get_by_text("Opened on the best-ranked LLM family by return")).to_be_visible()
-    expect(metric(page, "Return")).to_contain_text("95% interval")
-    expect(metric(page, "P(rank #1)")).to_contain_text("%")
-    expect(metric(page, "Rank")).to_contain_text("2 of 6")
-    expect(page.get_by_text(re.compile(r"^Computed .* by the hourly"))).to_be_visible()
-    shoot(page, screenshots_dir, "family-default")
 
 
 def test_family_headline_table_and_curve(
@@ -97,10 +82,17 @@ def test_family_headline_table_and_curve(
     expect(caption).to_contain_text("grey ticks: the 2 decision runs shown")
     shoot(page, screenshots_dir, "family-llm-a")
 
+    # The Risk section: of its combined book, from the stored leaderboard.
+    page.get_by_role("heading", name="Risk", exact=True).scroll_into_view_if_needed()
+    expect(metric(page, "Max drawdown")).to_have_text(DRAWDOWN)
+    expect(metric(page, "Sharpe (annualised)")).to_have_text(SHARPE)
+    expect(
+        page.get_by_text(re.compile(r"^Of its combined book across its cohorts"))
+    ).to_be_visible()
+    page.screenshot(path=str(screenshots_dir / "family-risk-viewport.png"))
+    shoot(page, screenshots_dir, "family-risk")
 
-def test_a_cohort_row_opens_that_agent(streamlit_server: str, page: Page) -> None:
-    open_page(page, streamlit_server, "family?family=llm-a", "Family")
-
+    # A row of the per-cohort table opens that agent.
     select_row(page, 0, 1)  # cohort 1 (newest first)
 
     link = page.get_by_role("link", name="Open Model A in cohort 1")
@@ -110,20 +102,6 @@ def test_a_cohort_row_opens_that_agent(streamlit_server: str, page: Page) -> Non
     expect(page).to_have_url(re.compile(r"/agent\?(?=.*cohort=1)(?=.*family=llm-a)"))
     settle(page)
     expect(page.get_by_text("Model A — cohort 1 — model test/llm-a (llm)")).to_be_visible()
-
-
-def test_a_bad_family_link_warns_and_shows_nothing_else(
-    streamlit_server: str, page: Page, screenshots_dir: Path
-) -> None:
-    open_page(page, streamlit_server, "family?family=gpt-9", "Family")
-
-    expect(page.get_by_test_id("stAlertContentWarning")).to_contain_text(
-        "This link's family='gpt-9' names no family"
-    )
-    expect(page).to_have_url(re.compile(r"family=gpt-9"))
-    expect(page.get_by_test_id("stMetric")).to_have_count(0)
-    expect(page.get_by_test_id("stDataFrame")).to_have_count(0)
-    shoot(page, screenshots_dir, "family-bad-link")
 
 
 def test_before_any_stored_analysis_it_shows_points_and_offers_the_rest(
@@ -141,28 +119,3 @@ def test_before_any_stored_analysis_it_shows_points_and_offers_the_rest(
     settle(page)
     expect(metric(page, "Return")).to_contain_text("95% interval")
     expect(page.get_by_text("Computed live on this page load")).to_be_visible()
-
-
-def test_an_extended_cohort_is_listed_but_left_out_of_the_figures(
-    mixed_server: str, streamlit_server: str, page: Page, screenshots_dir: Path
-) -> None:
-    """Cohort 2 re-stamped as extended: the headline figures are cohort 1's (as the v1
-    database's cohort 1 row reads), a note names cohort 2, and the table still lists it."""
-    open_page(page, streamlit_server, "family?family=llm-a", "Family")
-    expect(page.get_by_text(re.compile("extended cohort"))).to_have_count(0)
-    all_v1 = metric(page, "Return").inner_text()
-
-    open_page(page, mixed_server, "family?family=llm-a", "Family")
-    expect(
-        page.get_by_text(
-            "1 extended cohort (#2) is left out of these v1 figures; it is listed in the table "
-            "below."
-        )
-    ).to_be_visible()
-    expect(page.get_by_text(re.compile(r"Extended: #2 \(listed here"))).to_be_visible()
-    expect(page.get_by_text(re.compile(r"^Over 1 v1 cohort: 2 decisions "))).to_be_visible()
-    assert metric(page, "Return").inner_text() != all_v1
-    expect(page.get_by_role("heading", name="P/L over time, all its v1 cohorts")).to_be_visible()
-    cohorts = cells_by_column(page.get_by_test_id("stDataFrame").first)["Cohort"]
-    assert sorted(c.strip() for c in cohorts) == ["1", "2"], cohorts
-    shoot(page, screenshots_dir, "family-extended-left-out")

@@ -1,6 +1,7 @@
 """Home in Chromium at 1440×900: the status strip, the stored leader with its interval and the
-links are on screen without scrolling, nothing reads None/nan, the links open their pages, and
-before the hourly analyses Home computes nothing and says when the leader will appear.
+links are on screen without scrolling, nothing reads None/nan, and the links open their pages.
+(Before the hourly analyses, and with an extended cohort left out, through AppTest:
+tests/dashboard/test_home_page.py.)
 
 The test season's last job ran 2026-01-21 00:00 UTC and its two cohorts are still deciding, so
 on any later clock the arena is "Stopped" (the rules: `arena.analytics.views.status`); its stored
@@ -10,7 +11,6 @@ leaderboard ranks the oracle (a reference row) first and Model B first among the
 import re
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.conftest import settle
@@ -85,56 +85,13 @@ def test_home_shows_status_leader_and_links_on_one_screen(
     settle(page)
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
-
-@pytest.mark.parametrize(
-    ("name", "heading"),
-    [
-        ("Leaderboard", "Leaderboard"),
-        ("Decisions", "Decisions"),
-        ("Methodology", "Methodology"),
-    ],
-)
-def test_each_link_of_home_opens_its_page(
-    streamlit_server: str, page: Page, name: str, heading: str
-) -> None:
-    _open(page, streamlit_server)
-
-    _page_link(page, name).click()
-
-    expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible()
-    settle(page)
-    expect(page.get_by_test_id("stException")).to_have_count(0)
-
-
-def test_before_the_hourly_analyses_home_computes_nothing(
-    unanalysed_server: str, page: Page, screenshots_dir: Path
-) -> None:
-    _open(page, unanalysed_server)
-
-    main = page.get_by_test_id("stMain")
-    expect(
-        main.get_by_text(re.compile(r"^The leader appears after the hourly analyses"))
-    ).to_be_visible()
-    expect(main.get_by_role("button", name=re.compile("Compute"))).to_have_count(0)  # no offer
-    expect(main.get_by_text(re.compile(r"\bStopped$"))).to_be_visible()
-    assert not BAD_TEXT.search(_main_text(page))
-    _shoot(page, screenshots_dir, "page-home-unanalysed")
-
-
-def test_the_leader_is_v1s_and_home_names_the_extended_cohort(
-    mixed_server: str, page: Page, screenshots_dir: Path
-) -> None:
-    """Cohort 2 re-stamped as extended: the leader comes from the v1 cohorts only, and Home
-    says which cohort its figures leave out."""
-    _open(page, mixed_server)
-    expect(
-        page.get_by_text(
-            "1 extended cohort (#2) is left out of these v1 figures; the Leaderboard shows it "
-            "when it is chosen in its cohort filter."
-        )
-    ).to_be_visible()
-    expect(
-        page.get_by_text(re.compile(r"^The best-ranked model over all v1 cohorts"))
-    ).to_be_visible()
-    assert not BAD_TEXT.search(_main_text(page))
-    _shoot(page, screenshots_dir, "home-extended-left-out")
+    # Each other link of Home opens its page (back to Home through the sidebar each time: a
+    # page change in the same session, as a reader goes, not a new load of the address).
+    for name in ("Leaderboard", "Decisions", "Methodology"):
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Home").click()
+        expect(page.get_by_role("heading", name=HEADING, exact=True)).to_be_visible()
+        settle(page)
+        _page_link(page, name).click()
+        expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible()
+        settle(page)
+        expect(page.get_by_test_id("stException")).to_have_count(0)

@@ -1,9 +1,10 @@
 """The Replicates page (issue 26) in Chromium at 1440×900, on a short demo season with three
 agents per family: the summary figures read with their interval, the chart draws, both tables
 read as text (returns, points, shares; no missing-looking cell) with their key columns in
-view, the agents CSV carries raw numbers and stable ids, and a cohort link opens one cohort;
-on a database without replicates the page says so in one line. (How "in view" is measured:
-`test_page_markets`.)"""
+view, the agents CSV carries raw numbers and stable ids, and the Leaderboard pools a family's
+replicates in one row. (How "in view" is measured: `test_page_markets`. A cohort link, the
+Agent page's replicate and a database without replicates, through AppTest:
+tests/dashboard/test_replicates_page.py.)"""
 
 import re
 from collections.abc import Iterator
@@ -127,36 +128,15 @@ def test_the_view_reads_and_the_csv_has_ids(
     shoot(page, screenshots_dir, "replicates")
 
 
-def test_a_cohort_link_opens_one_cohort(
-    replicated_server: str, page: Page, screenshots_dir: Path
-) -> None:
-    open_page(page, replicated_server, "replicates?cohort=1", TITLE)
-    expect(page.get_by_role("combobox", name="Cohort")).to_have_value("Cohort 1")
-    expect(page.get_by_test_id("stDataFrame")).to_have_count(2)
-    expect(page.get_by_text(re.compile(r"Over cohort 1: 33 agents of 11 families"))).to_be_visible()
-    shoot(page, screenshots_dir, "replicates-cohort")
-
-
-def test_without_replicates_the_page_says_how_to_start_them(
-    streamlit_server: str, page: Page
-) -> None:
-    open_page(page, streamlit_server, "replicates", TITLE)
-    note = page.get_by_test_id("stAlert")
-    expect(note).to_have_count(1)
-    expect(note).to_contain_text("No cohort here has replicates")
-    expect(note).to_contain_text("ARENA_REPLICATES=3")
-    expect(note).to_contain_text("arena demo --replicates 3")
-    expect(page.get_by_test_id("stDataFrame")).to_have_count(0)
-
-
 REPLICATE_RANGE = re.compile(r"^3 × [+−]\d[\d,]*\.\d% … [+−]\d[\d,]*\.\d%$")
 
 
-def test_the_leaderboard_pools_them_and_the_agent_page_picks_one(
+def test_the_leaderboard_pools_them(
     replicated_server: str, page: Page, screenshots_dir: Path
 ) -> None:
     """A replicated cohort's Leaderboard has one row per family with its Replicates column
-    beside Return; the Agent page offers the family's replicates and shows the one linked."""
+    beside Return. (The Agent page's pick of one replicate, through AppTest:
+    tests/dashboard/test_replicates_page.py.)"""
     open_page(page, replicated_server, "leaderboard?cohort=1", "Leaderboard")
     board = page.get_by_test_id("stDataFrame").first
     assert headers_in_view(board)[:3] == ["Family", "Return [95% CI]", "Replicates"]
@@ -164,9 +144,3 @@ def test_the_leaderboard_pools_them_and_the_agent_page_picks_one(
     assert len(cells["Family"]) == 11 and not any(" · r" in name for name in cells["Family"])
     assert matches(cells["Replicates"], REPLICATE_RANGE)
     shoot(page, screenshots_dir, "replicates-leaderboard")
-
-    open_page(page, replicated_server, "agent?cohort=1&family=gpt-5.1&replicate=2", "Agent")
-    expect(page.get_by_role("combobox", name="Replicate")).to_have_value("Replicate 2 of 3")
-    expect(page.get_by_text("GPT-5.2 · r2 — cohort 1", exact=False)).to_be_visible()
-    expect(page.get_by_text(re.compile(r"Cohort 1's 33 agents"))).to_be_visible()
-    shoot(page, screenshots_dir, "replicates-agent")

@@ -1,8 +1,9 @@
 """The Stated probability page (issue 26) in Chromium at 1440×900, on a short demo season
 under the protocol extension: its three tables read with intervals and no missing-looking
-cell, their key columns in view, the Brier chart drawn, the extended cohorts marked on the
-Cohorts page and in the sidebar; on a database without an extended cohort the page says so in
-one line. (How "in view" is measured: `test_page_markets`.)"""
+cell, their key columns in view, the Brier chart drawn, the extended cohorts marked in the
+sidebar, and a decision's BUY legs show their stated probabilities. (How "in view" is measured:
+`test_page_markets`. A cohort link, the Cohorts page's mark and a database without an extended
+cohort, through AppTest: tests/dashboard/test_stated_page.py.)"""
 
 import re
 from collections.abc import Iterator
@@ -110,30 +111,6 @@ def test_the_view_reads_with_intervals(
         "ran protocol extensions (stated probability, replicates): not stock v1"
     )
     shoot(page, screenshots_dir, "stated-probability")
-
-
-def test_one_cohort_and_its_mark_on_the_cohorts_page(
-    extended_server: str, page: Page, screenshots_dir: Path
-) -> None:
-    open_page(page, extended_server, "stated?cohort=1", TITLE)
-    expect(page.get_by_role("combobox", name="Cohort")).to_have_value("Cohort 1")
-    expect(page.get_by_test_id("stDataFrame")).to_have_count(3)
-    open_page(page, extended_server, "cohorts?cohort=1", "Cohorts")
-    expect(
-        page.get_by_text(re.compile("This cohort ran the protocol extension stated_probability"))
-    ).to_be_visible()
-    shoot(page, screenshots_dir, "stated-probability-cohort")
-
-
-def test_without_an_extended_cohort_the_page_says_so_in_one_line(
-    streamlit_server: str, page: Page
-) -> None:
-    open_page(page, streamlit_server, "stated", TITLE)
-    note = page.get_by_test_id("stAlert")
-    expect(note).to_have_count(1)
-    expect(note).to_contain_text("No cohort here ran the stated-probability extension")
-    expect(note).to_contain_text("arena demo --extensions stated_probability")
-    expect(page.get_by_test_id("stDataFrame")).to_have_count(0)
 
 
 STATED_CELL = re.compile(r"^stated p \d\.\d{2,3} vs price \d\.\d{2,3} \([+−]\d\.\d{2,3}\)$")

@@ -1,8 +1,8 @@
-"""Methodology v2 in Chromium: the sidebar's methodology selector, a v2 leaderboard (portfolio
-value first, Brier a diagnostic), the selection carried to another page, and a decision's price
-provenance, over the suite's v2 demo season (prices from the simulated CLOB through the real
-client; `tests.stated_season.V2_LINEUP`, shared with the bundle and export tests), with
-screenshots.
+"""Methodology v2 in Chromium, one journey: the sidebar's methodology selector, a v2
+leaderboard (portfolio value first, Brier a diagnostic), the selection carried to other pages
+by the sidebar's navigation, and a decision's price provenance, over the suite's v2 demo
+season (prices from the simulated CLOB through the real client; `tests.stated_season.V2_LINEUP`,
+shared with the bundle and export tests), with screenshots.
 
 Nine days rank nobody: a family is "too early to rank" (greyed) below 30 resolved bets, which
 the small lineup's model reaches after about seven weeks played to the end (two minutes of
@@ -45,10 +45,12 @@ def v2_server(
         yield base_url, decision, stored.frame
 
 
-def test_selector_v2_leaderboard_and_price_provenance(
+def test_selector_v2_pages_and_price_provenance(
     v2_server: tuple[str, int, pd.DataFrame], page: Page, screenshots_dir: Path
 ) -> None:
-    base, decision, _ = v2_server
+    """v2 picked in the sidebar on the Leaderboard; the picked version follows the sidebar's
+    navigation to Family and Compare; a decision's prices say where they came from."""
+    base, decision, board = v2_server
     open_page(page, base, "leaderboard", "Leaderboard")
     sidebar = page.get_by_test_id("stSidebar")
     selector = sidebar.get_by_test_id("stSelectbox").filter(has_text="Methodology")
@@ -65,6 +67,7 @@ def test_selector_v2_leaderboard_and_price_provenance(
     settle(page)
     page.wait_for_timeout(400)
     assert "methodology=v2" in page.url
+    expect(page).to_have_url(re.compile(r"methodology=v2"))
     main = page.get_by_test_id("stMain")
     expect(main.get_by_text("Methodology v2", exact=False).first).to_be_visible()
     grid = main.get_by_test_id("stDataFrame").first
@@ -76,36 +79,6 @@ def test_selector_v2_leaderboard_and_price_provenance(
     expect(main.get_by_text("not drawn yet", exact=False)).to_have_count(0)
     expect(main.get_by_role("button", name="Download curve CSV")).to_be_visible()
     shoot(page, screenshots_dir, "v2-leaderboard")
-
-    open_page(page, base, f"decisions?decision={decision}", "Decisions")
-    page.get_by_role("tab", name="Prices").click()
-    page.wait_for_timeout(600)
-    panel = page.get_by_role("tabpanel", name="Prices")
-    prices = panel.get_by_test_id("stDataFrame")
-    expect(prices).to_have_count(2)  # the trades, then the frozen universe
-    prices.first.scroll_into_view_if_needed()
-    headers = headers_in_view(prices.first)
-    assert "Where the price came from" in headers, headers
-    expect(main.get_by_text("The frozen universe it saw", exact=False)).to_be_visible()
-    shoot(page, screenshots_dir, "v2-decision-prices")
-
-
-def test_the_picked_version_follows_to_another_page(
-    v2_server: tuple[str, int, pd.DataFrame], page: Page, screenshots_dir: Path
-) -> None:
-    base, _, board = v2_server
-    open_page(page, base, "leaderboard", "Leaderboard")
-    combo = (
-        page.get_by_test_id("stSidebar")
-        .get_by_test_id("stSelectbox")
-        .filter(has_text="Methodology")
-        .get_by_role("combobox")
-    )
-    combo.click()
-    combo.fill("v2")
-    page.get_by_role("option", name="v2: order-book prices").click()
-    settle(page)
-    expect(page).to_have_url(re.compile(r"methodology=v2"))
 
     # The sidebar's navigation clears the query string: the session keeps the version.
     page.get_by_test_id("stSidebarNav").get_by_role("link", name="Family").click()
@@ -132,3 +105,16 @@ def test_the_picked_version_follows_to_another_page(
     settle(page)
     expect(page).to_have_url(re.compile(r"/compare\?.*methodology=v2"))
     expect(page.get_by_test_id("stMain").get_by_text("Methodology v2").first).to_be_visible()
+
+    open_page(page, base, f"decisions?decision={decision}", "Decisions")
+    main = page.get_by_test_id("stMain")
+    page.get_by_role("tab", name="Prices").click()
+    page.wait_for_timeout(600)
+    panel = page.get_by_role("tabpanel", name="Prices")
+    prices = panel.get_by_test_id("stDataFrame")
+    expect(prices).to_have_count(2)  # the trades, then the frozen universe
+    prices.first.scroll_into_view_if_needed()
+    headers = headers_in_view(prices.first)
+    assert "Where the price came from" in headers, headers
+    expect(main.get_by_text("The frozen universe it saw", exact=False)).to_be_visible()
+    shoot(page, screenshots_dir, "v2-decision-prices")
