@@ -194,8 +194,20 @@ def test_a_real_market_links_to_polymarket(gamma_server: str, page: Page) -> Non
     open_page(page, gamma_server, "markets?held=yes", "Markets")
 
     grid = page.get_by_test_id("stDataFrame").first
-    grid.locator(".dvn-scroller").evaluate("(s) => { s.scrollLeft = s.scrollWidth; }")
-    page.wait_for_timeout(400)
+    # Scrolled to its right edge until the grid lists the Polymarket column: on a loaded
+    # machine one scroll may land before the grid has its full width (the column then
+    # missing from the cells, seen once).
+    page.wait_for_function(
+        """(g) => {
+            const s = g.querySelector('.dvn-scroller');
+            if (s) s.scrollLeft = s.scrollWidth;
+            return [...g.querySelectorAll('th[role=columnheader]')]
+                .some((h) => h.innerText.trim() === 'Polymarket');
+        }""",
+        arg=grid.element_handle(),
+        polling=200,
+    )
+    page.wait_for_timeout(400)  # the cells paint (and mirror) after the scroll
     cells = assert_readable(grid, may_be_empty=("Polymarket",))  # simulated: no link
     links = [c for c in cells["Polymarket"] if c]
     assert "https://polymarket.com/event/best-picture-winner-2026-400005" in links
