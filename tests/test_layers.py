@@ -19,6 +19,7 @@ and inside the read side its groups likewise (`READ_GROUPS`):
 import ast
 import functools
 import itertools
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -250,3 +251,22 @@ def test_pages_pick_read_and_show() -> None:
     for path in itertools.chain((ROOT / "app_pages").glob("*.py"), [ROOT / "dashboard.py"]):
         bad = [t for t in arena_targets(path, known) if t.startswith(PAGE_FORBIDDEN)]
         assert bad == [], f"{path.name} imports {bad}"
+
+
+def test_no_module_imports_a_library_mypy_skips() -> None:
+    """pyproject's mypy `follow_imports = "skip"` libraries type nothing of ours only while no
+    module of ours imports them (else our calls into them would go unchecked)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    skipped = {
+        pattern.removesuffix(".*")
+        for override in config.get("overrides", [])
+        if override.get("follow_imports") == "skip"
+        for pattern in override["module"]
+    }
+    assert skipped, "pyproject.toml's mypy overrides skip no library"
+    folders = ("arena", "app_pages", "tests", "bench")
+    files = [p for f in folders for p in (ROOT / f).rglob("*.py")]
+    files += [ROOT / "dashboard.py", ROOT / "scheduler.py"]
+    for path in files:
+        used = {module.split(".")[0] for module, _ in imports(path)}
+        assert not used & skipped, f"{path.relative_to(ROOT)} imports {used & skipped}"
