@@ -39,7 +39,7 @@ def ok(at: AppTest) -> AppTest:
 def alerts(at: AppTest) -> list[str]:
     """Every alert box of the page (info, warning, error, success), as read."""
     kinds = ("info", "warning", "error", "success")
-    return [read(str(a.value)) for kind in kinds for a in at.get(kind)]
+    return [read(str(getattr(a, "value", ""))) for kind in kinds for a in at.get(kind)]
 
 
 def shown_value(box: object) -> str:
