@@ -11,7 +11,9 @@ WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 ))
 
 # The fast tier: tests/tiers.py marks every test from what it uses; this leaves out PostgreSQL,
 # the browser, played seasons and per-test processes (ARENA_TEST_NO_POSTGRES makes a cluster
-# start fail loudly, so a test that reaches PostgreSQL unmarked cannot slip in).
+# start fail loudly, so a test that reaches PostgreSQL unmarked cannot slip in). Its property
+# tests draw a quarter of their examples (ARENA_TEST_EXAMPLES, tests/examples.py); `make test`
+# draws them all.
 FAST   := not postgres and not browser and not season and not slow and not live
 # Bytecode caches on: an environment with PYTHONDONTWRITEBYTECODE=1 (some sandboxes and CI
 # images set it) makes every pytest worker, `arena` subprocess and dashboard server compile the
@@ -53,7 +55,8 @@ check: $(STAMP)
 	@# mypy beside the tests: a cold mypy (a fresh clone) is ~40 s of one core, and the
 	@# workers leave a core idle while they collect and at the tail; both must pass.
 	@$(BIN)/mypy > $(VENV)/mypy.out 2>&1 & mypy=$$!; \
-	ARENA_TEST_NO_POSTGRES=1 $(BIN)/pytest -q -n $(WORKERS) --dist worksteal -m '$(FAST)'; \
+	ARENA_TEST_NO_POSTGRES=1 ARENA_TEST_EXAMPLES=0.25 \
+	  $(BIN)/pytest -q -n $(WORKERS) --dist worksteal -m '$(FAST)'; \
 	tests=$$?; wait $$mypy; types=$$?; cat $(VENV)/mypy.out; \
 	[ $$tests -eq 0 ] && [ $$types -eq 0 ]
 

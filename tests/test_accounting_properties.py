@@ -26,6 +26,7 @@ from arena.core.accounting import (
     settle,
     side_price,
 )
+from tests.examples import examples
 
 START = D("10000")
 LIMITS = BetLimits()
@@ -142,7 +143,7 @@ class Book:
         assert portfolio_value(self.cash, marks) == self.cash + sum(marks, D(0))
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(2000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(ops, min_size=1, max_size=60))
 def test_accounting_invariants_hold_for_any_sequence(sequence: list[tuple[Any, ...]]) -> None:
     book = Book()
@@ -151,7 +152,7 @@ def test_accounting_invariants_hold_for_any_sequence(sequence: list[tuple[Any, .
         book.check()
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(
     cash=st.decimals(min_value=D("0"), max_value=D("100000"), places=6),
     amount=st.decimals(min_value=D("-1000"), max_value=D("100000"), places=6),

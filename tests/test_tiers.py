@@ -7,10 +7,12 @@ import sys
 import types
 from collections.abc import Callable
 from importlib import import_module
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.examples import examples
 from tests.tiers import _codes, _import_froms, tiers
 
 
@@ -103,13 +105,14 @@ def test_the_raw_bytecode_reading_equals_dis_on_every_function_of_the_suite() ->
     source = f"def big():\n    {names}\n    from os import path, sep\n"
     namespace: dict[str, Any] = {}
     exec(compile(source, "<big>", "exec"), namespace)
-    codes = [namespace["big"].__code__]
+    found = {id(namespace["big"].__code__): namespace["big"].__code__}
     for name, module in list(sys.modules.items()):
         if name.split(".")[0] in ("tests", "arena"):
             for value in vars(module).values():
                 code = getattr(inspect.unwrap(value), "__code__", None) if callable(value) else None
-                if isinstance(code, types.CodeType):
-                    codes.extend(_codes(code))
+                if isinstance(code, types.CodeType):  # once each: many modules import a name
+                    found.update((id(c), c) for c in _codes(code))
+    codes = list(found.values())
     assert len(codes) > 500
     with_imports = 0
     for code in codes:
@@ -120,3 +123,18 @@ def test_the_raw_bytecode_reading_equals_dis_on_every_function_of_the_suite() ->
     assert dis.EXTENDED_ARG in big.co_code[::2]
     assert _import_froms(big) == (("os", "path"), ("os", "sep"))
     assert with_imports > 10
+
+
+def test_make_check_draws_a_quarter_of_the_examples_and_make_test_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ARENA_TEST_EXAMPLES", raising=False)
+    assert examples(2000) == 2000
+    monkeypatch.setenv("ARENA_TEST_EXAMPLES", "0.25")
+    assert (examples(2000), examples(100), examples(20)) == (500, 25, 20)
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    assert "ARENA_TEST_EXAMPLES=0.25" in makefile.split("\ncheck:")[1].split("\ntest:")[0]
+    for bad in ("0", "2", "a quarter"):
+        monkeypatch.setenv("ARENA_TEST_EXAMPLES", bad)
+        with pytest.raises(ValueError, match="a fraction in"):
+            examples(100)

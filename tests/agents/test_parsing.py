@@ -16,6 +16,7 @@ from arena.agents.json_extraction import (
     split_thinking,
 )
 from arena.agents.parsing import MAX_LEGS, Decision, ParseResult, parse_decision, retry_feedback
+from tests.examples import examples
 
 
 @dataclass(frozen=True)
@@ -458,7 +459,7 @@ def test_answer_longer_than_the_decode_window_is_found() -> None:
     assert decision.bets[-1].amount == 99 and len(decision.reasoning) == 4_000
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=300))
 def test_arbitrary_text_never_raises(raw: str) -> None:
     result = parse_decision(raw)
@@ -474,7 +475,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.sampled_from(["BET", "SELL", "HOLD", "bet", "x", None]),
     st.dictionaries(st.sampled_from(["bets", "sells", "reasoning", "other"]), JSON_VALUES),

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from arena.analytics.query.selects import typed_frame
 from arena.analytics.views.curves import CURVE_COLUMNS, UNITS_PER_DOLLAR, family_curves
+from tests.examples import examples
 
 WIDTH = 600
 FIRST = 1_700_000_400  # a multiple of WIDTH
@@ -77,7 +78,7 @@ units = st.integers(min_value=-(10**12), max_value=10**12)
 point = st.tuples(st.integers(1, 6), st.integers(0, 12), units, units)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     families=st.lists(st.sampled_from("abc"), min_size=1, max_size=6),
     balances=st.lists(st.sampled_from([Decimal("10000"), Decimal("2500.125")]), min_size=6),

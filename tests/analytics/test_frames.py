@@ -31,6 +31,7 @@ from arena.analytics.query.selects import fetch, typed_frame
 from arena.storage.db import session_scope
 from arena.storage.models import Decision, Trade
 from arena.storage.tables import DECISIONS, MARKETS, TRADES
+from tests.examples import examples
 from tests.factories import WEEK1, market, new_cohort_agents, trade_into
 
 KINDS = {
@@ -190,7 +191,7 @@ def test_a_column_the_query_lacks_is_blank() -> None:
 texts = st.lists(st.text(max_size=12), max_size=4)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(value=texts, written_ascii=st.booleans(), shown_ascii=st.booleans())
 def test_json_texts_of_stored_text_equal_dumps_of_the_value(
     value: list[str], written_ascii: bool, shown_ascii: bool

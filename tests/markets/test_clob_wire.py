@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.markets.clob_wire import (
@@ -22,6 +22,7 @@ from arena.markets.clob_wire import (
     parse_price_history,
 )
 from arena.markets.price_source import book_midpoint
+from tests.examples import examples
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "clob"
 RECORDED = ("book_spurs_2025-10.raw.json", "book_one_sided_py_clob_client.raw.json")
@@ -155,6 +156,7 @@ prices = st.decimals(min_value=0, max_value=1, places=3, allow_nan=False, allow_
 levels = st.lists(st.tuples(prices, st.integers(1, 10_000)), max_size=8)
 
 
+@settings(max_examples=examples(100))  # hypothesis's default, scaled in `make check`
 @given(bids=levels, asks=levels)
 def test_midpoint_lies_between_the_touch_and_in_the_unit_interval(
     bids: list[tuple[Decimal, int]], asks: list[tuple[Decimal, int]]

@@ -50,6 +50,7 @@ from arena.storage.tables import DECISION_ATTEMPTS, DECISIONS
 from tests.agents.llm_server import Reply, completion
 from tests.engine.chat_server import PerModelServer, serve_models
 from tests.engine.test_full_loop import WEEK1
+from tests.examples import examples
 from tests.factories import new_cohort_agents
 from tests.security.test_no_key_leak import dump_database, gamma_url, sqlite_file_bytes
 
@@ -206,7 +207,7 @@ def test_redact_keeps_clean_text_and_the_old_behaviour() -> None:
 alphabet = st.characters(codec="utf-8")  # surrogates are not UTF-8: none drawn
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     before=st.text(alphabet, max_size=40),
     after=st.text(alphabet, max_size=40),
@@ -223,7 +224,7 @@ def test_redact_removes_the_key_wherever_it_sits(
     assert redact(redacted, [key.value]) == redacted  # idempotent
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(text=st.text(alphabet, max_size=200))
 def test_redact_leaves_text_without_the_key_unchanged(text: str) -> None:
     key = plain_key()

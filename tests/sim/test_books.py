@@ -23,6 +23,7 @@ from arena.sim.books import (
     fault_for,
 )
 from arena.sim.world import SimulatedWorld
+from tests.examples import examples
 
 SEED = 11
 START = datetime(2026, 1, 4, tzinfo=UTC)
@@ -136,7 +137,7 @@ def test_tick_is_fine_near_the_edges() -> None:
 # --- the whole book ------------------------------------------------------------------------
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     centre=st.floats(min_value=0.001, max_value=0.999),
     liquidity=st.floats(min_value=0.0, max_value=2_000_000.0),
