@@ -1,10 +1,11 @@
 """`arena demo`: a simulated season through the real jobs, reproducible, with the oracle ahead.
 
-One real `arena demo --weeks 2 --seed 3` process builds a database; a second run of the same
+One real `arena demo --weeks 2 --seed 1` process builds a database; a second run of the same
 season (in process) must write exactly the same trades.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -42,6 +43,7 @@ from arena.storage.models import (
     PortfolioSnapshot,
     Trade,
 )
+from tests.stated_season import DemoSeasons, checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 WEEKS, SEED = 2, 1
@@ -62,14 +64,27 @@ def arena_demo(url: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def season(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Engine, str]]:
-    """The database of one real `arena demo --weeks 2 --seed 3` run, and its stdout."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('demo') / 'demo.db'}"
-    result = arena_demo(url, "--weeks", str(WEEKS), "--seed", str(SEED))
-    assert result.returncode == 0, result.stderr
-    engine = create_db_engine(url)
+def season(
+    demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Engine, str]]:
+    """A copy of the database of one real `arena demo --weeks 2 --seed 1` run, and its stdout.
+
+    Played once per test run (`DemoSeasons.once`), not once per xdist worker running one of
+    these tests: the process plays the whole season and its tail, half a minute."""
+
+    def play(folder: Path) -> str:
+        url = f"sqlite:///{folder / 'demo.db'}"
+        result = arena_demo(url, "--weeks", str(WEEKS), "--seed", str(SEED))
+        assert result.returncode == 0, result.stderr
+        checkpoint(folder / "demo.db")
+        return result.stdout
+
+    played, stdout = demo_seasons.once(f"arena demo --weeks {WEEKS} --seed {SEED}", play)
+    copy = tmp_path_factory.mktemp("demo") / "demo.db"
+    shutil.copyfile(played / "demo.db", copy)
+    engine = create_db_engine(f"sqlite:///{copy}")
     try:
-        yield engine, result.stdout
+        yield engine, stdout
     finally:
         engine.dispose()
 

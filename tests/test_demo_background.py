@@ -7,6 +7,7 @@ apart from a finished one.
 
 import os
 import re
+import shutil
 import signal
 import socket
 import sqlite3
@@ -34,6 +35,7 @@ from arena.storage import tables
 from arena.storage.db import create_db_engine
 from arena.storage.migrate import init_db
 from tests.dashboard_caches import clear_dashboard_caches
+from tests.stated_season import DemoSeasons, checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 5
@@ -58,11 +60,26 @@ def play(path: Path, *, carry: bool) -> Engine:
     return engine
 
 
+def play_both(folder: Path) -> None:
+    """Both seasons into `folder` (fast.db, slow.db), each WAL folded in."""
+    for name, carry in (("fast", True), ("slow", False)):
+        play(folder / f"{name}.db", carry=carry).dispose()
+        checkpoint(folder / f"{name}.db")
+
+
 @pytest.fixture(scope="module")
-def seasons(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Engine, Engine]]:
-    """The same two days played with copied passes and with every pass valued afresh."""
+def seasons(
+    demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Engine, Engine]]:
+    """The same two days played with copied passes and with every pass valued afresh: copies
+    of the pair played once per test run (`DemoSeasons.once`), not once per xdist worker
+    running one of these tests."""
+    played, _ = demo_seasons.once(f"test_demo_background: seed {SEED}, carry and not", play_both)
     folder = tmp_path_factory.mktemp("carry")
-    fast, slow = play(folder / "fast.db", carry=True), play(folder / "slow.db", carry=False)
+    for name in ("fast.db", "slow.db"):
+        shutil.copyfile(played / name, folder / name)
+    fast = create_db_engine(f"sqlite:///{folder / 'fast.db'}")
+    slow = create_db_engine(f"sqlite:///{folder / 'slow.db'}")
     try:
         yield fast, slow
     finally:

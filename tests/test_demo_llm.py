@@ -8,6 +8,7 @@ simulated, and the pages badge it.
 """
 
 import dataclasses
+import shutil
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -31,6 +32,7 @@ from arena.storage.db import create_db_engine
 from arena.storage.migrate import init_db
 from arena.storage.tables import AGENTS, COHORTS, DECISION_ATTEMPTS, DECISIONS
 from tests.dashboard_caches import clear_dashboard_caches
+from tests.stated_season import DemoSeasons, checkpoint
 
 SEED = 1
 FAULTY = "x-ai/grok-4.1-fast"  # the gambler: its fault rate is raised for this season
@@ -39,23 +41,41 @@ LINEUP = load_lineup(None)
 LLM_MODELS = {f.model: f for f in LINEUP.families if f.kind == "llm"}
 
 
-@pytest.fixture(scope="module")
-def season(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Engine, DemoSummary, str]]:
-    url = f"sqlite:///{tmp_path_factory.mktemp('demo_llm') / 'demo.db'}"
+def play(folder: Path) -> DemoSummary:
+    """The season into `folder`/demo.db, the gambler's fault rate raised while it plays."""
+    url = f"sqlite:///{folder / 'demo.db'}"
     engine = create_db_engine(url)
     faulty = dataclasses.replace(model_server.persona_for(FAULTY), fault=0.5)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(model_server._BY_MODEL, FAULTY, faulty)
-        init_db(engine)
-        settings = load_settings(database_url=url, llm_api_key=None)
-        summary = run_demo(
-            engine,
-            settings,
-            LINEUP,
-            weeks=2,
-            seed=SEED,
-            stop_at=DEMO_START + timedelta(days=7, hours=1),
-        )
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setitem(model_server._BY_MODEL, FAULTY, faulty)
+            init_db(engine)
+            settings = load_settings(database_url=url, llm_api_key=None)
+            summary = run_demo(
+                engine,
+                settings,
+                LINEUP,
+                weeks=2,
+                seed=SEED,
+                stop_at=DEMO_START + timedelta(days=7, hours=1),
+            )
+    finally:
+        engine.dispose()
+    checkpoint(folder / "demo.db")
+    return summary
+
+
+@pytest.fixture(scope="module")
+def season(
+    demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Engine, DemoSummary, str]]:
+    """A copy of the season, its summary and URL: played once per test run
+    (`DemoSeasons.once`), not once per xdist worker running one of these tests."""
+    played, summary = demo_seasons.once(f"test_demo_llm: seed {SEED}, {FAULTY} faulty", play)
+    copy = tmp_path_factory.mktemp("demo_llm") / "demo.db"
+    shutil.copyfile(played / "demo.db", copy)
+    url = f"sqlite:///{copy}"
+    engine = create_db_engine(url)
     try:
         yield engine, summary, url
     finally:

@@ -27,14 +27,13 @@ from arena.analytics.replay.verify import verify_bundle
 from arena.analytics.stats.leaderboard import leaderboard
 from arena.analytics.stored import current_stored
 from arena.config import Methodology
-from arena.lineup import Lineup, load_lineup
+from arena.lineup import load_lineup
 from arena.storage.db import create_db_engine
 from arena.storage.tables import AGENTS, COHORTS, DECISION_ATTEMPTS, DECISIONS, FAMILIES, TRADES
-from tests.stated_season import DemoSeasons, demo_season
+from tests.stated_season import BASELINE_DAYS, BASELINES, DemoSeasons
 
 LINEUP = load_lineup(None)
 LLM_FAMILIES = sorted(f.id for f in LINEUP.families if f.kind == "llm")
-BASELINES = Lineup(families=[f for f in LINEUP.families if f.kind == "baseline"])
 
 
 @pytest.fixture(scope="module")
@@ -143,14 +142,19 @@ def test_the_v1_leaderboard_ignores_the_extensions_data(season: Engine, tmp_path
 
 
 def test_a_season_the_extension_cannot_change_has_the_same_v1_leaderboard_to_the_cent(
-    tmp_path_factory: pytest.TempPathFactory,
+    demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """The baselines and the oracle decide from the prompt's state, so their season trades the
     same with and without the extension: each cohort's leaderboard is the same, to the cent
     and the last bit of every interval; only the stamp and the oracle's stated probabilities
-    differ (and the all-cohort v1 leaderboard, which leaves the extended cohorts out)."""
+    differ (and the all-cohort v1 leaderboard, which leaves the extended cohorts out).
+
+    Both seasons are `DemoSeasons`' (played once per run): the v1 one is also the v1 season of
+    tests/test_v2_scope.py and tests/test_v2_read.py."""
     urls = {
-        name: demo_season(tmp_path_factory.mktemp(f"baselines_{name or 'v1'}"), BASELINES, name, 9)
+        name: demo_seasons.copy(
+            tmp_path_factory.mktemp(f"baselines_{name or 'v1'}"), BASELINES, name, BASELINE_DAYS
+        )
         for name in ("", "stated_probability")
     }
     engines = {name: create_db_engine(url) for name, url in urls.items()}

@@ -2,18 +2,13 @@
 the real ClobClient, every price it used with its provenance (methodology v2, issue 33)."""
 
 from collections.abc import Iterator
-from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
-from arena.app.demo import DEMO_START, DemoSummary, format_summary, run_demo
-from arena.config import Methodology, load_settings
-from arena.lineup import Lineup, load_lineup
+from arena.app.demo import DemoSummary, format_summary
 from arena.storage.db import create_db_engine
-from arena.storage.migrate import init_db
 from arena.storage.tables import (
     COHORTS,
     MARKET_SNAPSHOT_ITEMS,
@@ -21,26 +16,18 @@ from arena.storage.tables import (
     PORTFOLIO_SNAPSHOTS,
     TRADES,
 )
-
-LINEUP = load_lineup(None)
-SMALL = Lineup(
-    families=[f for f in LINEUP.families if f.kind == "baseline" or f.id == "deepseek-v3.1"]
-)
+from tests.stated_season import DemoSeasons
 
 
 @pytest.fixture(scope="module")
-def v2_season(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Engine, DemoSummary]]:
-    path: Path = tmp_path_factory.mktemp("v2_demo") / "demo.db"
-    url = f"sqlite:///{path}"
-    engine = create_db_engine(url)
-    init_db(engine)
-    settings = load_settings(
-        database_url=url, llm_api_key=None, methodology=Methodology(version="v2")
-    )
-    summary = run_demo(
-        engine, settings, SMALL, weeks=2, seed=3, stop_at=DEMO_START + timedelta(days=9)
-    )
-    yield engine, summary
+def v2_season(
+    demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Engine, DemoSummary]]:
+    """The suite's v2 demo season (`tests.stated_season.V2_LINEUP`: the baselines, the oracle
+    and one simulated LLM, nine days), played once per run and shared with the bundle, export
+    and dashboard tests; what is asserted here holds of any v2 season with an LLM family."""
+    engine = create_db_engine(demo_seasons.v2(tmp_path_factory.mktemp("v2_demo")))
+    yield engine, demo_seasons.v2_summary()
     engine.dispose()
 
 

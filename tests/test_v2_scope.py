@@ -6,6 +6,7 @@ every agent, decision, position, trade, Brier row and snapshot with them: if an 
 pooled them, every figure would move (twice the bets, twice the capital).
 """
 
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -22,7 +23,6 @@ from arena.analytics.stats.calibration import brier_rows, calibration_summary
 from arena.analytics.stats.leaderboard import leaderboard
 from arena.config import Methodology
 from arena.engine.rollups import rebuild_rollups
-from arena.lineup import Lineup, load_lineup
 from arena.storage.db import create_db_engine
 from arena.storage.tables import (
     AGENTS,
@@ -33,10 +33,7 @@ from arena.storage.tables import (
     POSITIONS,
     TRADES,
 )
-from tests.stated_season import DemoSeasons
-
-BASELINES = Lineup(families=[f for f in load_lineup(None).families if f.kind == "baseline"])
-DAYS = 15
+from tests.stated_season import BASELINE_DAYS, BASELINES, DemoSeasons, checkpoint
 
 
 def _copy(
@@ -118,11 +115,28 @@ def add_v2_season(engine: Engine) -> list[int]:
 def v1_and_v2_seasons(
     demo_seasons: DemoSeasons, folder: Path
 ) -> Iterator[tuple[Engine, Engine, list[int]]]:
-    """The baselines' v1 season, and a copy of it with the v2 season added (its numbers)."""
-    v1_only = create_db_engine(demo_seasons.copy(folder / "v1", BASELINES, "", DAYS))
-    both = create_db_engine(demo_seasons.copy(folder / "both", BASELINES, "", DAYS))
+    """The baselines' v1 season, and a copy of it with the v2 season added (its numbers).
+
+    Nine days (`BASELINE_DAYS`, the season tests/test_demo_stated.py plays too): both cohorts
+    decided and have settled bets, so every figure compared has rows to pool or not. The
+    database with both is built once per run too (`DemoSeasons.once`), for this module and
+    tests/test_v2_read.py."""
+
+    def add_to_a_copy(into: Path) -> list[int]:
+        engine = create_db_engine(demo_seasons.copy(into, BASELINES, "", BASELINE_DAYS))
+        try:
+            return add_v2_season(engine)
+        finally:
+            engine.dispose()
+            checkpoint(into / "demo.db")
+
+    built, numbers = demo_seasons.once("the baselines' v1 season and its v2 copy", add_to_a_copy)
+    (folder / "both").mkdir(parents=True)
+    shutil.copyfile(built / "demo.db", folder / "both" / "demo.db")
+    v1_only = create_db_engine(demo_seasons.copy(folder / "v1", BASELINES, "", BASELINE_DAYS))
+    both = create_db_engine(f"sqlite:///{folder / 'both' / 'demo.db'}")
     try:
-        yield v1_only, both, add_v2_season(both)
+        yield v1_only, both, numbers
     finally:
         v1_only.dispose()
         both.dispose()

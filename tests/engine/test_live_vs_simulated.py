@@ -12,9 +12,7 @@ runs against it, and its request log, the rows and the output are checked.
 import copy
 import json
 import shutil
-import sqlite3
 from collections.abc import Iterator
-from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -45,6 +43,7 @@ from arena.storage.tables import (
 from tests.backends import BACKENDS
 from tests.markets.gamma_server import GammaServer, Reply, serve
 from tests.pg import PostgresCluster
+from tests.stated_season import DemoSeasons, checkpoint
 
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "gamma" / "recorded"
 LINEUP_TOML = """[[family]]
@@ -69,27 +68,35 @@ def real_under(market_id: str, raw: dict[str, Any]) -> dict[str, Any]:
     return {**copy.deepcopy(raw), "id": market_id}
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def demo_template(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """A short `arena demo` season (baselines and the oracle), played once per backend: a
-    SQLite file, or a PostgreSQL database the tests copy (CREATE DATABASE … TEMPLATE)."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('demo') / 'demo.db'}"
-    else:
-        url = request.getfixturevalue("pg_cluster").new_database()
+def play(url: str) -> None:
+    """The short `arena demo` season (baselines and the oracle) into the empty database `url`."""
     engine = create_db_engine(url)
-    init_db(engine)
-    settings = load_settings(database_url=url, llm_api_key=None)
-    run_demo(engine, settings, parse_lineup(LINEUP_TOML), weeks=1, seed=1, stop_at=DEMO_END)
-    engine.dispose()
+    try:
+        init_db(engine)
+        settings = load_settings(database_url=url, llm_api_key=None)
+        run_demo(engine, settings, parse_lineup(LINEUP_TOML), weeks=1, seed=1, stop_at=DEMO_END)
+    finally:
+        engine.dispose()
+
+
+def play_sqlite(folder: Path) -> None:
+    play(f"sqlite:///{folder / 'demo.db'}")
+    checkpoint(folder / "demo.db")  # a copy is whole
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def demo_template(request: pytest.FixtureRequest, demo_seasons: DemoSeasons) -> Iterator[str]:
+    """A short `arena demo` season (baselines and the oracle): a SQLite file played once per
+    test run (`DemoSeasons.once`, shared by the xdist workers), or a PostgreSQL database of
+    the worker's cluster, played once per worker, the tests copy (CREATE DATABASE … TEMPLATE)."""
     if request.param == "sqlite":
-        with closing(sqlite3.connect(url.removeprefix("sqlite:///"))) as conn:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # fold the WAL in: a copy is whole
+        played, _ = demo_seasons.once("test_live_vs_simulated: baselines, 2 days", play_sqlite)
+        yield f"sqlite:///{played / 'demo.db'}"
+        return
+    url = request.getfixturevalue("pg_cluster").new_database()
+    play(url)
     yield url
-    if request.param == "postgres":
-        request.getfixturevalue("pg_cluster").drop_database(url)
+    request.getfixturevalue("pg_cluster").drop_database(url)
 
 
 @pytest.fixture
