@@ -199,6 +199,8 @@ def test_deep_link_opens_the_view_and_each_page_keeps_its_own_selection(
     # Another page from the sidebar: the Agent page's cohort and family do not follow it.
     page.get_by_test_id("stSidebarNav").get_by_role("link", name="Decisions").click()
 
+    # The Agent page has a "Decisions" section too: wait for the address to change first.
+    expect(page).to_have_url(re.compile(r"/decisions(\?|$)"))
     expect(page.get_by_role("heading", name="Decisions", exact=True)).to_be_visible()
     settle(page)
     assert "cohort=" not in page.url and "family=llm-a" not in page.url, page.url
