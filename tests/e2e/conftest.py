@@ -9,6 +9,7 @@ chromium fails loudly, because CI installs it.
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -249,6 +250,42 @@ def settle(page: Page, timeout_ms: float = 30_000) -> None:
         }""",
         timeout=timeout_ms,
     )
+
+
+# Each page's link in the sidebar, by its address (dashboard.py's `st.Page` titles).
+NAV_TITLES = {
+    "": "Home",
+    "leaderboard": "Leaderboard",
+    "compare": "Compare",
+    "family": "Family",
+    "agent": "Agent",
+    "cohorts": "Cohorts",
+    "calibration": "Calibration",
+    "stated": "Stated probability",
+    "replicates": "Replicates",
+    "decisions": "Decisions",
+    "markets": "Markets",
+    "exports": "Exports",
+    "overview": "Overview",
+    "operations": "Operations",
+    "methodology": "Methodology",
+}
+
+
+def navigate(page: Page, path: str, heading: str) -> None:
+    """Open the page at `path` from the sidebar, in the session already open, as a reader
+    browses: about half a new load's CPU in Chromium (no new session, no bundle run again).
+
+    Waits for the address first, then `heading` (an old page's heading may match the new's,
+    as Agent's "Decisions" section does), then the run's end."""
+    nav = page.get_by_test_id("stSidebarNav")
+    link = nav.get_by_role("link", name=NAV_TITLES[path], exact=True)
+    if not link.is_visible():  # a long sidebar folds its last pages under "View more"
+        nav.get_by_role("button", name=re.compile("View")).click()
+    link.click()
+    expect(page).to_have_url(re.compile(rf"/{re.escape(path)}(\?|#|$)"))
+    expect(page.get_by_role("heading", name=heading, exact=True).first).to_be_visible()
+    settle(page)
 
 
 @pytest.fixture(scope="session")
