@@ -52,6 +52,19 @@ def widget(at: AppTest, kind: str, label: str) -> Any:
     return matches[0]
 
 
+def element_kinds(at: AppTest) -> set[str]:
+    """The element types on the page (e.g. "vega_lite_chart", which AppTest has no list of)."""
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        for child in getattr(node, "children", {}).values():
+            found.add(str(getattr(child, "type", "")))
+            walk(child)
+
+    walk(at._tree)
+    return found
+
+
 def headings(at: AppTest) -> list[str]:
     """The page's titles, headers and subheaders, in order, as read."""
     kinds = ("title", "header", "subheader")

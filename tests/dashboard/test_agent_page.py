@@ -10,20 +10,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.dashboard.apptest import all_text, read, run_page, widget
-
-
-def kinds(at: AppTest) -> set[str]:
-    """The element types on the page (e.g. "vega_lite_chart", which AppTest has no list of)."""
-    found: set[str] = set()
-
-    def walk(node: Any) -> None:
-        for child in getattr(node, "children", {}).values():
-            found.add(str(getattr(child, "type", "")))
-            walk(child)
-
-    walk(at._tree)
-    return found
+from tests.dashboard.apptest import all_text, element_kinds, read, run_page, widget
 
 
 def text(at: AppTest) -> str:
@@ -108,5 +95,5 @@ def test_a_bad_agent_link_warns_and_shows_nothing_else(
     key, value = list(query.items())[-1]
     assert at.query_params[key] == value  # not rewritten
     assert len(at.dataframe) == 0
-    assert "vega_lite_chart" not in kinds(at)
+    assert "vega_lite_chart" not in element_kinds(at)
     assert len(at.metric) == 0

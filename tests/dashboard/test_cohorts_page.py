@@ -2,24 +2,7 @@
 nothing in its place. Moved from tests/e2e/test_page_cohorts.py, which keeps what needs a
 browser (the tables on screen, the CSV download, a standings row opening its agent)."""
 
-from typing import Any
-
-from streamlit.testing.v1 import AppTest
-
-from tests.dashboard.apptest import headings, read, run_page
-
-
-def kinds(at: AppTest) -> set[str]:
-    """The element types on the page (e.g. "vega_lite_chart", which AppTest has no list of)."""
-    found: set[str] = set()
-
-    def walk(node: Any) -> None:
-        for child in getattr(node, "children", {}).values():
-            found.add(str(getattr(child, "type", "")))
-            walk(child)
-
-    walk(at._tree)
-    return found
+from tests.dashboard.apptest import element_kinds, headings, read, run_page
 
 
 def test_a_bad_cohort_link_warns_and_shows_nothing_else(on_analysed: str) -> None:
@@ -30,4 +13,4 @@ def test_a_bad_cohort_link_warns_and_shows_nothing_else(on_analysed: str) -> Non
     warnings = [read(str(w.value)) for w in at.warning]
     assert any("This link's cohort='99' names no cohort" in w for w in warnings), warnings
     assert not [h for h in headings(at) if "cohort 1" in h.lower()], headings(at)
-    assert "vega_lite_chart" not in kinds(at)
+    assert "vega_lite_chart" not in element_kinds(at)

@@ -34,6 +34,7 @@ from playwright.sync_api import (
 from playwright.sync_api import Error as PlaywrightError
 
 from tests.analytics.season import Season
+from tests.hostile import PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
@@ -252,24 +253,9 @@ def settle(page: Page, timeout_ms: float = 30_000) -> None:
     )
 
 
-# Each page's link in the sidebar, by its address (dashboard.py's `st.Page` titles).
-NAV_TITLES = {
-    "": "Home",
-    "leaderboard": "Leaderboard",
-    "compare": "Compare",
-    "family": "Family",
-    "agent": "Agent",
-    "cohorts": "Cohorts",
-    "calibration": "Calibration",
-    "stated": "Stated probability",
-    "replicates": "Replicates",
-    "decisions": "Decisions",
-    "markets": "Markets",
-    "exports": "Exports",
-    "overview": "Overview",
-    "operations": "Operations",
-    "methodology": "Methodology",
-}
+# Each page's link in the sidebar, by its address: its heading (`tests.hostile.PAGES`), but
+# Home's (headed "Forecaster Arena").
+NAV_TITLES = {**PAGES, "": "Home"}
 
 
 def navigate(page: Page, path: str, heading: str) -> None:
