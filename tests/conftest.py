@@ -2,21 +2,19 @@
 
 import os
 import shutil
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from arena.config import get_settings
-from arena.engine.analyses import store_analyses
-from arena.storage.db import create_db_engine, dispose_engines, get_engine
+from arena.storage.db import create_db_engine, dispose_engines
 from arena.storage.migrate import init_db
 from arena.storage.tables import COHORTS
 from tests import migrated
-from tests.analytics.season import Season, sqlite_season
+from tests.analytics.season import Season, analysed_copy, sqlite_season
 from tests.backends import BACKENDS
 from tests.pg import PostgresCluster, start_cluster
 from tests.stated_season import DemoSeasons
@@ -74,16 +72,8 @@ def season(tmp_path_factory: pytest.TempPathFactory) -> Season:
 def analysed_url(season: Season, tmp_path_factory: pytest.TempPathFactory) -> str:
     """A copy of the season's database after the hourly `analyses` job ran at its end, as a
     scheduler's database has (the shared season itself stays without stored frames)."""
-    source = Path(season.url.removeprefix("sqlite:///"))
     target = tmp_path_factory.mktemp("analysed") / "analysed.db"
-    shutil.copyfile(source, target)
-    url = f"sqlite:///{target}"
-    engine = get_engine(url)
-    try:
-        store_analyses(engine, season.end)
-    finally:
-        engine.dispose()
-    return url
+    return analysed_copy(season.url, target, season.end)
 
 
 EXTENDED_COHORT = 2  # the cohort `mixed_url`'s database re-stamps as extended
@@ -94,25 +84,16 @@ def mixed_url(season: Season, analysed_url: str, tmp_path_factory: pytest.TempPa
     """The analysed season with cohort 2 re-stamped `stated_probability`: one v1 cohort and
     one extended, the hourly analyses stored again after the re-stamp (as the job would). The
     all-cohort v1 figures then leave cohort 2 out (methodology §18)."""
+
+    def extend(conn: Connection) -> None:
+        where = COHORTS.c.number == EXTENDED_COHORT
+        stamp = dict(conn.execute(select(COHORTS.c.constants).where(where)).scalar_one())
+        stamp.pop("is_default", None)
+        stamp.update(extensions=["stated_probability"], is_default=False)
+        conn.execute(update(COHORTS).where(where).values(constants=stamp))
+
     target = tmp_path_factory.mktemp("mixed") / "mixed.db"
-    with (
-        sqlite3.connect(analysed_url.removeprefix("sqlite:///")) as origin,
-        sqlite3.connect(target) as copy,
-    ):
-        origin.backup(copy)
-    url = f"sqlite:///{target}"
-    engine = get_engine(url)
-    try:
-        with engine.begin() as conn:
-            where = COHORTS.c.number == EXTENDED_COHORT
-            stamp = dict(conn.execute(select(COHORTS.c.constants).where(where)).scalar_one())
-            stamp.pop("is_default", None)
-            stamp.update(extensions=["stated_probability"], is_default=False)
-            conn.execute(update(COHORTS).where(where).values(constants=stamp))
-        store_analyses(engine, season.end)
-    finally:
-        engine.dispose()
-    return url
+    return analysed_copy(analysed_url, target, season.end, extend)
 
 
 @pytest.fixture(scope="session")

@@ -16,16 +16,18 @@ chance.
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from arena.agents.responders import default_responders
 from arena.app.demo import ORACLE
 from arena.config import load_settings
+from arena.engine.analyses import store_analyses
 from arena.engine.jobs import (
     DECIDE,
     RESOLVE,
@@ -39,7 +41,7 @@ from arena.engine.jobs import (
 from arena.lineup import FamilySpec, Lineup
 from arena.markets.types import ParsedMarket
 from arena.sim.world import SimulatedWorld
-from arena.storage.db import create_db_engine
+from arena.storage.db import create_db_engine, get_engine
 from arena.storage.migrate import init_db
 from arena.storage.seed import sync_families
 from tests.agents.llm_server import Reply
@@ -224,6 +226,30 @@ def writable_copy(built: Season, path: Path) -> str:
     finally:
         source.close()
     return f"sqlite:///{path}"
+
+
+def analysed_copy(
+    source_url: str, path: Path, at: datetime, change: Callable[[Connection], None] | None = None
+) -> str:
+    """A copy of the SQLite database at `source_url` at `path` (SQLite's backup API: the WAL
+    folded in), `change(conn)` applied to it if given, then the hourly `analyses` job's
+    frames stored as of `at`, as a scheduler's database has them; its URL."""
+    source = sqlite3.connect(source_url.removeprefix("sqlite:///"))
+    try:
+        with sqlite3.connect(path) as target:
+            source.backup(target)
+    finally:
+        source.close()
+    url = f"sqlite:///{path}"
+    engine = get_engine(url)
+    try:
+        if change is not None:
+            with engine.begin() as conn:
+                change(conn)
+        store_analyses(engine, at)
+    finally:
+        engine.dispose()
+    return url
 
 
 if __name__ == "__main__":  # python -m tests.analytics.season PATH: build one to look at
