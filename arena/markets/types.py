@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arena.core.fees import FeeSchedule
+
 MarketType = Literal["binary", "named"]
 
 
@@ -44,6 +46,9 @@ class ParsedMarket(BaseModel):
     # The CLOB token of each outcome (`clob_token_ids[i]` trades `outcomes[i]`), the key the
     # order book is read by; None when the source sent no usable list of the outcomes' length.
     clob_token_ids: list[str] | None = None
+    # The taker-fee schedule of a fee-enabled market (`feesEnabled` and `feeSchedule`); None
+    # when fees are off or the source sent none (extension `book_execution` pays none then).
+    fee_schedule: FeeSchedule | None = None
 
 
 def classify_outcomes(outcomes: list[str]) -> MarketType:
