@@ -1,0 +1,52 @@
+"""An order book as the book-walk executor reads it (extension `book_execution`): pure values.
+
+Why its own type in the core: the executor (`arena.core.book_walk`), the engine that stores
+the books of each decision run, and a replay bundle's verifier must walk the same levels to
+the cent, with no database and no HTTP. The CLOB's wire model
+(`arena.markets.clob_wire.OrderBook`) and a stored book both convert to it.
+
+Levels are best-first: bids descending, asks ascending. Prices and sizes are exact Decimals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+BOOK_DEPTH = 20  # levels per side a decision run stores (issue 34: "say 20 per side")
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """`size` shares resting at `price`."""
+
+    price: Decimal
+    size: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Book:
+    """One token's book at one instant, levels best-first; `tick_size` when the CLOB sent it."""
+
+    bids: tuple[Level, ...]
+    asks: tuple[Level, ...]
+    tick_size: Decimal | None = None
+    min_order_size: Decimal | None = None
+
+    @property
+    def best_bid(self) -> Decimal | None:
+        return self.bids[0].price if self.bids else None
+
+    @property
+    def best_ask(self) -> Decimal | None:
+        return self.asks[0].price if self.asks else None
+
+    @property
+    def crossed(self) -> bool:
+        """Best bid at or above best ask: no trader could fill at such a book's prices."""
+        bid, ask = self.best_bid, self.best_ask
+        return bid is not None and ask is not None and bid >= ask
+
+    def top(self, depth: int = BOOK_DEPTH) -> Book:
+        """The book cut to its best `depth` levels a side (what a decision run stores)."""
+        return Book(self.bids[:depth], self.asks[:depth], self.tick_size, self.min_order_size)
