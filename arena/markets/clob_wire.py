@@ -37,6 +37,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from arena.core.errors import ArenaError
 from arena.core.money import ONE, ZERO, to_decimal
+from arena.core.order_book import Book, Level
 
 # Why a token has no CLOB price (stored as the price's fallback reason).
 NoPriceReason = Literal[
@@ -161,6 +162,16 @@ class OrderBook(BaseModel):
         """The server's timestamp in milliseconds, when it is a readable integer."""
         text = (self.timestamp or "").strip()
         return int(text) if text.isdigit() else None
+
+
+def to_core_book(book: OrderBook) -> Book:
+    """The wire book as the core's `Book` (levels best-first, exact), what the executor walks."""
+    return Book(
+        bids=tuple(Level(level.price, level.size) for level in book.bids),
+        asks=tuple(Level(level.price, level.size) for level in book.asks),
+        tick_size=book.tick_size,
+        min_order_size=book.min_order_size,
+    )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,234 @@
+"""Book-walk execution (`arena.core.book_walk`) on the RECORDED REAL books of tests/fixtures/clob/.
+
+Every expected figure is worked out by hand in the comment beside it (checked with `bc`), never
+by the code under test. Where a test needs a book the recordings do not hold (a crossed one, a
+0.001 tick, a thin ask side) it builds it from a recorded book and says which level it edited.
+
+The books (tests/fixtures/clob/PROVENANCE.md):
+- SPURS, `book_spurs_2025-10.raw.json`: asks 0.62 × 46579.05, 0.63 × 76194.39, ...,
+  0.90 × 42.78; bids 0.61 × 454511.68, 0.60 × 81506.92, ...; tick 0.01.
+- ONE_SIDED, `book_one_sided_py_clob_client.raw.json`: bids 0.5 × 100, 0.33 × 58,
+  0.31 × 148.56, 0.15 × 100; no asks.
+"""
+
+import json
+from decimal import Decimal as D
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.core.accounting import BetLimits, Holding, buy, sell
+from arena.core.book_walk import Fill, Refused, bid_value, walk_buy, walk_sell
+from arena.core.fees import FeeSchedule
+from arena.core.order_book import Book, Level
+from arena.markets.clob_wire import parse_book, to_core_book
+from tests.examples import examples
+
+CLOB = Path(__file__).resolve().parent / "fixtures" / "clob"
+RECORDED_FEES = FeeSchedule(D("0.04"), 1, True, D("0.25"), "tech_fees")  # Gamma market 842093
+
+
+def recorded(name: str) -> Book:
+    return to_core_book(parse_book(json.loads((CLOB / name).read_text())))
+
+
+SPURS = recorded("book_spurs_2025-10.raw.json")
+ONE_SIDED = recorded("book_one_sided_py_clob_client.raw.json")
+# ONE_SIDED's bids as the complementary token's asks: on Polymarket a bid for YES at p is an
+# offer of NO at 1 − p. Asks 0.50 × 100 ($50), 0.67 × 58 ($38.86), 0.69 × 148.56
+# ($102.5064), 0.85 × 100 ($85): $276.3664 of depth in all.
+THIN = Book(bids=(), asks=tuple(Level(1 - lv.price, lv.size) for lv in ONE_SIDED.bids))
+
+
+def fill(result: Fill | Refused) -> Fill:
+    assert isinstance(result, Fill), result
+    return result
+
+
+def refused(result: Fill | Refused) -> Refused:
+    assert isinstance(result, Refused), result
+    return result
+
+
+def test_the_wire_book_converts_best_first_and_exact() -> None:
+    assert SPURS.asks[0] == Level(D("0.62"), D("46579.05"))
+    assert SPURS.bids[0] == Level(D("0.61"), D("454511.68"))
+    assert SPURS.asks[-1] == Level(D("0.9"), D("42.78"))
+    assert (SPURS.tick_size, SPURS.min_order_size) == (D("0.01"), D("5"))
+    assert ONE_SIDED.asks == () and ONE_SIDED.tick_size is None
+    assert THIN.asks[0] == Level(D("0.5"), D("100"))
+
+
+def test_a_buy_inside_the_best_level_is_v1s_buy_at_the_best_ask() -> None:
+    result = fill(walk_buy(SPURS, D(500), None))
+
+    # 500 / 0.62 = 806.451612903… → 806.451612 shares (rounded down, as v1's buy)
+    assert result.shares == result.gross_shares == D("806.451612")
+    assert (result.amount, result.vwap, result.fee) == (D("500"), D("0.62"), 0)
+    assert result.levels == ((D("0.62"), D("806.451612")),)
+    assert not result.partial and result.unfilled == 0
+
+
+def test_vwap_across_two_levels() -> None:
+    result = fill(walk_buy(SPURS, D(30000), None))
+
+    # level 1 whole: 0.62 × 46579.05 = 28879.011; the rest 30000 − 28879.011 = 1120.989
+    # level 2: 1120.989 / 0.63 = 1779.347619047… → 1779.347619 shares
+    assert result.levels == ((D("0.62"), D("46579.05")), (D("0.63"), D("1779.347619")))
+    # 46579.05 + 1779.347619 = 48358.397619 shares for the whole $30000
+    assert result.shares == D("48358.397619") and result.amount == D("30000")
+    # VWAP = (28879.011 + 0.63 × 1779.347619) / 48358.397619
+    #      = 29999.99999997 / 48358.397619 = 0.62036795… → 0.620368
+    assert result.vwap == D("0.620368")
+    assert not result.partial
+
+
+def test_a_stake_that_exactly_exhausts_a_level_takes_nothing_from_the_next() -> None:
+    # 0.62 × 46579.05 = 28879.011 exactly
+    exact = fill(walk_buy(SPURS, D("28879.011"), None))
+    # one micro-dollar more: 0.000001 / 0.63 = 0.0000015… → 0.000001 share from level 2
+    over = fill(walk_buy(SPURS, D("28879.011001"), None))
+
+    assert exact.levels == ((D("0.62"), D("46579.05")),) and exact.shares == D("46579.05")
+    assert over.levels == ((D("0.62"), D("46579.05")), (D("0.63"), D("0.000001")))
+
+
+def test_depth_running_out_above_50_dollars_fills_the_part_the_book_holds() -> None:
+    result = fill(walk_buy(THIN, D(500), None))
+
+    # all four levels: $50 + $38.86 + $102.5064 + $85 = $276.3664 for 406.56 shares
+    assert result.partial and result.amount == D("276.3664")
+    assert result.unfilled == D("223.6336")  # 500 − 276.3664 stays in cash
+    assert result.shares == D("406.56")
+    # VWAP = 276.3664 / 406.56 = 0.67976780… → 0.679768
+    assert result.vwap == D("0.679768")
+
+
+def test_depth_of_exactly_50_dollars_still_executes() -> None:
+    result = fill(walk_buy(THIN.top(1), D(500), None))  # one level: 0.50 × 100 = $50
+
+    assert result.partial and result.amount == D("50") and result.shares == D("100")
+
+
+def test_depth_running_out_below_50_dollars_refuses_the_leg() -> None:
+    # SPURS cut to its worst recorded ask only: 0.90 × 42.78 = $38.502 < $50
+    worst = Book(bids=SPURS.bids, asks=SPURS.asks[-1:], tick_size=D("0.01"))
+
+    result = refused(walk_buy(worst, D(500), None))
+
+    assert result.reason == "depth" and result.requested == D(500)
+    assert "38.502" in result.message and "50" in result.message
+
+
+def test_a_0_001_tick_level_at_0_999_refuses_five_hundred_thousandths_short_of_50() -> None:
+    # SPURS' bids under one edited ask at 0.999 (a 0.001 tick): 0.999 × 50.05 = 49.99995,
+    # $0.00005 short of the $50 minimum once the level is bought whole
+    edge = Book(bids=SPURS.bids, asks=(Level(D("0.999"), D("50.05")),), tick_size=D("0.001"))
+
+    assert refused(walk_buy(edge, D(100), None)).reason == "depth"
+    # a $49.99995 stake buys the level exactly, at 50.05 shares: not a depth shortfall
+    exact = fill(walk_buy(edge, D("49.99995"), None, min_fill=D(0)))
+    assert exact.shares == D("50.05") and not exact.partial
+
+
+def test_a_0_001_tick_bid_at_0_001_sells_for_a_tenth_of_a_cent_a_share() -> None:
+    edge = Book(bids=(Level(D("0.001"), D("1000")),), asks=(), tick_size=D("0.001"))
+
+    result = fill(walk_sell(edge, D(1000), RECORDED_FEES))
+
+    # 1000 × 0.001 = $1; fee 1000 × 0.04 × 0.001 × 0.999 = 0.03996 → $1 − 0.03996 = 0.96004
+    assert (result.fee, result.amount) == (D("0.03996"), D("0.96004"))
+
+
+def test_an_empty_side_refuses_and_the_other_side_still_trades() -> None:
+    result = refused(walk_buy(ONE_SIDED, D(100), None))
+
+    assert result.reason == "empty_book" and "asks" in result.message
+    assert isinstance(walk_sell(ONE_SIDED, D(10), None), Fill)
+    assert refused(walk_sell(THIN, D(10), None)).reason == "empty_book"
+    assert bid_value(THIN, D(10), None) is None
+
+
+def test_a_crossed_book_refuses_before_any_walking() -> None:
+    # SPURS with its best bid edited from 0.61 to 0.62, the best ask: crossed
+    crossed = Book(bids=(Level(D("0.62"), SPURS.bids[0].size), *SPURS.bids[1:]), asks=SPURS.asks)
+
+    assert crossed.crossed
+    assert refused(walk_buy(crossed, D(500), None)).reason == "crossed_book"
+    assert refused(walk_sell(crossed, D(10), None)).reason == "crossed_book"
+    assert bid_value(crossed, D(10), None) is None
+
+
+def test_a_buy_on_a_fee_enabled_market_pays_its_fee_in_shares() -> None:
+    result = fill(walk_buy(SPURS, D(500), RECORDED_FEES))
+
+    # 806.451612 shares at 0.62: fee 806.451612 × 0.04 × 0.62 × 0.38 = 7.599999991… → 7.59999
+    assert result.fee == D("7.59999")
+    # in shares at the fill price: 7.59999 / 0.62 = 12.25804838… → 12.258049 (rounded up)
+    assert result.fee_shares == D("12.258049")
+    assert result.shares == D("794.193563")  # 806.451612 − 12.258049
+    assert result.amount == D("500")  # the cash side is the stake, as with fees off
+
+
+def test_a_sell_walks_the_bids_keeps_the_rest_and_pays_its_fee_in_usdc() -> None:
+    result = fill(walk_sell(ONE_SIDED, D(500), RECORDED_FEES))
+
+    # all 406.56 bid shares: 0.5 × 100 + 0.33 × 58 + 0.31 × 148.56 + 0.15 × 100
+    #                      = 50 + 19.14 + 46.0536 + 15 = $130.1936 gross
+    # fees, each level floored: 100 × 0.04 × 0.25 = 1.00000; 58 × 0.04 × 0.2211 = 0.512952
+    # → 0.51295; 148.56 × 0.04 × 0.2139 = 1.27107936 → 1.27107; 100 × 0.04 × 0.1275 = 0.51
+    # total 3.29402; net 130.1936 − 3.29402 = 126.89958
+    assert result.shares == D("406.56") and result.partial
+    assert result.unfilled == D("93.44")  # 500 − 406.56 stay held
+    assert (result.fee, result.amount) == (D("3.29402"), D("126.89958"))
+
+
+def test_the_bid_value_is_what_the_bids_pay_and_nothing_beyond_them() -> None:
+    # 200 shares: 0.5 × 100 + 0.33 × 58 + 0.31 × 42 = 50 + 19.14 + 13.02 = 82.16
+    assert bid_value(ONE_SIDED, D(200), None) == D("82.16")
+    # 1000 shares: the 406.56 the bids absorb fetch $130.1936; the other 593.44 are worth 0
+    assert bid_value(ONE_SIDED, D(1000), None) == D("130.1936")
+    assert bid_value(ONE_SIDED, D(1000), RECORDED_FEES) == D("126.89958")
+
+
+def test_bad_requests_are_clear_errors() -> None:
+    for call in (
+        lambda: walk_buy(SPURS, D(0), None),
+        lambda: walk_buy(SPURS, D(-5), None),
+        lambda: walk_sell(SPURS, D(0), None),
+    ):
+        try:
+            call()
+        except ValueError as exc:
+            assert "must be positive" in str(exc)
+        else:
+            raise AssertionError("a non-positive request was walked")
+
+
+unit_prices = st.decimals(min_value=D("0.001"), max_value=D("0.999"), places=3)
+stakes = st.decimals(min_value=D(50), max_value=D(2500), places=6)
+holdings = st.decimals(min_value=D("0.000001"), max_value=D(10**5), places=6)
+
+
+@settings(max_examples=examples(200))
+@given(unit_prices, stakes)
+def test_a_one_level_buy_with_fees_off_is_exactly_v1s_buy(at: D, stake: D) -> None:
+    book = Book(bids=(), asks=(Level(at, D(10**9)),))
+
+    walked = fill(walk_buy(book, stake, None))
+    v1 = buy(D(10**4), Holding(), stake, at, BetLimits())
+
+    assert (walked.amount, walked.shares) == (v1.amount, v1.shares)
+
+
+@settings(max_examples=examples(200))
+@given(unit_prices, holdings)
+def test_a_one_level_sell_with_fees_off_is_exactly_v1s_sell(at: D, count: D) -> None:
+    book = Book(bids=(Level(at, D(10**9)),), asks=())
+
+    walked = fill(walk_sell(book, count, None))
+    v1 = sell(D(0), Holding(count, count), D(100), at)
+
+    assert (walked.amount, walked.shares) == (v1.amount, v1.shares)
+    assert bid_value(book, count, None) == v1.amount
