@@ -20,8 +20,10 @@ outcomes that are not a list of at least two distinct non-empty strings. Each ra
 `PydanticCustomError` of type `UNUSABLE` whose context names the market and the reason, which
 `parse_market` turns into a `MarketParseError`. Prices that cannot be trusted (not a list, a
 count different from the outcomes, unparseable or outside [0, 1]) do not reject the market:
-`outcome_prices` is None and the reason is logged. Prices stay exact Decimals (a leftover
-0.99999995 must not round to 1 and look like a resolution).
+`outcome_prices` is None and the reason is logged. Likewise a fee-enabled market
+(`feesEnabled` true) whose `feeSchedule` is absent or unreadable keeps the market with
+`fee_schedule` None (fees off) and the reason logged (`read_fee_schedule`). Prices stay
+exact Decimals (a leftover 0.99999995 must not round to 1 and look like a resolution).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from arena.core.errors import ArenaError
+from arena.core.fees import FeeSchedule
 from arena.core.money import ONE, ZERO, to_decimal
 from arena.core.text import storable
 from arena.markets.types import ParsedMarket, classify_outcomes
@@ -229,6 +232,9 @@ class GammaMarket(_Wire):
     uma_resolution_statuses: StringList = Field(default=None, alias="umaResolutionStatuses")
     closed_time: Timestamp = Field(default=None, alias="closedTime")
     updated_at: Timestamp = Field(default=None, alias="updatedAt")
+    fees_enabled: Flag = Field(default=None, alias="feesEnabled")
+    fee_type: Text = Field(default=None, alias="feeType")
+    fee_schedule_raw: Any = Field(default=None, alias="feeSchedule")
 
     # ---- the essentials: a market without them is skipped -----------------------------------
 
@@ -348,10 +354,64 @@ class GammaMarket(_Wire):
             updated_at=self.updated_at,
             source="gamma",
             clob_token_ids=self.outcome_tokens,
+            fee_schedule=read_fee_schedule(
+                self.id, self.fees_enabled, self.fee_schedule_raw, self.fee_type
+            ),
         )
 
 
 NO_EVENT = GammaEvent()
+
+
+def _fee_number(value: object) -> Decimal | None:
+    """A schedule number (JSON number or numeric string) as an exact Decimal, else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        return to_decimal(value)
+    except ValueError:
+        return None
+
+
+def _schedule_problem(raw: object) -> str | None:
+    """Why a `feeSchedule` cannot be read as a fee curve, or None when it can."""
+    if not isinstance(raw, Mapping):
+        return f"feeSchedule is {type(raw).__name__}, not an object"
+    rate = _fee_number(raw.get("rate"))
+    if rate is None or not ZERO <= rate <= ONE:
+        return f"rate {raw.get('rate')!r} is not a number in [0, 1]"
+    exponent = _fee_number(raw.get("exponent"))
+    if exponent is None or exponent != exponent.to_integral_value() or exponent < 1:
+        return f"exponent {raw.get('exponent')!r} is not a whole number of at least 1"
+    rebate = _fee_number(raw.get("rebateRate", 0))
+    if rebate is None or rebate < 0:
+        return f"rebateRate {raw.get('rebateRate')!r} is not a non-negative number"
+    return None
+
+
+def read_fee_schedule(
+    market_id: str, enabled: bool | None, raw: object, fee_type: str | None
+) -> FeeSchedule | None:
+    """The taker-fee schedule of a fee-enabled market; None when fees are off or unreadable.
+
+    Why tolerant: a fee schedule Gamma garbles must not cost the arena the market; the market
+    is kept, fees are taken as off, and the reason is logged. Only `feesEnabled` true turns
+    fees on (absent or unknown is off, as Gamma leaves it out on fee-free markets).
+    """
+    if enabled is not True:
+        return None
+    problem = "feeSchedule is absent" if raw is None else _schedule_problem(raw)
+    if problem is not None:
+        logger.info("Gamma market %s has fees on but no usable schedule (%s)", market_id, problem)
+        return None
+    assert isinstance(raw, Mapping)  # _schedule_problem checked it
+    return FeeSchedule(
+        rate=to_decimal(raw["rate"]),
+        exponent=int(to_decimal(raw["exponent"])),
+        taker_only=known_or(read_flag(raw.get("takerOnly")), True),
+        rebate_rate=to_decimal(raw.get("rebateRate", 0)),
+        fee_type=fee_type,
+    )
 
 
 def unusable(info: ValidationInfo, reason: str) -> PydanticCustomError:
