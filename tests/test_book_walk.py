@@ -12,9 +12,11 @@ The books (tests/fixtures/clob/PROVENANCE.md):
 """
 
 import json
+from collections.abc import Callable
 from decimal import Decimal as D
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -192,18 +194,18 @@ def test_the_bid_value_is_what_the_bids_pay_and_nothing_beyond_them() -> None:
     assert bid_value(ONE_SIDED, D(1000), RECORDED_FEES) == D("126.89958")
 
 
-def test_bad_requests_are_clear_errors() -> None:
-    for call in (
+@pytest.mark.parametrize(
+    "walk",
+    [
         lambda: walk_buy(SPURS, D(0), None),
         lambda: walk_buy(SPURS, D(-5), None),
         lambda: walk_sell(SPURS, D(0), None),
-    ):
-        try:
-            call()
-        except ValueError as exc:
-            assert "must be positive" in str(exc)
-        else:
-            raise AssertionError("a non-positive request was walked")
+        lambda: walk_sell(SPURS, D("-0.5"), None),
+    ],
+)
+def test_a_request_that_is_not_positive_is_a_clear_error(walk: Callable[[], object]) -> None:
+    with pytest.raises(ValueError, match="must be positive"):
+        walk()
 
 
 unit_prices = st.decimals(min_value=D("0.001"), max_value=D("0.999"), places=3)
@@ -232,3 +234,37 @@ def test_a_one_level_sell_with_fees_off_is_exactly_v1s_sell(at: D, count: D) -> 
 
     assert (walked.amount, walked.shares) == (v1.amount, v1.shares)
     assert bid_value(book, count, None) == v1.amount
+
+
+levels = st.lists(
+    st.builds(
+        Level,
+        price=st.decimals(min_value=D("0.01"), max_value=D("0.99"), places=2),
+        size=st.decimals(min_value=D("0.01"), max_value=D(5000), places=2),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=examples(200))
+@given(levels, stakes, st.sampled_from([None, RECORDED_FEES, FeeSchedule(D("0.25"), 2)]))
+def test_a_walk_never_pays_less_than_the_book_asks_nor_spends_past_its_stake(
+    asks: list[Level], stake: D, fees: FeeSchedule | None
+) -> None:
+    book = Book(bids=(), asks=tuple(sorted(asks, key=lambda level: level.price)))
+
+    result = walk_buy(book, stake, fees)
+
+    if isinstance(result, Refused):
+        assert result.reason == "depth"
+        assert sum(lv.price * lv.size for lv in asks) < D(50)
+        return
+    assert result.amount + result.unfilled == stake and result.amount <= stake
+    assert result.partial == (result.unfilled > 0)
+    assert sum(size for _, size in result.levels) == result.gross_shares
+    # the levels taken cost no more than was paid (whole levels may round up by < 1e-6 each)
+    assert sum(at * size for at, size in result.levels) <= result.amount
+    assert 0 <= result.fee_shares <= result.gross_shares
+    assert result.shares == result.gross_shares - result.fee_shares
+    assert min(at for at, _ in result.levels) <= result.vwap <= max(at for at, _ in result.levels)
