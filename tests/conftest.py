@@ -20,6 +20,12 @@ from tests.pg import PostgresCluster, start_cluster
 from tests.stated_season import DemoSeasons
 from tests.tiers import tiers
 
+# The suite runs offline: a decision run that records its books (ARENA_RECORD_BOOKS, on by
+# default) would build a ClobClient at clob.polymarket.com wherever a test decides through the
+# jobs with default settings. Recording is off for every test and the processes they start;
+# the tests of recording pass a loopback CLOB and turn it on themselves (issue 34).
+os.environ["ARENA_RECORD_BOOKS"] = "0"
+
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -31,6 +31,7 @@ from arena.app.demo import (
 from arena.config import load_settings
 from arena.engine.jobs import DECIDE, RESOLVE, SNAPSHOT, START_COHORT, SYNC_MARKETS
 from arena.lineup import load_lineup, parse_lineup
+from arena.storage.book_models import DecisionBook
 from arena.storage.db import create_db_engine
 from arena.storage.migrate import init_db
 from arena.storage.models import (
@@ -173,11 +174,15 @@ def test_the_same_seed_gives_the_same_trades(season: tuple[Engine, str], tmp_pat
     until = DEMO_START + timedelta(days=2)
     try:
         init_db(again)
-        settings = load_settings(database_url=url, llm_api_key=None)
+        # The replay records its books (the simulated CLOB, v1 included); the season did not:
+        # recording changes no v1 trade (issue 34).
+        settings = load_settings(database_url=url, llm_api_key=None, record_books=True)
         run_demo(again, settings, load_lineup(None), weeks=WEEKS, seed=SEED, stop_at=until)
         replayed = trades_of(again)
         assert len(replayed) > 10
         assert replayed == [trade for trade in trades_of(engine) if trade[-1] < until]
+        assert count(again, DecisionBook, DecisionBook.status == "ok") > 100
+        assert count(engine, DecisionBook) == 0
     finally:
         again.dispose()
 

@@ -18,6 +18,7 @@ EXPECTED_TABLES = {
     "brier_scores",
     "cohorts",
     "decision_attempts",
+    "decision_books",
     "decisions",
     "families",
     "job_run_counts",
@@ -134,4 +135,24 @@ def test_the_replicates_downgrade_refuses_to_merge_replicates(db_url: str) -> No
     assert current_revision(eng) == head_revision()
     with eng.connect() as conn:
         assert conn.execute(text("SELECT max(replicate) FROM agents")).scalar_one() == 2
+    eng.dispose()
+
+
+def test_the_decision_books_migration_goes_down_and_up(db_url: str) -> None:
+    """0011 down drops `decision_books` and `markets.fee_schedule` (markets keep their rows);
+    up brings both back, the (snapshot, token) key included."""
+    eng = create_db_engine(db_url)
+    seed_basic(eng)
+    before = _counts(eng)
+    downgrade(eng, "0010")
+    assert "decision_books" not in inspect(eng).get_table_names()
+    assert "fee_schedule" not in {c["name"] for c in inspect(eng).get_columns("markets")}
+    assert _counts(eng) == before
+    init_db(eng)
+    assert current_revision(eng) == head_revision() == "0011"
+    assert inspect(eng).get_pk_constraint("decision_books")["constrained_columns"] == [
+        "snapshot_id",
+        "token_id",
+    ]
+    assert "fee_schedule" in {c["name"] for c in inspect(eng).get_columns("markets")}
     eng.dispose()

@@ -387,8 +387,9 @@ def run_demo(
     ).start()
     responders, close = simulated_responders(settings, seed, world, server.base_url)
     ctx = JobContext(engine, settings, players, world, responders, owner=DEMO_OWNER)
-    clob = _start_clob(ctx, world, start) if is_v2(settings.methodology.version) else None
-    reader = ctx.clob  # the demo's own CLOB client (v2), closed with its server
+    books = is_v2(settings.methodology.version) or settings.record_books  # v1 records books too
+    clob = _start_clob(ctx, world, start) if books else None
+    reader = ctx.clob  # the demo's own CLOB client, closed with its server
     summary = DemoSummary(seed, weeks, start, start, [f.id for f in players.families])
     summary.served_by = SERVED_BY
     summary.server_log = server.log
@@ -423,7 +424,7 @@ def run_demo(
 
 
 def _start_clob(ctx: JobContext, world: Any, start: datetime) -> ClobServer:
-    """The simulated CLOB for a v2 season, and the real ClobClient the jobs read it with
+    """The simulated CLOB (v2 prices, recorded books), and the real ClobClient the jobs read with
     (no pacing, fast backoff: a loopback server, as for the model server)."""
     from arena.markets.clob import ClobClient
 

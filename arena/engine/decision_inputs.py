@@ -37,10 +37,12 @@ def freeze_run_universe(
     cohorts: list[Cohort],
     exclude_source: str | None = None,
     reader: PriceReader | None = None,
+    books: PriceReader | None = None,
 ) -> int:
     """The run's market snapshot for `cohorts`: the universe plus every market their agents
     hold; priced at validated CLOB midpoints through `reader` for v2 cohorts (one per version
-    and run), at the synced Gamma prices without it (v1)."""
+    and run), at the synced Gamma prices without it (v1); with `books`, every token's book is
+    stored beside it (`arena.engine.books`), whatever the version."""
     with session_scope(engine) as session:
         cohort_ids = [c.id for c in cohorts]
         held = session.exec(
@@ -50,7 +52,7 @@ def freeze_run_universe(
             .distinct()
         ).all()
         snapshot = freeze_universe(
-            session, at, methodology.market_universe_size, held, exclude_source, reader
+            session, at, methodology.market_universe_size, held, exclude_source, reader, books
         )
         assert snapshot.id is not None
         return snapshot.id

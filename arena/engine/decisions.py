@@ -106,6 +106,7 @@ def run_decisions(
     owner: str | None = None,
     exclude_source: str | None = None,
     prices: Callable[[], PriceReader] | None = None,
+    books: Callable[[], PriceReader] | None = None,
 ) -> DecideResult:
     """Decide for every agent of every cohort in its window; one frozen snapshot per run and
     methodology version (without the markets whose `source` is `exclude_source`:
@@ -113,6 +114,8 @@ def run_decisions(
 
     A v2 cohort's snapshot is priced through `prices()` (the CLOB reader, built on first use:
     a run without a v2 cohort never reads the CLOB); the version is the cohort's stamp.
+    With `books` (book recording on) every run stores the books of its universe's tokens,
+    whatever the version, through `books()` (a v2 run through its own read: no second one).
     `snapshot_id` reports the run's first snapshot."""
     owner = owner or new_owner()
     result = DecideResult()
@@ -138,7 +141,14 @@ def run_decisions(
             universe = universes.get(version)
             if universe is None:
                 universe = universes[version] = _freeze(
-                    engine, at, methodology, [c for c, _ in work], exclude_source, version, prices
+                    engine,
+                    at,
+                    methodology,
+                    [c for c, _ in work],
+                    exclude_source,
+                    version,
+                    prices,
+                    books,
                 )
                 if result.snapshot_id is None:
                     result.snapshot_id = universe.snapshot_id
@@ -190,6 +200,7 @@ def _freeze(
     exclude_source: str | None,
     version: str,
     prices: Callable[[], PriceReader] | None,
+    books: Callable[[], PriceReader] | None = None,
 ) -> FrozenUniverse:
     """The run's snapshot for the cohorts of one methodology version, loaded."""
     reader = None
@@ -200,10 +211,23 @@ def _freeze(
                 "run it through the scheduler or `arena decide` (ARENA_CLOB_URL)",
             )
         reader = prices()
+    recorder = reader if reader is not None or books is None else _recorder(books)
     same = [c for c in cohorts if c.methodology_version == version]
-    snapshot_id = freeze_run_universe(engine, at, methodology, same, exclude_source, reader)
+    snapshot_id = freeze_run_universe(
+        engine, at, methodology, same, exclude_source, reader, recorder if books else None
+    )
     with session_scope(engine) as session:
         return load_universe(session, snapshot_id)
+
+
+def _recorder(books: Callable[[], PriceReader]) -> PriceReader | None:
+    """The reader that records a v1 run's books; None (one WARNING) when it cannot be built:
+    recording never blocks a run."""
+    try:
+        return books()
+    except Exception as exc:
+        log.warning("decision books not recorded: no CLOB reader (%s)", exc)
+        return None
 
 
 def _agents(session: Session, cohort: Cohort) -> list[Agent]:

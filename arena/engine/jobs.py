@@ -239,6 +239,7 @@ def decide_job(ctx: JobContext, at: datetime) -> DecideOutcome:
         owner=ctx.owner,
         exclude_source=foreign,
         prices=ctx.price_reader,
+        books=ctx.price_reader if ctx.settings.record_books else None,
     )
     return DecideOutcome(cohort, result, left_out)
 

@@ -83,6 +83,8 @@ def _values(parsed: ParsedMarket, at: datetime) -> dict[str, Any]:
         neg_risk=parsed.neg_risk,
         source=parsed.source,
         status="closed" if parsed.closed else "open",
+        # Fees off (None) is a value too: it overwrites a schedule the market no longer has.
+        fee_schedule=parsed.fee_schedule.to_json() if parsed.fee_schedule is not None else None,
         updated_at=at,
     )
     return values
@@ -107,6 +109,7 @@ def _build_update() -> Any:
             active=bindparam("b_active"),
             closed=bindparam("b_closed"),
             neg_risk=bindparam("b_neg_risk"),
+            fee_schedule=bindparam("b_fee_schedule", type_=c.fee_schedule.type),
             source=bindparam("b_source"),
             status=case(
                 (or_(*(c.status == final for final in FINAL_STATUSES)), c.status),

@@ -4,13 +4,15 @@ Each item keeps the prices exactly as the prompt showed them; execution uses the
 so any prompt, trade and price can be traced back to the snapshot id.
 """
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from sqlalchemy import func
 from sqlmodel import Session, col, or_, select
 from sqlmodel.sql.expression import SelectOfScalar
 
+from arena.engine.books import store_books, universe_tokens
 from arena.engine.provenance import (
     PricedMarket,
     PriceReader,
@@ -18,7 +20,11 @@ from arena.engine.provenance import (
     quote_markets,
     quoted_prices,
 )
+from arena.markets.clob_wire import ClobQuote
+from arena.markets.price_source import PriceQuote
 from arena.storage.models import Market, MarketSnapshot, MarketSnapshotItem
+
+log = logging.getLogger("arena.engine.universe")
 
 
 def _open_at(at: datetime) -> SelectOfScalar[Market]:
@@ -59,6 +65,7 @@ def freeze_universe(
     held_market_ids: Iterable[str] = (),
     exclude_source: str | None = None,
     reader: PriceReader | None = None,
+    books: PriceReader | None = None,
 ) -> MarketSnapshot:
     """Store the current top markets as one snapshot; returns it with its id assigned.
 
@@ -69,6 +76,10 @@ def freeze_universe(
     With `reader` (methodology v2) every item is priced at its validated CLOB midpoint from one
     batched read, and keeps each outcome's PriceQuote (`quotes`); without it (v1) the items
     hold the synced Gamma prices and no quotes, exactly as before v2.
+
+    With `books` (book recording, any version) every token's book is stored too
+    (`arena.engine.books`): in v2 from the same one read, widened to every token; in v1 from
+    one read made only to store them. A v1 read that fails leaves the run without books.
     """
     universe = tradable_markets(session, at, limit, exclude_source)
     shown = {market.id for market in universe}
@@ -77,7 +88,16 @@ def freeze_universe(
         list(session.exec(select(Market).where(col(Market.id).in_(extra_ids)))) if extra_ids else []
     )
     markets = universe + sorted(extra, key=lambda m: m.id)
-    quotes = quote_markets(reader, [_priced(m) for m in markets]) if reader is not None else {}
+    tokens = universe_tokens((m.id, m.outcomes, m.clob_token_ids) for m in markets)
+    owners = {t.token_id: t.market_id for t in tokens} if books is not None else {}
+    quotes: dict[str, list[PriceQuote]] = {}
+    clob: dict[str, ClobQuote] | None = None
+    if reader is not None:  # v2: one read, widened to every token when books are recorded
+        widened = _Widened(reader, owners)
+        quotes = quote_markets(widened, [_priced(m) for m in markets])
+        clob = widened.read if owners and _answered(widened.read, len(owners)) else None
+    elif books is not None and owners:
+        clob = _record_only(books, owners)
     snapshot = MarketSnapshot(taken_at=at, purpose="decision", market_count=len(universe))
     session.add(snapshot)
     session.flush()
@@ -100,7 +120,52 @@ def freeze_universe(
         for rank, market in enumerate(markets, start=1)
     )
     session.flush()
+    if books is not None and clob is not None:
+        store_books(session, snapshot.id, tokens, clob)
     return snapshot
+
+
+class _Widened:
+    """A v2 reader whose one read also covers every token whose book the run stores (the
+    pricing ignores the extra tokens: a binary market is priced by its YES book alone)."""
+
+    def __init__(self, reader: PriceReader, extra: Mapping[str, str]) -> None:
+        self._reader = reader
+        self._extra = extra
+        self.read: dict[str, ClobQuote] = {}
+
+    def books(
+        self, token_ids: Iterable[str], market_ids: Mapping[str, str] | None = None
+    ) -> dict[str, ClobQuote]:
+        wanted = {**dict(market_ids or {}), **self._extra}
+        wanted.update({token: wanted.get(token, "") for token in token_ids})
+        self.read = self._reader.books(list(wanted), wanted)
+        return self.read
+
+
+def _record_only(books: PriceReader, owners: Mapping[str, str]) -> dict[str, ClobQuote] | None:
+    """A v1 run's read, only to store the books; None (one WARNING) when it fails or the CLOB
+    answers nothing: recording never blocks a run. The first token is read alone first, so a
+    CLOB that is down costs one token's retries, not every token's."""
+    tokens = list(owners)
+    try:
+        clob = books.books(tokens[:1], owners)
+        if _answered(clob, len(tokens)):
+            clob.update(books.books(tokens[1:], owners) if tokens[1:] else {})
+        else:
+            return None
+    except Exception as exc:
+        log.warning("decision books not recorded: the CLOB read failed (%s)", exc)
+        return None
+    return clob if _answered(clob, len(tokens)) else None
+
+
+def _answered(clob: Mapping[str, ClobQuote], wanted: int) -> bool:
+    """Whether the CLOB answered anything at all (one WARNING when it did not)."""
+    if any(q.reason != "clob_unavailable" for q in clob.values()):
+        return True
+    log.warning("decision books not recorded: the CLOB answered none of %d tokens", wanted)
+    return False
 
 
 def _priced(market: Market) -> PricedMarket:

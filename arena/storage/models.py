@@ -28,6 +28,7 @@ from sqlalchemy import (
 )
 from sqlmodel import Field, SQLModel
 
+import arena.storage.book_models  # noqa: F401  (decision_books, in the metadata with the rest)
 from arena.storage.dbtypes import Fixed, UTCDateTime
 
 MONEY = Fixed(6)
@@ -189,6 +190,7 @@ class Market(SQLModel, table=True):
     source: str = Field(default="gamma", max_length=16)
     # Each outcome's CLOB token (`clob_token_ids[i]` trades `outcomes[i]`); NULL until synced.
     clob_token_ids: list[str] | None = Field(default=None, sa_type=JSON_OR_NULL)
+    fee_schedule: dict[str, Any] | None = Field(default=None, sa_type=JSON_OR_NULL)  # FeeSchedule
     first_seen_at: datetime = _ts(default_factory=utcnow)
     updated_at: datetime = _ts(default_factory=utcnow)
 
