@@ -91,6 +91,10 @@ def shown(found: Locator) -> str:
 def test_every_page_shows_hostile_database_text_as_text(
     hostile_server: str, page: Page, screenshots_dir: Path
 ) -> None:
+    """Every page renders in Chromium (no exception, no "Page not found"), names its backend
+    but never the database's address or the admin password, and shows the hostile text inert.
+    (Merged with the former every-page screenshot sweep over the same season: each page's
+    own journey, tests/e2e/test_page_*.py, screenshots it with the season's plain text.)"""
     # Home by its address, then every other page from the sidebar in that same session.
     for index, (path, heading) in enumerate(PAGES.items()):
         if index == 0:
@@ -100,12 +104,17 @@ def test_every_page_shows_hostile_database_text_as_text(
             page.wait_for_timeout(300)
             expect(page.get_by_test_id("stException")).to_have_count(0)
         expect(page.get_by_role("heading", name=heading, exact=True).first).to_be_visible()
+        expect(page.get_by_text("Page not found")).to_have_count(0)
+        expect(page.get_by_test_id("stSidebar")).to_contain_text("Database: sqlite")
         if path == "operations":
             page.get_by_label("Admin password (press Enter)").fill(ADMIN_PASSWORD)
             page.get_by_label("Admin password (press Enter)").press("Enter")
             expect(page.get_by_role("heading", name="System log")).to_be_visible()
             settle(page)
+            expect(page.get_by_text("Wrong password.")).to_have_count(0)
         assert_inert(page, path or "home")
+        body = page.locator("body").inner_text()  # the backend named, never its address
+        assert "sqlite:///" not in body and ADMIN_PASSWORD not in body, path
 
     # Pages opened on the hostile family, and the comparison naming it in its heading.
     for path in (
