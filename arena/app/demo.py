@@ -387,8 +387,8 @@ def run_demo(
     ).start()
     responders, close = simulated_responders(settings, seed, world, server.base_url)
     ctx = JobContext(engine, settings, players, world, responders, owner=DEMO_OWNER)
-    books = is_v2(settings.methodology.version) or settings.record_books  # v1 records books too
-    clob = _start_clob(ctx, world, start) if books else None
+    v2 = is_v2(settings.methodology.version)
+    clob = _start_clob(ctx, world, start) if v2 or settings.record_books else None  # v1: books
     reader = ctx.clob  # the demo's own CLOB client, closed with its server
     summary = DemoSummary(seed, weeks, start, start, [f.id for f in players.families])
     summary.served_by = SERVED_BY
@@ -396,7 +396,7 @@ def run_demo(
     summary.extensions = settings.extensions
     summary.replicates = settings.replicates
     summary.methodology = settings.methodology.version
-    season = _Season(ctx, carry, clob)
+    season = _Season(ctx, carry, clob, v2)
     try:
         for tick in season_ticks(start, weeks, tail_weeks):
             if stop_at is not None and tick.at >= stop_at:
@@ -424,8 +424,7 @@ def run_demo(
 
 
 def _start_clob(ctx: JobContext, world: Any, start: datetime) -> ClobServer:
-    """The simulated CLOB (v2 prices, recorded books), and the real ClobClient the jobs read with
-    (no pacing, fast backoff: a loopback server, as for the model server)."""
+    """The simulated CLOB and the real ClobClient the jobs read it with (loopback: no pacing)."""
     from arena.markets.clob import ClobClient
 
     clob = ClobServer(world, at=start).start()
@@ -465,10 +464,11 @@ class _Season:
     and `record_run` records the run, several passes per transaction (`MAX_COPY_BATCH`).
     """
 
-    def __init__(self, ctx: JobContext, carry: bool, clob: ClobServer | None = None) -> None:
-        self.ctx = ctx
-        self.carry = carry
-        self.clob = clob  # v2: the simulated CLOB, its clock moved to each tick
+    def __init__(
+        self, ctx: JobContext, carry: bool, clob: ClobServer | None = None, v2: bool = False
+    ) -> None:
+        self.ctx, self.carry, self.v2 = ctx, carry, v2
+        self.clob = clob  # the simulated CLOB, its clock moved to each tick
         self.source: datetime | None = None  # slot of the latest real snapshot pass
         self.dirty = True  # another job ran since that pass
         self.pending: list[datetime] = []
@@ -476,7 +476,7 @@ class _Season:
     def run_tick(self, tick: Tick) -> None:
         if self.clob is not None:
             self.clob.at = tick.at
-            if tick.at.minute == 0:  # the books moved: this hour's first pass is a real one
+            if self.v2 and tick.at.minute == 0:  # v2 marks at the books, which moved
                 self.dirty = True
         for name in tick.jobs:
             if name == SNAPSHOT and self.carry and not self.dirty and self.source is not None:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import insert
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
@@ -76,7 +75,7 @@ class Arena:
 
     def decide(self, methodology: Methodology, record: bool = True) -> DecideResult:
         responders, close = default_responders(self.settings, sleep=lambda _s: None)
-        reader = ClobClient(self.clob.url, max_attempts=1, min_interval=0.0, sleep=lambda _s: 0)
+        reader = ClobClient(self.clob.url, max_attempts=1, min_interval=0.0, sleep=lambda _s: None)
         try:
             return run_decisions(
                 self.engine,
@@ -226,9 +225,8 @@ def test_a_retried_store_writes_nothing_twice(v2: Arena) -> None:
     assert len(v2.books(snapshot)) == len(ALL_TOKENS)
     row: dict[str, Any] = {"snapshot_id": snapshot, "token_id": SPURS_TOKEN, "market_id": "500"}
     with pytest.raises(IntegrityError), session_scope(v2.engine) as s:  # the database refuses
-        s.connection().execute(
-            insert(DecisionBook.__table__), {**row, "outcome": "Yes", "status": "ok"}
-        )  # type: ignore[attr-defined]
+        s.add(DecisionBook(**row, outcome="Yes", status="ok"))
+        s.flush()
 
 
 def test_the_market_sync_stores_and_clears_the_fee_schedule(engine: Engine) -> None:
