@@ -24,44 +24,22 @@ from typing import Any
 from sqlalchemy import insert
 from sqlmodel import Session, col, select
 
-from arena.core.money import to_decimal
+from arena.core.book_text import (  # re-exported: the codec lives in core (the read side decodes)
+    BookTextError,
+    decode_book,
+    decode_levels,
+    encode_levels,
+)
 from arena.core.order_book import BOOK_DEPTH, Book, Level
 from arena.markets.clob_wire import ClobQuote, OrderBook
 from arena.storage.book_models import DecisionBook
 from arena.storage.db import bulk_execute
 
+__all__ = ["BookTextError", "decode_levels", "encode_levels"]  # the codec, from core
+
 OK = "ok"
 NOT_READ = "clob_unavailable"  # a token the read did not answer for
 _INSERT = insert(DecisionBook.__table__)  # type: ignore[attr-defined]
-
-
-class BookTextError(ValueError):
-    """A stored side's text that does not decode (hand-edited or truncated): never guessed."""
-
-
-def _text(value: Decimal) -> str:
-    return format(value, "f")
-
-
-def encode_levels(levels: Iterable[Level]) -> str:
-    """One side as stored: `price:size;...` best-first, each number's exact decimal text."""
-    return ";".join(f"{_text(level.price)}:{_text(level.size)}" for level in levels)
-
-
-def decode_levels(text: str) -> tuple[Level, ...]:
-    """A stored side back as levels (in stored order); BookTextError for text that is not one."""
-    if text == "":
-        return ()
-    levels: list[Level] = []
-    for pair in text.split(";"):
-        price, sep, size = pair.partition(":")
-        if not sep:
-            raise BookTextError(f"book level {pair!r} is not price:size")
-        try:
-            levels.append(Level(to_decimal(price), to_decimal(size)))
-        except ValueError as exc:
-            raise BookTextError(f"book level {pair!r}: {exc}") from None
-    return tuple(levels)
 
 
 def core_book(book: OrderBook) -> Book:
@@ -127,7 +105,7 @@ def book_row(snapshot_id: int, token: BookToken, quote: ClobQuote | None) -> dic
 
 
 def _optional(value: Decimal | None) -> str | None:
-    return None if value is None else _text(value)
+    return None if value is None else format(value, "f")
 
 
 def store_books(
@@ -166,14 +144,7 @@ class StoredBook:
 
 def stored_book(row: DecisionBook) -> StoredBook:
     """A stored row decoded (BookTextError for a side that does not decode)."""
-    book = None
-    if row.bids is not None and row.asks is not None:
-        book = Book(
-            decode_levels(row.bids),
-            decode_levels(row.asks),
-            None if row.tick_size is None else to_decimal(row.tick_size),
-            None if row.min_order_size is None else to_decimal(row.min_order_size),
-        )
+    book = decode_book(row.bids, row.asks, row.tick_size, row.min_order_size)
     return StoredBook(
         row.token_id,
         row.market_id,
