@@ -174,15 +174,15 @@ def test_the_same_seed_gives_the_same_trades(season: tuple[Engine, str], tmp_pat
     until = DEMO_START + timedelta(days=2)
     try:
         init_db(again)
-        # The replay records its books (the simulated CLOB, v1 included); the season did not:
-        # recording changes no v1 trade (issue 34).
-        settings = load_settings(database_url=url, llm_api_key=None, record_books=True)
+        # The season recorded its books (the `arena demo` default: the simulated CLOB, v1
+        # included); the replay does not: recording changes no v1 trade (issue 34).
+        settings = load_settings(database_url=url, llm_api_key=None, record_books=False)
         run_demo(again, settings, load_lineup(None), weeks=WEEKS, seed=SEED, stop_at=until)
         replayed = trades_of(again)
         assert len(replayed) > 10
         assert replayed == [trade for trade in trades_of(engine) if trade[-1] < until]
-        assert count(again, DecisionBook, DecisionBook.status == "ok") > 100
-        assert count(engine, DecisionBook) == 0
+        assert count(engine, DecisionBook, DecisionBook.status == "ok") > 100
+        assert count(again, DecisionBook) == 0
     finally:
         again.dispose()
 

@@ -161,7 +161,7 @@ def run_scheduler(env: dict[str, str], *args: str) -> subprocess.CompletedProces
         k: v
         for k, v in os.environ.items()
         if k not in ("OPENROUTER_API_KEY", "ARENA_LLM_API_KEY", "ARENA_LINEUP")
-        and not k.startswith("ARENA_")
+        and (not k.startswith("ARENA_") or k == "ARENA_RECORD_BOOKS")  # off: the suite is offline
     }
     return subprocess.run(
         [sys.executable, str(ROOT / "scheduler.py"), *args],
@@ -273,7 +273,12 @@ def test_sigterm_stops_the_scheduler_cleanly_after_its_catch_up(tmp_path: Path) 
         body = {"markets": [gamma_market(m) for m in MARKETS], "next_cursor": None}
         gamma.script("/markets/keyset", Reply(200, body))
         env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
-        env.update(ARENA_DATABASE_URL=url, ARENA_LINEUP=str(lineup), ARENA_GAMMA_URL=gamma.url)
+        env.update(
+            ARENA_RECORD_BOOKS="0",
+            ARENA_DATABASE_URL=url,
+            ARENA_LINEUP=str(lineup),
+            ARENA_GAMMA_URL=gamma.url,
+        )
         proc = subprocess.Popen(
             [sys.executable, str(ROOT / "scheduler.py")],
             env=env,
