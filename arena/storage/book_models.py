@@ -10,7 +10,7 @@ CLOB's decimal text (`arena.engine.books.encode_levels`): "" is a side with no l
 a token with no book at all (its `status` says why). See arena/engine/books.py.
 """
 
-from sqlalchemy import Column, ForeignKey, String, Text
+from sqlalchemy import CheckConstraint, Column, ForeignKey, String, Text
 from sqlmodel import Field, SQLModel
 
 BOOK_STATUSES = (
@@ -23,6 +23,7 @@ BOOK_STATUSES = (
     "malformed",
     "no_token",
 )
+STATUS_CHECK = "status IN ({})".format(", ".join(repr(status) for status in BOOK_STATUSES))
 
 
 class DecisionBook(SQLModel, table=True):
@@ -32,6 +33,7 @@ class DecisionBook(SQLModel, table=True):
     no-op: a run can never store a token's book twice."""
 
     __tablename__ = "decision_books"
+    __table_args__ = (CheckConstraint(STATUS_CHECK, name="ck_decision_books_status"),)
 
     snapshot_id: int = Field(
         sa_column_args=[ForeignKey("market_snapshots.id", ondelete="CASCADE")], primary_key=True

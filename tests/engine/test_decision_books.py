@@ -229,6 +229,19 @@ def test_a_retried_store_writes_nothing_twice(v2: Arena) -> None:
         s.flush()
 
 
+def test_a_status_that_is_no_reason_is_refused(v2: Arena) -> None:
+    v2.models.script_model("test/a", answer(HOLD, "test/a"))
+    snapshot = v2.decide(V2, record=False).snapshot_id
+    assert snapshot is not None
+    with pytest.raises(IntegrityError), session_scope(v2.engine) as s:
+        s.add(
+            DecisionBook(
+                snapshot_id=snapshot, token_id="t", market_id="100", outcome="Yes", status="fine"
+            )
+        )
+        s.flush()
+
+
 def test_the_market_sync_stores_and_clears_the_fee_schedule(engine: Engine) -> None:
     schedule = FeeSchedule(rate=D("0.04"), exponent=1, taker_only=True, rebate_rate=D("0.25"))
     market = ParsedMarket(id="f1", question="q", market_type="binary", outcomes=["Yes", "No"])

@@ -17,6 +17,12 @@ down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+# Written out, not imported: a migration records what the statuses were when it was added.
+STATUS_CHECK = (
+    "status IN ('ok', 'empty_book', 'one_sided_book', 'crossed_book', 'unknown_token', "
+    "'clob_unavailable', 'malformed', 'no_token')"
+)
+
 
 def upgrade() -> None:
     op.add_column("markets", sa.Column("fee_schedule", sa.JSON(none_as_null=True), nullable=True))
@@ -37,6 +43,7 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["market_id"], ["markets.id"]),
         # The unique key that makes a retried run's store a no-op (one book per token a run).
         sa.PrimaryKeyConstraint("snapshot_id", "token_id"),
+        sa.CheckConstraint(STATUS_CHECK, name="ck_decision_books_status"),
     )
 
 
