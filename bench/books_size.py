@@ -22,8 +22,9 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from arena.engine.books import BookToken, core_book, encode_levels, store_books
-from arena.markets.clob_wire import ClobQuote, OrderBook
+from arena.core.book_text import encode_levels
+from arena.engine.books import BookToken, store_books
+from arena.markets.clob_wire import ClobQuote, OrderBook, to_core_book
 from arena.markets.price_source import quote_from_book
 from arena.storage.db import create_db_engine, session_scope
 from arena.storage.migrate import init_db
@@ -96,7 +97,7 @@ def main() -> int:
                 book = synthetic_book(token.token_id, args.depth, rng)
                 clob[token.token_id] = quote_from_book(book)
                 if week == 0:
-                    core = core_book(book)
+                    core = to_core_book(book)
                     text_bytes += len(encode_levels(core.bids)) + len(encode_levels(core.asks))
                     json_bytes += sum(
                         len(json.dumps([[str(lv.price), str(lv.size)] for lv in side]))

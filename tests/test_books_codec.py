@@ -11,17 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.core.book_text import BookTextError, decode_levels, encode_levels
 from arena.core.order_book import BOOK_DEPTH, Level
-from arena.engine.books import (
-    BookTextError,
-    BookToken,
-    book_row,
-    core_book,
-    decode_levels,
-    encode_levels,
-    universe_tokens,
-)
-from arena.markets.clob_wire import ClobQuote, parse_book
+from arena.engine.books import BookToken, book_row, universe_tokens
+from arena.markets.clob_wire import ClobQuote, parse_book, to_core_book
 from arena.markets.price_source import quote_from_book
 from tests.examples import examples
 
@@ -70,7 +63,7 @@ def test_the_recorded_real_book_round_trips_to_the_digit() -> None:
     served = {(lv["price"], lv["size"]) for lv in raw["bids"]}
     decoded = decode_levels(row["bids"])
     assert {(str(lv.price), str(lv.size)) for lv in decoded} == served  # every digit as sent
-    assert decoded == core_book(book).bids
+    assert decoded == to_core_book(book).bids
 
 
 def test_a_deep_book_is_cut_to_its_best_twenty_a_side() -> None:

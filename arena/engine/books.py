@@ -6,8 +6,8 @@ later is a different book. So every decision run stores the top `BOOK_DEPTH` lev
 every token of its frozen universe (`decision_books`, migration 0011), from the same read v2
 prices by (v1 runs read it only to store it: their prices and prompts are untouched).
 
-Encoding (pure, `encode_levels`/`decode_levels`): one text a side, best-first,
-`price:size` pairs joined by `;`, each number its exact decimal text, e.g.
+Encoding (pure, `arena.core.book_text`, where the read side decodes it too): one text a
+side, best-first, `price:size` pairs joined by `;`, each number its exact decimal text, e.g.
 `0.61:454511.68;0.6:81506.92`. "" is a side with no levels; NULL (`None`) a token with no
 book at all (unknown, unreadable, the CLOB unavailable), whose `status` says why. An empty,
 one-sided or crossed book IS stored with its levels and its reason as `status`: the executor
@@ -24,32 +24,15 @@ from typing import Any
 from sqlalchemy import insert
 from sqlmodel import Session, col, select
 
-from arena.core.book_text import (  # re-exported: the codec lives in core (the read side decodes)
-    BookTextError,
-    decode_book,
-    decode_levels,
-    encode_levels,
-)
-from arena.core.order_book import BOOK_DEPTH, Book, Level
-from arena.markets.clob_wire import ClobQuote, OrderBook
+from arena.core.book_text import decode_book, encode_levels
+from arena.core.order_book import BOOK_DEPTH, Book
+from arena.markets.clob_wire import ClobQuote, to_core_book
 from arena.storage.book_models import DecisionBook
 from arena.storage.db import bulk_execute
-
-__all__ = ["BookTextError", "decode_levels", "encode_levels"]  # the codec, from core
 
 OK = "ok"
 NOT_READ = "clob_unavailable"  # a token the read did not answer for
 _INSERT = insert(DecisionBook.__table__)  # type: ignore[attr-defined]
-
-
-def core_book(book: OrderBook) -> Book:
-    """The CLOB wire book as the core's `Book` (levels already best-first, exact Decimals)."""
-    return Book(
-        bids=tuple(Level(lv.price, lv.size) for lv in book.bids),
-        asks=tuple(Level(lv.price, lv.size) for lv in book.asks),
-        tick_size=book.tick_size,
-        min_order_size=book.min_order_size,
-    )
 
 
 @dataclass(frozen=True)
@@ -92,7 +75,7 @@ def book_row(snapshot_id: int, token: BookToken, quote: ClobQuote | None) -> dic
     }
     book = quote.book if quote is not None else None
     if book is not None:
-        top = core_book(book).top(BOOK_DEPTH)
+        top = to_core_book(book).top(BOOK_DEPTH)
         row.update(
             bids=encode_levels(top.bids),
             asks=encode_levels(top.asks),

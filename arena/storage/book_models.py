@@ -6,7 +6,7 @@ view (issue 34) re-executes every cohort's decisions against the books its run s
 the cohort's version; a book read later is a different book.
 
 Each side is one text column, best-first, `price:size` pairs joined by `;`, each number the
-CLOB's decimal text (`arena.engine.books.encode_levels`): "" is a side with no levels, NULL
+CLOB's decimal text (`arena.core.book_text.encode_levels`): "" is a side with no levels, NULL
 a token with no book at all (its `status` says why). See arena/engine/books.py.
 """
 
