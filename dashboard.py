@@ -34,6 +34,7 @@ PAGES = {
         st.Page("app_pages/calibration.py", title="Calibration", icon=":material/target:"),
         st.Page("app_pages/stated.py", title="Stated probability", icon=":material/percent:"),
         st.Page("app_pages/replicates.py", title="Replicates", icon=":material/stacks:"),
+        st.Page("app_pages/execution.py", title="Execution", icon=":material/swap_horiz:"),
     ],
     "Evidence": [
         st.Page("app_pages/decisions.py", title="Decisions", icon=":material/receipt_long:"),

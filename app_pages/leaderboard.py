@@ -12,6 +12,7 @@ from arena.analytics.query.scope import cohort_version
 from arena.analytics.stats.cost import COST_COLUMNS, cost_frame
 from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED, portfolio_value, ranked
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS
+from arena.analytics.views.execution import robustness_flags
 from arena.dashboard import documents, fmt, notices, picks, portfolio, reads, tables
 
 NO_AGENT = "This cohort has no agents: `arena start-cohort` creates one per enabled family."
@@ -48,6 +49,9 @@ CSV_COLUMNS = [
     "agent_replicates",
     "replicate_return_low",
     "replicate_return_high",
+    # Issue 34: its rank differs under another execution rule (the Execution page); empty
+    # where the execution sensitivity has no figures for the scope. New columns go last.
+    "execution_not_robust",
 ]
 # The table: (column, label, width in px, help). The first seven fit a 1440-px screen with the
 # sidebar open; Family is pinned, so scrolling right to the rest never hides it.
@@ -92,6 +96,13 @@ COLUMNS = [
     ("api_cost_usd", "API cost", 90, None),
     ("cohorts", "Cohorts", 72, None),
     ("status", "Note", 130, None),
+    (
+        "execution_flag",
+        "Execution",
+        150,
+        "Flagged when its rank under another execution rule (display price, mid, book walk) "
+        "differs from its rank under the cohort's own: see the Execution page.",
+    ),
 ]
 # Shown after Return when a family fields several agents in a cohort (ARENA_REPLICATES).
 SPREAD_COLUMN = (
@@ -208,6 +219,11 @@ def display(board: pd.DataFrame, version: str = "v1") -> pd.DataFrame:
         "rank_text": interval(fmt.rank_interval, "rank", "rank"),
         "skill": interval(fmt.prob_interval, "skill_vs_market", "skill_vs_market_ci", signed=True),
         "status": ["too early to rank" if early else "" for early in board["too_early"]],
+        "execution_flag": [
+            "rank not robust" if flag is True else "" for flag in board["execution_not_robust"]
+        ]
+        if "execution_not_robust" in board
+        else [""] * len(board),
     }
     if replicated(board):
         texts["spread"] = interval(fmt.replicate_range, "agent_replicates", "replicate_return")
@@ -306,6 +322,20 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
         )
 
 
+def execution_flags(cohort: int | None, methodology: str | None, stored: Any) -> dict[str, bool]:
+    """family id → rank not robust to the execution rule: the stored execution sensitivity
+    when current; computed now only when the leaderboard itself was (the person asked)."""
+    from arena.analytics.stored import current_stored, live
+
+    version = {} if methodology is None else {"methodology": methodology}
+    found = reads.read(current_stored, "execution_sensitivity", cohort, **version)
+    if found is not None:
+        return robustness_flags(found.frame)
+    if stored is not None:
+        return {}
+    return robustness_flags(reads.read(live, "execution_sensitivity", cohort=cohort, **version))
+
+
 st.title("Leaderboard")
 st.caption(
     "**Return** is P/L over the capital given, summed over a family's cohorts; **Brier** the "
@@ -343,6 +373,8 @@ if result is not None:
     if board.empty:
         notices.nothing_yet(NO_AGENT)
     board = ranked(board.reset_index(drop=True), version)
+    flags = execution_flags(cohort, None if cohort is not None else methodology, stored)
+    board["execution_not_robust"] = [flags.get(str(f)) for f in board["family_id"]]
     reads.stored_caption(stored)
     notices.simulated_notice([str(f) for f in board["family_id"]])
     tables.table(

@@ -37,6 +37,7 @@ PAGES = {
     "calibration": "Calibration",
     "stated": "Stated probability",
     "replicates": "Replicates",
+    "execution": "Execution",
     "decisions": "Decisions",
     "markets": "Markets",
     "exports": "Exports",

@@ -40,6 +40,7 @@ PAGES = {
     "family": "Family",
     "stated": "Stated probability",
     "replicates": "Replicates",
+    "execution": "Execution",
     "cohorts": "Cohorts",
     "agent": "Agent",
     "decisions": "Decisions",

@@ -24,6 +24,7 @@ from sqlalchemy.engine import Engine
 
 from arena.analytics.query.selects import newest_slot
 from arena.analytics.stats.calibration import brier_over_time, calibration_summary, reliability
+from arena.analytics.stats.execution_inputs import execution_sensitivity
 from arena.analytics.stats.leaderboard import leaderboard
 from arena.analytics.stats.replicates import replicate_agents, replicate_analysis
 from arena.analytics.stats.stated import stated_probability
@@ -71,6 +72,10 @@ ANALYSES: dict[str, Analysis] = {
     # in scope; empty frames where no cohort in scope has replicates.
     "replicate_agents": Analysis(replicate_agents),
     "replicates": Analysis(replicate_analysis),
+    # Execution sensitivity (issue 34): every leg re-executed at the display price, the mid
+    # and the stored book, each with the leaderboard's cluster bootstrap (the Execution page,
+    # and the leaderboard's "rank not robust to the execution rule" flag).
+    "execution_sensitivity": Analysis(execution_sensitivity, per_version=True),
 }
 ALL = "all"
 
