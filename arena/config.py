@@ -48,8 +48,13 @@ DEFAULT_DATABASE_URL = "sqlite:///data/arena.db"
 
 # Protocol extensions (methodology §18, "Protocol extensions"): name → what it adds.
 STATED_PROBABILITY = "stated_probability"
+BOOK_EXECUTION = "book_execution"
 EXTENSIONS: dict[str, str] = {
     STATED_PROBABILITY: "each BET leg also states the model's probability that its side wins",
+    BOOK_EXECUTION: (
+        "BETs walk the stored order book's asks and SELLs its bids (VWAP, partial fills from "
+        "$50, taker fees); positions are marked at the bid (docs/book-execution.md)"
+    ),
 }
 # Stamped (not named in ARENA_EXTENSIONS) when ARENA_REPLICATES > 1.
 REPLICATES = "replicates"
@@ -143,6 +148,12 @@ def stamped_extensions(constants: Mapping[str, Any] | None) -> tuple[str, ...]:
     """The protocol extensions a cohort's stamp names (none for a v1 cohort)."""
     value = (constants or {}).get("extensions") or ()
     return tuple(str(name) for name in value) if isinstance(value, list | tuple) else ()
+
+
+def executes_on_books(constants: Mapping[str, Any] | None) -> bool:
+    """Whether a cohort's stamp runs `book_execution`: its legs walk the run's stored books, so
+    its decision runs store books whatever `record_books` says."""
+    return BOOK_EXECUTION in stamped_extensions(constants)
 
 
 def stamped_replicates(constants: Mapping[str, Any] | None) -> int:

@@ -149,10 +149,28 @@ def test_the_decision_books_migration_goes_down_and_up(db_url: str) -> None:
     assert "fee_schedule" not in {c["name"] for c in inspect(eng).get_columns("markets")}
     assert _counts(eng) == before
     init_db(eng)
-    assert current_revision(eng) == head_revision() == "0011"
+    assert current_revision(eng) == head_revision()
     assert inspect(eng).get_pk_constraint("decision_books")["constrained_columns"] == [
         "snapshot_id",
         "token_id",
     ]
     assert "fee_schedule" in {c["name"] for c in inspect(eng).get_columns("markets")}
+    eng.dispose()
+
+
+def test_the_book_fill_migration_goes_down_and_up(db_url: str) -> None:
+    """0012 down drops `trades.book_fill` (trades keep their rows); up brings it back NULL on
+    every existing trade, so a v1 trade reads as before."""
+    eng = create_db_engine(db_url)
+    seed_basic(eng)
+    before = _counts(eng)
+    downgrade(eng, "0011")
+    assert "book_fill" not in {c["name"] for c in inspect(eng).get_columns("trades")}
+    assert _counts(eng) == before
+    init_db(eng)
+    assert current_revision(eng) == head_revision() == "0012"
+    assert _counts(eng) == before
+    with eng.connect() as conn:
+        filled = conn.execute(text("SELECT count(*) FROM trades WHERE book_fill IS NOT NULL"))
+        assert filled.scalar_one() == 0
     eng.dispose()

@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from arena.core.accounting import (
     BetLimits,
+    Fill,
     Holding,
     TradeRejected,
     buy,
@@ -27,6 +28,7 @@ from arena.core.accounting import (
     sell,
     side_price,
 )
+from arena.core.book_legs import RunBooks, book_buy, book_sell, fill_record, leg_book
 from arena.core.money import money, to_decimal
 from arena.core.scoring import implied_confidence
 
@@ -117,6 +119,7 @@ class LegResult:
     realized_pnl: Decimal = Decimal(0)
     holding_after: Holding | None = None
     probability: Decimal | None = None  # stated by the model (extension), None when not
+    fill: dict[str, Any] | None = None  # extension `book_execution`: the walk's detail
 
     def record(self) -> dict[str, Any]:
         """The JSON-safe summary stored on the decision row (executed and rejected legs)."""
@@ -139,6 +142,8 @@ class LegResult:
             implied_confidence=self.implied_confidence,
             realized_pnl=str(self.realized_pnl),
         )
+        if self.fill is not None:  # only a book_execution leg: a v1 / v2 record is unchanged
+            out["fill"] = self.fill
         return out
 
 
@@ -188,8 +193,12 @@ def plan_execution(
     held: Sequence[HeldPosition],
     snapshot: Mapping[str, SnapshotMarket],
     limits: BetLimits,
+    books: RunBooks | None = None,
 ) -> ExecutionPlan:
-    """Every leg of `decision` in order, each checked against the cash at that moment."""
+    """Every leg of `decision` in order, each checked against the cash at that moment.
+
+    `books` (extension `book_execution`): the run's stored books; BETs then walk the asks and
+    SELLs the bids of their side's token (`arena.core.book_legs`). None: v1 / v2 prices."""
     plan = ExecutionPlan(cash_before=cash, cash_after=cash)
     request: dict[str, Any]
     by_key = {(p.market_id, p.side): p for p in held}
@@ -200,13 +209,14 @@ def plan_execution(
             probability = bet.probability if isinstance(bet, StatedBetRequest) else None
             if isinstance(bet, StatedBetRequest):
                 request["probability"] = None if probability is None else str(probability)
-            leg = _bet(plan, index, request, bet.amount, snapshot, by_key, limits)
+            leg = _bet(plan, index, request, bet.amount, snapshot, by_key, limits, books)
             leg.probability = probability
             plan.legs.append(leg)
     elif decision.action == "SELL":
         for index, sale in enumerate(decision.sells):
             request = {"position_id": sale.position_id, "percentage": str(sale.percentage)}
-            plan.legs.append(_sell(plan, index, request, sale.percentage, snapshot, by_id, by_key))
+            leg = _sell(plan, index, request, sale.percentage, snapshot, by_id, by_key, books)
+            plan.legs.append(leg)
     return plan
 
 
@@ -218,18 +228,33 @@ def _bet(
     snapshot: Mapping[str, SnapshotMarket],
     by_key: dict[tuple[str, str], HeldPosition],
     limits: BetLimits,
+    books: RunBooks | None = None,
 ) -> LegResult:
     market = snapshot.get(str(request["market_id"]))
+    detail: dict[str, Any] | None = None
     try:
         if market is None:
             raise TradeRejected("unknown_market", f"market {request['market_id']} was not offered")
         if not market.tradable:
             raise TradeRejected("market_closed", f"market {market.market_id} is closed")
         side = named_outcome(str(request["side"]), market.market_type, market.outcomes)
-        price = side_price(market.market_type, market.outcomes, market.prices, side)
         current = by_key.get((market.market_id, side))
         cash_before = plan.cash_after
-        fill = buy(cash_before, current.holding if current else Holding(), amount, price, limits)
+        holding = current.holding if current else Holding()
+        if books is None:
+            price = side_price(market.market_type, market.outcomes, market.prices, side)
+            fill = buy(cash_before, holding, amount, price, limits)
+        else:
+            entry = leg_book(books, market.market_id, market.market_type, market.outcomes, side)
+            walked = book_buy(cash_before, holding, amount, entry, limits)
+            fill = Fill(
+                walked.cash_after,
+                walked.holding,
+                walked.fill.amount,
+                walked.fill.shares,
+                walked.fill.vwap,
+            )
+            detail = fill_record(walked.fill)
     except TradeRejected as rejected:
         return LegResult(index, "BET", request, False, rejected.reason, rejected.message)
     plan.cash_after = fill.cash_after
@@ -251,6 +276,7 @@ def _bet(
         cash_before=cash_before,
         implied_confidence=implied_confidence(fill.amount, cash_before, limits.max_bet_fraction),
         holding_after=fill.holding,
+        fill=detail,
     )
 
 
@@ -262,8 +288,10 @@ def _sell(
     snapshot: Mapping[str, SnapshotMarket],
     by_id: dict[int, HeldPosition],
     by_key: dict[tuple[str, str], HeldPosition],
+    books: RunBooks | None = None,
 ) -> LegResult:
     held = by_id.get(int(request["position_id"]))
+    detail: dict[str, Any] | None = None
     try:
         if held is None:
             raise TradeRejected(
@@ -274,9 +302,22 @@ def _sell(
         market = snapshot.get(held.market_id)
         if market is None or not market.tradable:
             raise TradeRejected("market_closed", f"market {held.market_id} is not trading")
-        price = side_price(market.market_type, market.outcomes, market.prices, held.side)
         cash_before = plan.cash_after
-        fill = sell(cash_before, current.holding, to_decimal(percentage), price)
+        if books is None:
+            price = side_price(market.market_type, market.outcomes, market.prices, held.side)
+            fill = sell(cash_before, current.holding, to_decimal(percentage), price)
+        else:
+            entry = leg_book(books, held.market_id, market.market_type, market.outcomes, held.side)
+            walked = book_sell(cash_before, current.holding, to_decimal(percentage), entry)
+            fill = Fill(
+                walked.cash_after,
+                walked.holding,
+                walked.fill.amount,
+                walked.fill.shares,
+                walked.fill.vwap,
+                walked.realized_pnl,
+            )
+            detail = fill_record(walked.fill)
     except TradeRejected as rejected:
         return LegResult(index, "SELL", request, False, rejected.reason, rejected.message)
     plan.cash_after = fill.cash_after
@@ -297,4 +338,5 @@ def _sell(
         cash_before=cash_before,
         realized_pnl=fill.realized_pnl,
         holding_after=fill.holding,
+        fill=detail,
     )

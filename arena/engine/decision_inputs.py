@@ -23,7 +23,10 @@ from arena.core.accounting import (
     mark_value,
     side_price,
 )
+from arena.core.book_legs import LegBook
 from arena.core.execution import HeldPosition, SnapshotMarket
+from arena.core.fees import FeeSchedule
+from arena.engine.books import load_books
 from arena.engine.provenance import PriceReader
 from arena.engine.universe import freeze_universe, snapshot_items
 from arena.storage.db import session_scope
@@ -67,6 +70,9 @@ class FrozenUniverse:
     snapshot: dict[str, SnapshotMarket]  # every frozen market, tradability as loaded
     questions: dict[str, str]
     lines: list[str] = field(default_factory=list)  # `markets` rendered once for every prompt
+    # Extension `book_execution`: the run's stored books by market, one per outcome in order;
+    # None when no cohort of the run walks books (v1 / v2 never read them here).
+    books: dict[str, tuple[LegBook, ...]] | None = None
 
     def tradable_now(self, session: Session, market_ids: set[str]) -> dict[str, SnapshotMarket]:
         """The snapshot with tradability re-read for `market_ids`: a market can close while
@@ -128,6 +134,30 @@ def load_universe(session: Session, snapshot_id: int) -> FrozenUniverse:
     questions = {market_id: row.question for market_id, row in market_rows.items()}
     lines = [format_market_line(market) for market in markets]
     return FrozenUniverse(snapshot_id, markets, snapshot, questions, lines)
+
+
+def load_run_books(session: Session, snapshot_id: int) -> dict[str, tuple[LegBook, ...]]:
+    """The run's stored books as the book-walk planner reads them: per market, each outcome's
+    book (or its stored status; `no_book` when the run stored no row for the token) with the
+    market's fee schedule. One read of `decision_books` per run, like the frozen universe."""
+    stored = load_books(session, snapshot_id)
+    ids = [item.market_id for item in snapshot_items(session, snapshot_id)]
+    rows = session.exec(
+        select(Market.id, Market.clob_token_ids, Market.fee_schedule).where(col(Market.id).in_(ids))
+    )
+    books: dict[str, tuple[LegBook, ...]] = {}
+    for market_id, token_ids, schedule in rows:
+        fees = FeeSchedule.from_json(schedule) if schedule else None
+        entries = []
+        for token in token_ids or ():
+            found = stored.get(token)
+            entries.append(
+                LegBook(None, "no_book")
+                if found is None
+                else LegBook(found.book, found.status, fees)
+            )
+        books[market_id] = tuple(entries)
+    return books
 
 
 @dataclass(frozen=True)

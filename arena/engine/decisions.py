@@ -12,6 +12,10 @@ A cohort stamped with the protocol extension `stated_probability` (methodology Â
 extended system prompt, its answers are read with the extension's parser and the baselines are
 told; what the cohort's stamp says decides, not the settings of the process that runs it.
 
+A cohort stamped with the extension `book_execution` (docs/book-execution.md) needs the books
+of its run: the run stores them whatever `record_books` says (through the CLOB reader), loads
+them once (`load_run_books`) and its legs walk them (`plan_execution(..., books=...)`).
+
 A cohort stamped methodology v2 (docs/methodology-v2.md) gets its own frozen snapshot, priced
 at validated CLOB midpoints, the v2 prompt, and the total bet cap: a plan whose bets add up to
 more than the cap is answered like a malformed one (`total_bet_error`). Again the cohort's stamp
@@ -27,9 +31,9 @@ responder's key); the frozen snapshot and the agent's inputs are `arena.engine.d
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
@@ -43,6 +47,7 @@ from arena.agents.responders import Responder, ResponderFactory
 from arena.config import (
     STATED_PROBABILITY,
     Methodology,
+    executes_on_books,
     is_v2,
     stamped_extensions,
     stamped_replicates,
@@ -67,6 +72,7 @@ from arena.engine.decision_inputs import (
     bet_limits,
     freeze_run_universe,
     load_inputs,
+    load_run_books,
     load_universe,
 )
 from arena.engine.execution import apply_plan
@@ -123,6 +129,8 @@ def run_decisions(
         cohorts = cohorts_deciding(session, at, methodology.decision_window_weeks)
         work = [(cohort, _agents(session, cohort)) for cohort in cohorts]
     result.cohorts = len(work)
+    if books is None and prices is None and any(executes_on_books(c.constants) for c, _ in work):
+        _no_reader()  # before any claim: a refused run leaves nothing to re-claim
     universes: dict[str, FrozenUniverse] = {}
     for cohort, agents in work:
         week = decision_week(cohort.week_start, at)
@@ -202,7 +210,14 @@ def _freeze(
     prices: Callable[[], PriceReader] | None,
     books: Callable[[], PriceReader] | None = None,
 ) -> FrozenUniverse:
-    """The run's snapshot for the cohorts of one methodology version, loaded."""
+    """The run's snapshot for the cohorts of one methodology version, loaded; with the run's
+    books when one of them walks books (`book_execution` records them whatever the settings)."""
+    same = [c for c in cohorts if c.methodology_version == version]
+    walks = any(executes_on_books(c.constants) for c in same)
+    if walks and books is None:
+        if prices is None:
+            _no_reader()
+        books = prices
     reader = None
     if is_v2(version):
         if prices is None:
@@ -212,12 +227,20 @@ def _freeze(
             )
         reader = prices()
     recorder = reader if reader is not None or books is None else _recorder(books)
-    same = [c for c in cohorts if c.methodology_version == version]
     snapshot_id = freeze_run_universe(
         engine, at, methodology, same, exclude_source, reader, recorder if books else None
     )
     with session_scope(engine) as session:
-        return load_universe(session, snapshot_id)
+        universe = load_universe(session, snapshot_id)
+        return replace(universe, books=load_run_books(session, snapshot_id)) if walks else universe
+
+
+def _no_reader() -> NoReturn:
+    raise ArenaError(
+        "a book_execution cohort walks the run's order books, but this run has no CLOB "
+        "reader to record them",
+        "run it through the scheduler or `arena decide` (ARENA_CLOB_URL)",
+    )
 
 
 def _recorder(books: Callable[[], PriceReader]) -> PriceReader | None:
@@ -323,6 +346,7 @@ def decide_one(
         methodology,
         at,
         secrets,
+        on_books=executes_on_books(cohort.constants),
     )
 
 
@@ -349,8 +373,11 @@ def _finish(
     methodology: Methodology,
     at: datetime,
     secrets: Sequence[str],
+    *,
+    on_books: bool = False,
 ) -> tuple[str, int]:
-    """Execute and close the decision in one transaction, re-reading the agent's state."""
+    """Execute and close the decision in one transaction, re-reading the agent's state;
+    `on_books` (extension `book_execution`): the legs walk the run's stored books."""
     with session_scope(engine) as session:
         row = owned_decision(session, claim)
         if row is None:
@@ -360,9 +387,9 @@ def _finish(
         decision = parsed or FALLBACK
         touched = {leg.market_id for leg in decision.bets} | {p.market_id for p in inputs.held}
         snapshot = universe.tradable_now(session, touched)
-        plan = plan_execution(
-            decision, agent.cash_balance, inputs.held, snapshot, bet_limits(methodology)
-        )
+        books = (universe.books or {}) if on_books else None
+        limits = bet_limits(methodology)
+        plan = plan_execution(decision, agent.cash_balance, inputs.held, snapshot, limits, books)
         apply_plan(session, agent, row.id, plan, at, snapshot)  # type: ignore[arg-type]
         if parsed is None:
             status = "fallback_hold"

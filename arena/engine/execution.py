@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from sqlmodel import Session
 
+from arena.core.book_legs import PRICE_SOURCE as BOOK_WALK
 from arena.core.execution import ExecutionPlan, SnapshotMarket
 from arena.engine.provenance import side_quote
 from arena.storage.models import Agent, Position, Trade
@@ -27,7 +28,9 @@ def apply_plan(
 
     `snapshot`: the markets the plan priced; a v2 market carries its quotes, and each trade then
     records the quote of the outcome it bought or sold (`price_source`, `price_quote`). A v1
-    trade gets neither (NULL)."""
+    trade gets neither (NULL). A leg filled by walking a stored book (extension
+    `book_execution`) stores the walk (`book_fill`) with `price_source` `book_walk`; the v2
+    quote, when there is one, stays beside it in `price_quote`."""
     positions: dict[tuple[str, str], Position] = {}
     assert agent.id is not None
     for leg in plan.legs:
@@ -88,8 +91,9 @@ def apply_plan(
                 realized_pnl=leg.realized_pnl,
                 created_at=at,
                 probability=None if leg.probability is None else float(leg.probability),
-                price_source=quote["source"] if quote else None,
+                price_source=BOOK_WALK if leg.fill else (quote["source"] if quote else None),
                 price_quote=quote,
+                book_fill=leg.fill,
             )
         )
     agent.cash_balance = plan.cash_after

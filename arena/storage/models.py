@@ -414,6 +414,9 @@ class Trade(SQLModel, table=True):
     # the outcome's whole PriceQuote; NULL on every v1 trade and on settlements.
     price_source: str | None = Field(default=None, max_length=16)
     price_quote: dict[str, Any] | None = Field(default=None, sa_type=JSON_OR_NULL)
+    # Extension `book_execution` (migration 0012): the book walk that filled the trade
+    # (`arena.core.book_legs.fill_record`); NULL on every v1 / v2 trade and on settlements.
+    book_fill: dict[str, Any] | None = Field(default=None, sa_type=JSON_OR_NULL)
 
 
 class PortfolioSnapshot(SQLModel, table=True):

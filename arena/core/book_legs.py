@@ -1,0 +1,132 @@
+"""The extension `book_execution`'s legs: a BET walks its token's asks, a SELL its bids. Pure.
+
+Why apart from `arena.core.execution`: the v1 / v2 planner stays as it was, byte for byte; a
+cohort stamped `book_execution` hands the planner the run's stored books (`LegBook`, one per
+outcome of each market) and each leg's numbers then come from `arena.core.book_walk` instead of
+a single price. The engine writes the plan; a replay bundle's verifier recomputes every fill
+from the stored books with no database (docs/book-execution.md, "The extension in the engine").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from decimal import ROUND_DOWN, Decimal
+from typing import Any
+
+from arena.core.accounting import BetLimits, Holding, TradeRejected, check_bet, outcome_index
+from arena.core.book_walk import Fill, Refused, walk_buy, walk_sell
+from arena.core.fees import FeeSchedule
+from arena.core.money import ZERO, money, shares
+from arena.core.order_book import Book
+
+NO_BOOK = "no_book"  # the run stored no row for the leg's token (or the market has no tokens)
+PRICE_SOURCE = "book_walk"  # a book-walk trade's `price_source`
+
+
+@dataclass(frozen=True)
+class LegBook:
+    """One outcome's stored book at the run, its status (`ok` or a NoPriceReason) and the
+    market's taker-fee schedule (None: fees off)."""
+
+    book: Book | None
+    status: str
+    fees: FeeSchedule | None = None
+
+
+# market id → one LegBook per outcome, in the market's outcome order (`markets.outcomes`).
+RunBooks = Mapping[str, Sequence[LegBook]]
+
+
+@dataclass(frozen=True)
+class BookFill:
+    """What a book-walk leg moved: cash, the position after, the walk's detail."""
+
+    cash_after: Decimal
+    holding: Holding
+    fill: Fill
+    realized_pnl: Decimal = ZERO
+
+
+def leg_book(
+    books: RunBooks, market_id: str, market_type: str, outcomes: Sequence[str], side: str
+) -> LegBook:
+    """The stored book of `side`'s token; TradeRejected (`no_book`, or the stored status when
+    the CLOB gave no book) when there is none to walk."""
+    index = outcome_index(market_type, outcomes, side)
+    found = books.get(market_id, ())
+    if index is None or index >= len(found):
+        raise TradeRejected(NO_BOOK, f"no stored book for side {side!r} of market {market_id}")
+    entry = found[index]
+    if entry.book is None:
+        status = entry.status if entry.status != "ok" else NO_BOOK
+        raise TradeRejected(status, f"no usable book for side {side!r}: {status}")
+    return entry
+
+
+def _walked(result: Fill | Refused) -> Fill:
+    if isinstance(result, Refused):
+        raise TradeRejected(result.reason, result.message)
+    return result
+
+
+def book_buy(
+    cash: Decimal, holding: Holding, stake: Decimal, entry: LegBook, limits: BetLimits
+) -> BookFill:
+    """A BET of `stake` dollars: the caps apply to the requested stake (as in v1), then the
+    asks are walked; a partial fill of at least $50 spends only what it bought."""
+    stake = money(stake)
+    check_bet(stake, cash, limits)
+    assert entry.book is not None
+    fill = _walked(walk_buy(entry.book, stake, entry.fees))
+    if fill.shares <= ZERO:
+        raise TradeRejected("no_shares", "the walk credits no shares after its fee")
+    after = replace(
+        holding, shares=holding.shares + fill.shares, cost_basis=holding.cost_basis + fill.amount
+    )
+    return BookFill(cash - fill.amount, after, fill)
+
+
+def book_sell(cash: Decimal, holding: Holding, percentage: Decimal, entry: LegBook) -> BookFill:
+    """A SELL of `percentage` of the position into the bids: what they absorb executes, the
+    cost basis leaves pro rata to the shares actually sold, the rest stays held."""
+    if not ZERO < percentage <= Decimal(100):
+        raise TradeRejected("bad_percentage", f"percentage {percentage} is not in (0, 100]")
+    if holding.shares <= ZERO:
+        raise TradeRejected("empty_position", "the position holds no shares")
+    wanted = (
+        holding.shares
+        if percentage == Decimal(100)
+        else shares(holding.shares * percentage / Decimal(100))
+    )
+    if wanted <= ZERO:
+        raise TradeRejected("no_shares", "the percentage sells no shares")
+    assert entry.book is not None
+    fill = _walked(walk_sell(entry.book, wanted, entry.fees))
+    sold = fill.shares
+    if sold == holding.shares:
+        cost_removed = holding.cost_basis
+    else:
+        cost_removed = money(holding.cost_basis * sold / holding.shares, rounding=ROUND_DOWN)
+    realized = fill.amount - cost_removed
+    after = Holding(
+        holding.shares - sold, holding.cost_basis - cost_removed, holding.realized_pnl + realized
+    )
+    return BookFill(cash + fill.amount, after, fill, realized)
+
+
+def fill_record(fill: Fill) -> dict[str, Any]:
+    """The walk's detail as JSON-safe text (a trade's `book_fill`, a leg's record): enough to
+    recompute and check the fill from the stored book."""
+    return {
+        "requested": str(fill.requested),
+        "amount": str(fill.amount),
+        "gross_shares": str(fill.gross_shares),
+        "shares": str(fill.shares),
+        "vwap": str(fill.vwap),
+        "fee": str(fill.fee),
+        "fee_shares": str(fill.fee_shares),
+        "partial": fill.partial,
+        "unfilled": str(fill.unfilled),
+        "levels": [[str(at), str(size)] for at, size in fill.levels],
+    }

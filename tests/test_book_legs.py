@@ -1,0 +1,176 @@
+"""The planner with the extension `book_execution` (`plan_execution(..., books=...)`): pure.
+
+Legs executed by hand from the RECORDED REAL books of tests/fixtures/clob/ (PROVENANCE.md);
+every figure is worked out in the comment beside it, never by the code under test.
+- SPURS: asks 0.62 × 46579.05, 0.63 × 76194.39, ...; bids 0.61 × 454511.68, ...
+- ONE_SIDED: bids 0.5 × 100, 0.33 × 58, 0.31 × 148.56, 0.15 × 100; no asks.
+- THIN: ONE_SIDED's bids as the complementary token's asks (0.50 × 100, 0.67 × 58,
+  0.69 × 148.56, 0.85 × 100: $276.3664 of depth), as tests/test_book_walk.py builds it.
+"""
+
+from dataclasses import dataclass, field
+from decimal import Decimal as D
+
+import pytest
+
+from arena.core.accounting import BetLimits, Holding
+from arena.core.book_legs import LegBook, RunBooks
+from arena.core.execution import ExecutionPlan, HeldPosition, SnapshotMarket, plan_execution
+from arena.core.order_book import Book, Level
+from tests.test_book_walk import ONE_SIDED, RECORDED_FEES, SPURS, THIN
+
+LIMITS = BetLimits()
+CASH = D("10000")
+SNAPSHOT = {
+    "m1": SnapshotMarket("m1", "binary", ["Yes", "No"], ["0.6", "0.4"]),
+    "m2": SnapshotMarket("m2", "binary", ["Yes", "No"], ["0.5", "0.5"]),
+    "m3": SnapshotMarket("m3", "named", ["A", "B"], ["0.5", "0.5"]),
+}
+CROSSED = Book(bids=(Level(D("0.60"), D("100")),), asks=(Level(D("0.55"), D("100")),))
+SHALLOW = Book(bids=(), asks=(Level(D("0.5"), D("60")),))  # $30 of asks: below $50
+BOOKS: RunBooks = {
+    "m1": (LegBook(SPURS, "ok", RECORDED_FEES), LegBook(THIN, "ok", None)),
+    "m2": (LegBook(ONE_SIDED, "one_sided_book", None), LegBook(CROSSED, "crossed_book", None)),
+    "m3": (LegBook(SHALLOW, "ok", None), LegBook(None, "clob_unavailable", None)),
+}
+
+
+@dataclass
+class Bet:
+    market_id: str
+    side: str
+    amount: D
+
+
+@dataclass
+class Sale:
+    position_id: int
+    percentage: D
+
+
+@dataclass
+class Plan:
+    action: str
+    bets: list[Bet] = field(default_factory=list)
+    sells: list[Sale] = field(default_factory=list)
+
+
+def bets(*legs: tuple[str, str, str]) -> ExecutionPlan:
+    decision = Plan("BET", [Bet(m, s, D(a)) for m, s, a in legs])
+    return plan_execution(decision, CASH, [], SNAPSHOT, LIMITS, BOOKS)
+
+
+def test_a_bet_walks_the_recorded_asks_and_pays_the_fee_in_shares() -> None:
+    # $500 at 0.62 (inside the best level): 500 / 0.62 = 806.451612 gross shares; fee
+    # 806.451612 × 0.04 × 0.62 × 0.38 = 7.59999 (floored to 5 places), 7.59999 / 0.62 =
+    # 12.258049 shares (up); credited 806.451612 − 12.258049 = 794.193563.
+    plan = bets(("m1", "YES", "500"))
+    leg = plan.legs[0]
+    assert leg.executed and (leg.amount, leg.price, leg.shares) == (
+        D("500"),
+        D("0.62"),
+        D("794.193563"),
+    )
+    assert plan.cash_after == D("9500")
+    assert leg.holding_after == Holding(D("794.193563"), D("500"))
+    assert leg.fill is not None
+    assert (leg.fill["fee"], leg.fill["fee_shares"], leg.fill["gross_shares"]) == (
+        "7.59999",
+        "12.258049",
+        "806.451612",
+    )
+    assert leg.fill["levels"] == [["0.62", "806.451612"]] and leg.fill["partial"] is False
+    assert leg.record()["fill"] == leg.fill
+
+
+def test_vwap_across_the_levels_of_a_recorded_book() -> None:
+    # $200 on THIN (fees off): 0.50 × 100 = $50, 0.67 × 58 = $38.86, 0.69 × 148.56 =
+    # $102.5064 taken whole ($191.3664); the last $8.6336 buys 8.6336 / 0.85 = 10.157176 (down).
+    # Shares 316.717176; VWAP 199.9999996 / 316.717176 = 0.631478 (6 places).
+    leg = bets(("m1", "NO", "200")).legs[0]
+    assert (leg.amount, leg.shares, leg.price) == (D("200"), D("316.717176"), D("0.631478"))
+    assert leg.fill is not None and len(leg.fill["levels"]) == 4
+
+
+def test_a_stake_beyond_the_depth_fills_the_part_the_book_holds() -> None:
+    # $300 on THIN's $276.3664: executes $276.3664 for 406.56 shares; $23.6336 stays cash.
+    plan = bets(("m1", "NO", "300"))
+    leg = plan.legs[0]
+    assert (leg.amount, leg.shares) == (D("276.3664"), D("406.56"))
+    assert leg.fill is not None and (leg.fill["partial"], D(leg.fill["unfilled"])) == (
+        True,
+        D("23.6336"),
+    )
+    assert plan.cash_after == D("9723.6336")
+    assert plan.tallies()["amount_bet"] == D("276.3664")
+
+
+@pytest.mark.parametrize(
+    ("market", "side", "reason"),
+    [
+        ("m3", "A", "depth"),  # $30 of asks below the $50 minimum
+        ("m2", "YES", "empty_book"),  # the recorded one-sided book has no asks
+        ("m2", "NO", "crossed_book"),  # bid 0.60 ≥ ask 0.55
+        ("m3", "B", "clob_unavailable"),  # stored with no book: its status is the reason
+    ],
+)
+def test_a_leg_with_no_usable_book_is_refused_with_the_reason(
+    market: str, side: str, reason: str
+) -> None:
+    plan = bets((market, side, "100"))
+    assert not plan.legs[0].executed and plan.legs[0].reason == reason
+    assert plan.cash_after == CASH
+
+
+def test_a_market_the_run_stored_no_book_for_is_refused_no_book() -> None:
+    snapshot = {**SNAPSHOT, "m4": SnapshotMarket("m4", "binary", ["Yes", "No"], ["0.5", "0.5"])}
+    decision = Plan("BET", [Bet("m4", "YES", D("100")), Bet("m1", "YES", D("100"))])
+    plan = plan_execution(decision, CASH, [], snapshot, LIMITS, BOOKS)
+    assert (plan.legs[0].executed, plan.legs[0].reason) == (False, "no_book")
+    assert plan.legs[1].executed  # a refused leg never stops the others
+
+
+def test_the_caps_apply_to_the_requested_stake() -> None:
+    # 25% of $10,000 is $2,500: a $2,600 stake is refused even though THIN would fill less.
+    assert bets(("m1", "NO", "2600")).legs[0].reason == "above_max"
+    assert bets(("m1", "YES", "49")).legs[0].reason == "below_min"
+
+
+def test_a_sell_walks_the_bids_and_keeps_what_they_cannot_absorb() -> None:
+    # 500 shares (cost $250) sold into ONE_SIDED with the recorded fees (docs/book-execution.md):
+    # 406.56 absorbed, proceeds 130.1936 − fee 3.29402 = 126.89958; cost leaves pro rata:
+    # 250 × 406.56 / 500 = 203.28; realised 126.89958 − 203.28 = −76.38042; 93.44 shares and
+    # $46.72 of cost stay held.
+    books: RunBooks = {"m2": (LegBook(ONE_SIDED, "one_sided_book", RECORDED_FEES),)}
+    held = [HeldPosition(7, "m2", "YES", Holding(D("500"), D("250")))]
+    decision = Plan("SELL", sells=[Sale(7, D("100"))])
+    plan = plan_execution(decision, CASH, held, SNAPSHOT, LIMITS, books)
+    leg = plan.legs[0]
+    assert (leg.amount, leg.shares, leg.realized_pnl) == (
+        D("126.89958"),
+        D("406.56"),
+        D("-76.38042"),
+    )
+    assert leg.holding_after == Holding(D("93.44"), D("46.72"), D("-76.38042"))
+    assert plan.cash_after == CASH + D("126.89958")
+    assert leg.fill is not None and (D(leg.fill["fee"]), D(leg.fill["unfilled"])) == (
+        D("3.29402"),
+        D("93.44"),
+    )
+
+
+def test_a_sell_into_an_empty_bid_side_is_refused_and_keeps_the_position() -> None:
+    held = [HeldPosition(7, "m1", "NO", Holding(D("100"), D("50")))]
+    plan = plan_execution(
+        Plan("SELL", sells=[Sale(7, D("50"))]), CASH, held, SNAPSHOT, LIMITS, BOOKS
+    )
+    assert (plan.legs[0].executed, plan.legs[0].reason) == (False, "empty_book")
+    assert plan.cash_after == CASH
+
+
+def test_without_books_the_plan_and_its_record_are_v1s() -> None:
+    decision = Plan("BET", [Bet("m1", "YES", D("500"))])
+    plan = plan_execution(decision, CASH, [], SNAPSHOT, LIMITS)
+    leg = plan.legs[0]
+    assert (leg.price, leg.shares, leg.fill) == (D("0.6"), D("833.333333"), None)
+    assert "fill" not in leg.record()
