@@ -16,6 +16,7 @@ from arena.analytics.views.execution import (
 )
 from arena.dashboard import fmt, notices, picks, reads, tables
 
+SHORT = {"display": "display", "mid": "mid", "book": "book"}
 NO_LEGS = "No executed leg in this scope yet: the figures appear once agents have traded."
 
 
@@ -28,8 +29,9 @@ def _columns() -> dict[str, object]:
         config[f"return_{rule}_text"] = st.column_config.Column(
             f"{name} return [95% CI]", width=175
         )
-        config[f"rank_{rule}_text"] = st.column_config.Column(f"Rank ({name})", width=95)
-        config[f"p_rank_1_{rule}"] = st.column_config.Column(f"P(#1) ({name})", width=105)
+        short = SHORT[rule]
+        config[f"rank_{rule}_text"] = st.column_config.Column(f"Rank, {short}", width=105)
+        config[f"p_rank_1_{rule}"] = st.column_config.Column(f"P(#1), {short}", width=110)
     config["legs"] = st.column_config.Column("Legs", width=60)
     config["refused_text"] = st.column_config.Column(
         "Not executed", width=200, help="Legs each rule left as cash (reasons in the CSV)."

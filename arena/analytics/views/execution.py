@@ -86,6 +86,7 @@ def display(frame: pd.DataFrame, pct_interval: Callable[[Any, Any, Any], str]) -
 
 TABLE_KEYS: tuple[str, ...] = (
     "family",
+    "flag",  # beside the name: the one thing a person must not miss, on screen unscrolled
     *(
         key
         for rule in RULES
@@ -93,7 +94,6 @@ TABLE_KEYS: tuple[str, ...] = (
     ),
     "legs",
     "refused_text",
-    "flag",
 )
 
 
