@@ -9,11 +9,17 @@ as the cohort recorded them: YES 0.615, NO 0.385. Six decimal places, v1's round
 from decimal import Decimal as D
 
 import numpy as np
+import pandas as pd
 import pytest
 from sqlalchemy.engine import Engine
 
-from arena.analytics.stats.execution import NO_BOOKS
-from arena.analytics.stats.execution_inputs import book_coverage, execution_sensitivity
+from arena.analytics.stats.bootstrap import family_bootstrap
+from arena.analytics.stats.execution import NO_BOOKS, RULES, cluster_draw, re_execute, rule_units
+from arena.analytics.stats.execution_inputs import (
+    book_coverage,
+    execution_sensitivity,
+    load_execution_inputs,
+)
 from tests.analytics.execution_cohort import scripted_cohort
 
 CAPITAL = D(10000)
@@ -94,3 +100,17 @@ def test_v1_and_v2_never_pooled(engine: Engine) -> None:
     assert v2.loc["fam-b", "return_mid"] == pytest.approx(0.0, abs=1e-9)
     assert np.isnan(v2.loc["fam-a", "return_book"])
     assert [c["number"] for c in book_coverage(engine, methodology="v2")] == [2]
+
+
+def test_the_draw_is_the_leaderboards_own(engine: Engine) -> None:
+    """The same clusters, strata and seed: the bootstrap weights equal the leaderboard's."""
+    scripted_cohort(engine, 1)
+    scripted_cohort(engine, 2, books=False)
+    data = load_execution_inputs(engine)
+    units = pd.concat(
+        [rule_units(re_execute(data.legs, data.ends, r), data.agents, data.clusters) for r in RULES]
+    ).drop_duplicates(["cohort_id", "cluster"])
+    _, boot = cluster_draw(units, 50, 0)
+    board = family_bootstrap(engine, replicates=50)
+    np.testing.assert_array_equal(boot.stratum_of, board.boot.stratum_of)
+    np.testing.assert_array_equal(boot.weights, board.boot.weights)
