@@ -1,12 +1,27 @@
 """Our Sharpe standard errors against SciPy's moments (SciPy comes with scikit-learn, test-only)."""
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
-from scipy.stats import kurtosis, skew
 
 from arena.core.stats import sharpe_estimate
+
+
+def skew(values: np.ndarray, **options: Any) -> float:
+    """SciPy's skewness, imported when a test runs: `scipy.stats` costs a second of import at
+    collection in every pytest worker, and only this file needs it."""
+    from scipy.stats import skew as scipy_skew
+
+    return float(scipy_skew(values, **options))
+
+
+def kurtosis(values: np.ndarray, **options: Any) -> float:
+    """SciPy's kurtosis, imported when a test runs (see `skew`)."""
+    from scipy.stats import kurtosis as scipy_kurtosis
+
+    return float(scipy_kurtosis(values, **options))
 
 
 def _reference(returns: np.ndarray, periods: int) -> tuple[float, float]:
