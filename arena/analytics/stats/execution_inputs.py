@@ -83,9 +83,17 @@ def _cohorts(conn: Connection, scope: CohortScope) -> list[dict[str, Any]]:
 def _books(conn: Connection, scope: CohortScope) -> dict[int, dict[tuple[str, str], Any]]:
     """Stored books by snapshot, then (market id, outcome key): the decoded `Book` or, for a
     row without one, its status."""
-    snapshots = in_scope(
-        select(DECISIONS.c.market_snapshot_id).join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id),
-        scope,
+    # Only the books of markets a decision of the scope traded (a run stores its whole
+    # universe, ~1,000 tokens a week; a leg reads one): joined, never all decoded.
+    traded = (
+        in_scope(
+            select(DECISIONS.c.market_snapshot_id, TRADES.c.market_id)
+            .join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id)
+            .join(TRADES, TRADES.c.decision_id == DECISIONS.c.id),
+            scope,
+        )
+        .distinct()
+        .subquery()
     )
     query = select(
         BOOKS.c.snapshot_id,
@@ -96,7 +104,11 @@ def _books(conn: Connection, scope: CohortScope) -> dict[int, dict[tuple[str, st
         BOOKS.c.asks,
         BOOKS.c.tick_size,
         BOOKS.c.min_order_size,
-    ).where(BOOKS.c.snapshot_id.in_(snapshots))
+    ).join(
+        traded,
+        (traded.c.market_snapshot_id == BOOKS.c.snapshot_id)
+        & (traded.c.market_id == BOOKS.c.market_id),
+    )
     found: dict[int, dict[tuple[str, str], Any]] = {}
     for row in conn.execute(query):
         try:
@@ -108,6 +120,16 @@ def _books(conn: Connection, scope: CohortScope) -> dict[int, dict[tuple[str, st
             entry
         )
     return found
+
+
+def _recorded(conn: Connection, scope: CohortScope) -> set[int]:
+    """The scope's decision snapshots that stored any book (the primary key's index)."""
+    snapshots = in_scope(
+        select(DECISIONS.c.market_snapshot_id).join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id),
+        scope,
+    )
+    query = select(BOOKS.c.snapshot_id).where(BOOKS.c.snapshot_id.in_(snapshots)).distinct()
+    return {int(snapshot) for snapshot in conn.execute(query).scalars()}
 
 
 def book_mid(book: Book) -> tuple[Decimal | None, str | None]:
@@ -141,8 +163,9 @@ def _display(row: Any, quote: Mapping[str, Any] | None) -> tuple[Decimal | None,
 def _side_book(
     row: Any, outcomes: Sequence[str], stored: Mapping[tuple[str, str], Any] | None
 ) -> tuple[Book | None, str | None]:
-    """The side's stored book and its mid, or the reasons there are none."""
-    if not stored:
+    """The side's stored book, or why there is none (`stored` None: the decision's run stored
+    no book at all; {}: it stored some, none of this market)."""
+    if stored is None:
         return None, NO_BOOKS
     index = outcome_index(row.market_type, outcomes, row.side)
     entry = None if index is None else stored.get((row.market_id, outcome_key(outcomes[index])))
@@ -254,6 +277,7 @@ def _ends(conn: Connection, scope: CohortScope) -> list[PositionEnd]:
 def _legs(conn: Connection, scope: CohortScope) -> tuple[list[Leg], dict[str, str], set[int]]:
     """Legs in execution order; the clusters of their markets; the snapshots with books."""
     books = _books(conn, scope)
+    recorded = _recorded(conn, scope)
     held: dict[int, Decimal] = {}
     legs: list[Leg] = []
     clusters: dict[str, str] = {}
@@ -267,12 +291,13 @@ def _legs(conn: Connection, scope: CohortScope) -> tuple[list[Leg], dict[str, st
             held[int(row.position_id)] = before - traded
             fraction = ONE if before <= ZERO or traded >= before else traded / before
         snapshot = row.market_snapshot_id
-        legs.append(_leg(row, fraction, None if snapshot is None else books.get(int(snapshot))))
+        stored = None if snapshot is None or int(snapshot) not in recorded else books
+        legs.append(_leg(row, fraction, None if stored is None else stored.get(int(snapshot), {})))
     markets = {leg.market_id for leg in legs}
     if markets:
         query = select(MARKETS.c.id, MARKETS.c.event_id).where(MARKETS.c.id.in_(sorted(markets)))
         clusters = {str(r.id): cluster_label(r.event_id, r.id) for r in conn.execute(query)}
-    return legs, clusters, set(books)
+    return legs, clusters, recorded
 
 
 def load_execution_inputs(
