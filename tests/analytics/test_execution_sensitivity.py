@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from sqlalchemy.engine import Engine
 
+from arena.analytics.stats import leaderboard as lb
 from arena.analytics.stats.bootstrap import family_bootstrap
 from arena.analytics.stats.execution import NO_BOOKS, RULES, cluster_draw, re_execute, rule_units
 from arena.analytics.stats.execution_inputs import (
@@ -20,6 +21,7 @@ from arena.analytics.stats.execution_inputs import (
     execution_sensitivity,
     load_execution_inputs,
 )
+from tests.analytics import season_fixture
 from tests.analytics.execution_cohort import scripted_cohort
 
 CAPITAL = D(10000)
@@ -114,3 +116,23 @@ def test_the_draw_is_the_leaderboards_own(engine: Engine) -> None:
     board = family_bootstrap(engine, replicates=50)
     np.testing.assert_array_equal(boot.stratum_of, board.boot.stratum_of)
     np.testing.assert_array_equal(boot.weights, board.boot.weights)
+
+
+season = season_fixture()  # the shared analytics season (no new season played)
+
+
+def test_v1s_own_rule_reproduces_the_leaderboard(season: Engine) -> None:
+    """Re-executed at the display price a v1 scope IS the leaderboard: each family's return,
+    interval and P(rank #1) equal it (same fills, same marks, same draw). The season was
+    decided before book recording: no book figures, nothing flagged."""
+    board = lb.leaderboard(season, replicates=200, null_seeds=0).set_index("family_id")
+    frame = execution_sensitivity(season, replicates=200).set_index("family_id")
+    frame = frame.reindex(board.index)
+    for mine, theirs in (
+        ("return_display", "return_pct"),
+        ("return_display_ci_low", "return_ci_low"),
+        ("return_display_ci_high", "return_ci_high"),
+        ("p_rank_1_display", "p_rank_1"),
+    ):
+        np.testing.assert_allclose(frame[mine], board[theirs], rtol=0, atol=1e-9)
+    assert frame["return_book"].isna().all() and not frame["not_robust"].any()
