@@ -14,7 +14,7 @@ from decimal import Decimal as D
 import pytest
 
 from arena.core.accounting import BetLimits, Holding
-from arena.core.book_legs import LegBook, RunBooks
+from arena.core.book_legs import LegBook, RunBooks, bid_mark
 from arena.core.execution import ExecutionPlan, HeldPosition, SnapshotMarket, plan_execution
 from arena.core.order_book import Book, Level
 from tests.test_book_walk import ONE_SIDED, RECORDED_FEES, SPURS, THIN
@@ -174,3 +174,21 @@ def test_without_books_the_plan_and_its_record_are_v1s() -> None:
     leg = plan.legs[0]
     assert (leg.price, leg.shares, leg.fill) == (D("0.6"), D("833.333333"), None)
     assert "fill" not in leg.record()
+
+
+def test_a_mark_at_the_bid_and_its_fallbacks() -> None:
+    # 100 shares into ONE_SIDED's 0.5 × 100 bid, fees off: $50, a share 0.5; the mid beside.
+    mark, value, record, live = bid_mark(ONE_SIDED, None, D("100"), None, D("0.51"), D("0.4"), True)
+    assert (mark, value, live) == (D("0.5"), D("50"), True)
+    assert (record["bid_value"], record["mid"], record["source"]) == ("50", "0.51", "book_bid")
+    # 500 shares: the bids hold 406.56 for $130.1936; the rest is worth nothing.
+    assert bid_mark(ONE_SIDED, None, D("500"), None, None, D("0.4"), True)[1] == D("130.1936")
+    # no bids (THIN), crossed, no book, a closed market: the prior 0.4 × 100 = $40, the reason
+    for book, reason, trading, why in [
+        (THIN, None, True, "empty_book"),
+        (CROSSED, None, True, "crossed_book"),
+        (None, "unknown_token", True, "unknown_token"),
+        (SPURS, None, False, "market_closed"),
+    ]:
+        mark, value, record, live = bid_mark(book, reason, D("100"), None, None, D("0.4"), trading)
+        assert (mark, value, live, record["fallback_reason"]) == (D("0.4"), D("40"), False, why)

@@ -14,10 +14,17 @@ from dataclasses import dataclass, replace
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
-from arena.core.accounting import BetLimits, Holding, TradeRejected, check_bet, outcome_index
-from arena.core.book_walk import Fill, Refused, walk_buy, walk_sell
+from arena.core.accounting import (
+    BetLimits,
+    Holding,
+    TradeRejected,
+    check_bet,
+    mark_value,
+    outcome_index,
+)
+from arena.core.book_walk import Fill, Refused, bid_value, walk_buy, walk_sell
 from arena.core.fees import FeeSchedule
-from arena.core.money import ZERO, money, shares
+from arena.core.money import ZERO, money, price, shares
 from arena.core.order_book import Book
 
 NO_BOOK = "no_book"  # the run stored no row for the leg's token (or the market has no tokens)
@@ -130,3 +137,46 @@ def fill_record(fill: Fill) -> dict[str, Any]:
         "unfilled": str(fill.unfilled),
         "levels": [[str(at), str(size)] for at, size in fill.levels],
     }
+
+
+def bid_mark(
+    book: Book | None,
+    reason: str | None,
+    count: Decimal,
+    fees: FeeSchedule | None,
+    mid: Decimal | None,
+    prior: Decimal,
+    trading: bool,
+) -> tuple[Decimal, Decimal, dict[str, Any], bool]:
+    """A `book_execution` position's (mark, value, provenance, live): the value is what its
+    `count` shares would fetch from the bids now, net of the fee (`bid_value`), the mark that
+    value a share; the CLOB midpoint (`mid`) is kept beside it. No book, no bids, a crossed
+    book or a closed market: the prior mark, valued as v1 values it, with the reason."""
+    value = bid_value(book, count, fees) if trading and book is not None else None
+    if value is None or count <= ZERO:
+        why = "market_closed" if not trading else reason if book is None else None
+        if why is None:
+            why = "crossed_book" if book is not None and book.crossed else "empty_book"
+        record = {
+            "source": "prior_value",
+            "status": "prior_value",
+            "mark": _text(prior),
+            "fallback_reason": why or "not_read",
+            "mid": _text(mid),
+        }
+        return prior, mark_value(count, prior), record, False
+    mark = price(value / count)
+    record = {
+        "source": "book_bid",
+        "status": "bid_walk",
+        "mark": _text(mark),
+        "bid_value": _text(value),
+        "mid": _text(mid),
+        "fallback_reason": None,
+    }
+    return mark, value, record, True
+
+
+def _text(value: Decimal | None) -> str | None:
+    """A provenance number as text, normalised as v2 writes its records (0.455, not 0.455000)."""
+    return None if value is None else format(value.normalize(), "f")

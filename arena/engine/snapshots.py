@@ -60,7 +60,7 @@ from arena.engine.cohorts import decision_week, window_weeks_of
 from arena.engine.logs import log_event
 from arena.engine.provenance import PriceReader
 from arena.engine.rollups import roll_up_slot
-from arena.engine.snapshot_prices import V2Marks, v2_quotes
+from arena.engine.snapshot_prices import BookMarks, V2Marks, pass_marks
 from arena.markets.price_source import PriceQuote
 from arena.storage.db import bulk_execute, is_sqlite, transaction
 from arena.storage.dbtypes import from_units
@@ -172,9 +172,9 @@ def take_snapshots(
         raise ValueError("take_snapshots needs an aware UTC datetime for `at`")
     slot = slot_start(at, interval_minutes)
     result = SnapshotResult(slot=slot)
-    quotes = v2_quotes(engine, at, prices)
+    quotes, at_bid = pass_marks(engine, at, prices)  # at_bid: book_execution's bid marks
     with transaction(engine) as conn:
-        books, marks = _read_and_value(conn, at, quotes)
+        books, marks = _read_and_value(conn, at, quotes, at_bid)
         briers = _brier_aggregates(conn, at)
         result.positions_marked = _store_marks(conn, marks, at)
         rows = [_snapshot_row(book, briers.get(book.agent_id), slot, at) for book in books]
@@ -314,7 +314,10 @@ _BOOKS = (
 
 
 def _read_and_value(
-    conn: Connection, at: datetime, quotes: Mapping[str, list[PriceQuote]] | None = None
+    conn: Connection,
+    at: datetime,
+    quotes: Mapping[str, list[PriceQuote]] | None = None,
+    at_bid: BookMarks | None = None,
 ) -> tuple[list[_Book], list[dict[str, Any]]]:
     """Every live agent with its open positions and their markets, in one statement.
 
@@ -327,6 +330,7 @@ def _read_and_value(
     books: dict[int, _Book] = {}
     marks: list[dict[str, Any]] = []
     v2 = V2Marks(quotes)
+    bid_cohorts = at_bid.cohorts if at_bid is not None else set()
     rows = conn.execute(_BOOKS, {"b_now": at}).all()
     for agent_id, cohort_id, version, market_id, cash, starting, position_id, *key in rows:
         book = books.get(agent_id)
@@ -334,11 +338,14 @@ def _read_and_value(
             book = books[agent_id] = _Book(
                 agent_id, cohort_id, from_units(cash), from_units(starting)
             )
-            if is_v2(version):
+            if is_v2(version) or cohort_id in bid_cohorts:
                 book.provenance = {}
         if position_id is None:
             continue
-        if book.provenance is not None:
+        if at_bid is not None and cohort_id in bid_cohorts:
+            mark, value, changed, record = at_bid.value(market_id, *key)
+            book.provenance[str(position_id)] = record  # type: ignore[index]
+        elif book.provenance is not None:
             mark, value, changed, record = v2.value(market_id, *key)
             book.provenance[str(position_id)] = record
         else:

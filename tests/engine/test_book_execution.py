@@ -15,18 +15,22 @@ from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
 from arena.agents.responders import default_responders
+from arena.analytics.query.scope import excluded_cohorts
+from arena.analytics.stats.leaderboard import leaderboard
+from arena.analytics.views.versions import version_scope
 from arena.config import BOOK_EXECUTION, Methodology, cohort_stamp, load_settings
 from arena.engine.cohorts import start_cohort
 from arena.engine.decisions import DecideResult, run_decisions
 from arena.engine.market_sync import upsert_markets
+from arena.engine.snapshots import take_snapshots
 from arena.lineup import parse_lineup
 from arena.markets.clob import ClobClient
 from arena.storage.book_models import DecisionBook
 from arena.storage.db import session_scope
-from arena.storage.models import Cohort, Decision, Market, Position, Trade
+from arena.storage.models import Cohort, Decision, Market, PortfolioSnapshot, Position, Trade
 from tests.engine.chat_server import answer, serve_models
 from tests.engine.test_decision_books import SPURS, SPURS_MARKET, Arena
-from tests.engine.test_v2_engine import BOOKS, LINEUP, MARKETS, bet
+from tests.engine.test_v2_engine import BOOKS, LINEUP, MARKETS, bet, book
 from tests.factories import WEEK1
 from tests.faults.invariants import assert_books_balance
 from tests.markets.clob_server import serve as serve_clob
@@ -152,3 +156,59 @@ def test_a_book_execution_run_with_no_clob_reader_is_a_clear_error(walks: Arena)
         close()
     with session_scope(walks.engine) as s:  # refused before any claim: nothing to re-claim
         assert not s.exec(select(Decision)).all() and not s.exec(select(DecisionBook)).all()
+
+
+def test_its_figures_stay_apart_from_v1_and_v2(walks: Arena) -> None:
+    """The read side's scope leaves a book_execution cohort out of the plain v1 and v2
+    figures (an extended cohort), while the cohort's own figures are there to read."""
+    walks.models.script_model("test/a", answer(bet(("500", "YES", 500)), "test/a"))
+    decide(walks, RUN)
+    reader = ClobClient(walks.clob.url, max_attempts=1, min_interval=0.0, sleep=lambda _s: None)
+    try:
+        take_snapshots(walks.engine, RUN + timedelta(minutes=10), prices=lambda: reader)
+    finally:
+        reader.close()
+    for version in ("v1", "v2"):
+        scope = version_scope(walks.engine, version)
+        assert scope.pooled == [] and 1 in scope.left_out
+    assert version_scope(walks.engine, "v1").extended == [1]
+    assert excluded_cohorts(walks.engine) == [1]
+    pooled = leaderboard(walks.engine, replicates=20, null_seeds=1)
+    own = leaderboard(walks.engine, cohort=1, replicates=20, null_seeds=1)
+    assert pooled.empty or float(pooled["capital"].sum()) == 0.0
+    assert not own.empty and float(own["capital"].sum()) > 0
+
+
+def test_positions_are_marked_at_the_bid_with_the_mid_beside(walks: Arena) -> None:
+    walks.models.script_model(
+        "test/a", answer(bet(("500", "YES", 500), ("100", "YES", 100)), "test/a")
+    )
+    decide(walks, RUN)
+    with session_scope(walks.engine) as s:
+        ids = {p.market_id: p.id for p in s.exec(select(Position))}
+    walks.clob.add_book(book("t100y", ["0.50"], ["0.50"]))  # crossed now: no bid mark
+    before = len(walks.clob.requests_to("POST", "/books"))
+    reader = ClobClient(walks.clob.url, max_attempts=1, min_interval=0.0, sleep=lambda _s: None)
+    try:
+        take_snapshots(walks.engine, RUN + timedelta(minutes=10), prices=lambda: reader)
+    finally:
+        reader.close()
+    assert len(walks.clob.requests_to("POST", "/books")) == before + 1  # one batched read
+    with session_scope(walks.engine) as s:
+        row = s.exec(select(PortfolioSnapshot)).one()
+        spurs_mark = s.get(Position, ids["500"]).mark_price  # type: ignore[union-attr]
+    provenance = row.price_provenance or {}
+    spurs = provenance[str(ids["500"])]
+    # 794.193563 shares into the 0.61 bid: 484.458073 − fee 7.55754 = 476.900533, a share
+    # 476.900533 / 794.193563 = 0.600484; the midpoint (0.61 + 0.62) / 2 = 0.615 beside it.
+    assert (spurs["bid_value"], spurs["mark"], spurs["mid"]) == ("476.900533", "0.600484", "0.615")
+    assert spurs_mark == D("0.600484")
+    thin = provenance[str(ids["100"])]
+    # crossed: the prior mark (the fill's VWAP 0.455) with the reason; 200 × 0.455 = 91
+    assert (thin["status"], thin["fallback_reason"], thin["mark"]) == (
+        "prior_value",
+        "crossed_book",
+        "0.455",
+    )
+    assert row.positions_value == D("476.900533") + D("91")
+    assert row.total_value == D("9409") + D("567.900533")
