@@ -13,6 +13,7 @@ from decimal import Decimal as D
 
 import pytest
 
+from arena.agents.prompts import BOOK_EXECUTION_HEADING, system_prompt
 from arena.core.accounting import BetLimits, Holding
 from arena.core.book_legs import LegBook, RunBooks, bid_mark
 from arena.core.execution import ExecutionPlan, HeldPosition, SnapshotMarket, plan_execution
@@ -192,3 +193,18 @@ def test_a_mark_at_the_bid_and_its_fallbacks() -> None:
     ]:
         mark, value, record, live = bid_mark(book, reason, D("100"), None, None, D("0.4"), trading)
         assert (mark, value, live, record["fallback_reason"]) == (D("0.4"), D("40"), False, why)
+
+
+def test_the_book_execution_prompt_adds_its_section_and_nothing_else() -> None:
+    """The extension's section sits between the sizing rules and the answer formats; the
+    prompt without it is the v1 / v2 text, byte for byte (pinned by tests/agents)."""
+    args = (D("50"), D("0.25"), D("10000"))
+    for v2 in (False, True):
+        plain = system_prompt(*args, total_cap=v2)
+        walked = system_prompt(*args, total_cap=v2, book_execution=True)
+        start = walked.index(f"\n\n{BOOK_EXECUTION_HEADING}")
+        end = walked.index("\n\nANSWER FORMAT")
+        assert walked[:start] + walked[end:] == plain
+        section = walked[start:end]
+        assert "volume-weighted average" in section and "at least $50" in section
+        assert "taker fee" in section and "bids" in section

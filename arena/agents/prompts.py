@@ -371,6 +371,32 @@ _STATED_PROBABILITY_FORMAT = (
 )
 
 
+# The protocol extension `book_execution` (docs/book-execution.md): what the system prompt adds.
+# It overrides the "exactly the prices shown" and "no fees" lines above it for such a cohort.
+BOOK_EXECUTION_HEADING = "ORDER-BOOK EXECUTION"
+
+
+def _book_execution_rules(min_text: str) -> str:
+    return (
+        f"\n\n{BOOK_EXECUTION_HEADING}\n"
+        "In this cohort trades do not execute at the prices shown; these rules replace the lines "
+        "above about prices and fees.\n"
+        "- A BET buys from the market's order book for its side: it takes the cheapest offers "
+        "first and moves to dearer ones until your amount is spent, so you pay the "
+        "volume-weighted average of the offers it takes, usually above the price shown, and more "
+        "for a larger bet.\n"
+        f"- If the book offers less than your amount, the part it does offer is bought when it "
+        f"comes to at least {min_text}; the rest stays in your cash. Below {min_text} the bet is "
+        "rejected, as it is for an empty order book.\n"
+        "- Markets with trading fees charge Polymarket's taker fee on each purchase, taken in "
+        "shares.\n"
+        "- A SELL sells into the book's bids, best first; shares the bids cannot absorb stay in "
+        "your position. A sale on a fee-enabled market pays the fee from its proceeds.\n"
+        "- Open positions are valued at what their shares would fetch from the bids now, not at "
+        "the price shown."
+    )
+
+
 def system_prompt(
     min_bet: Decimal,
     max_bet_fraction: Decimal,
@@ -378,8 +404,13 @@ def system_prompt(
     *,
     stated_probability: bool = False,
     total_cap: bool = False,
+    book_execution: bool = False,
 ) -> str:
     """The rules and the answer formats (§5, §8), identical for every agent of a cohort.
+
+    `book_execution`: the cohort runs that protocol extension; a section after the sizing rules
+    says BETs walk the order book's asks (VWAP, partial fills from the minimum bet, taker fees),
+    SELLs its bids, and positions are valued at the bid.
 
     `stated_probability`: the cohort runs that protocol extension, so each BET leg is asked for
     its probability too. `total_cap`: methodology v2 (docs/methodology-v2.md), whose prompt
@@ -431,7 +462,8 @@ Each bet's size is read as your probability that its side wins: implied confiden
 resolves, that confidence is scored with the Brier score (confidence − outcome)², where \
 outcome is 1 if your side won and 0 if it lost; lower is better. Size every bet by your \
 conviction.{_V2_BRIER if total_cap else ""}\
-{_STATED_PROBABILITY_RULES if stated_probability else ""}
+{_STATED_PROBABILITY_RULES if stated_probability else ""}\
+{_book_execution_rules(min_text) if book_execution else ""}
 
 ANSWER FORMAT
 Answer with ONE JSON object only, in one of these three formats.

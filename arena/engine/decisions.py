@@ -287,6 +287,7 @@ def decide_one(
         methodology.starting_balance,
         stated_probability=stated,
         total_cap=v2,
+        book_execution=executes_on_books(cohort.constants),
     )
     user = user_prompt(
         at, week, inputs.portfolio, universe.markets, market_lines=universe.lines, total_cap=v2

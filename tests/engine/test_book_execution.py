@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
+from arena.agents.prompts import BOOK_EXECUTION_HEADING
 from arena.agents.responders import default_responders
 from arena.analytics.query.scope import excluded_cohorts
 from arena.analytics.stats.leaderboard import leaderboard
@@ -108,6 +109,8 @@ def test_a_book_execution_cohort_walks_its_runs_stored_books(walks: Arena) -> No
     assert thin.book_fill is not None and thin.book_fill["partial"] is True
     with session_scope(walks.engine) as s:
         decision = s.exec(select(Decision)).one()
+    system = walks.models.requests_for("test/a")[0].json["messages"][0]["content"]
+    assert BOOK_EXECUTION_HEADING in system  # the model was told how its bets fill
     refused = {leg["index"]: leg["reason"] for leg in decision.legs if not leg["executed"]}
     assert refused == {2: "crossed_book", 3: "empty_book", 4: "unknown_token"}
     assert decision.amount_bet == D("591")
