@@ -73,7 +73,7 @@ from arena.agents.llm import ChatClient
 from arena.agents.responders import LLMResponder, Responder, ResponderFactory, default_responders
 from arena.analytics.query.selects import latest_snapshots
 from arena.analytics.views.simulated import SERVED_BY
-from arena.config import Settings, is_v2
+from arena.config import BOOK_EXECUTION, Settings, is_v2
 from arena.core.errors import ArenaError, InputError
 from arena.core.timeutil import week_start
 from arena.engine.jobs import (
@@ -388,7 +388,8 @@ def run_demo(
     responders, close = simulated_responders(settings, seed, world, server.base_url)
     ctx = JobContext(engine, settings, players, world, responders, owner=DEMO_OWNER)
     v2 = is_v2(settings.methodology.version)
-    clob = _start_clob(ctx, world, start) if v2 or settings.record_books else None  # v1: books
+    walks = BOOK_EXECUTION in settings.extensions  # executes and marks at the books: needs them
+    clob = _start_clob(ctx, world, start) if v2 or walks or settings.record_books else None
     reader = ctx.clob  # the demo's own CLOB client, closed with its server
     summary = DemoSummary(seed, weeks, start, start, [f.id for f in players.families])
     summary.served_by = SERVED_BY
@@ -396,7 +397,7 @@ def run_demo(
     summary.extensions = settings.extensions
     summary.replicates = settings.replicates
     summary.methodology = settings.methodology.version
-    season = _Season(ctx, carry, clob, v2)
+    season = _Season(ctx, carry, clob, v2 or walks)
     try:
         for tick in season_ticks(start, weeks, tail_weeks):
             if stop_at is not None and tick.at >= stop_at:
@@ -476,7 +477,7 @@ class _Season:
     def run_tick(self, tick: Tick) -> None:
         if self.clob is not None:
             self.clob.at = tick.at
-            if self.v2 and tick.at.minute == 0:  # v2 marks at the books, which moved
+            if self.v2 and tick.at.minute == 0:  # v2 / book_execution mark at the moved books
                 self.dirty = True
         for name in tick.jobs:
             if name == SNAPSHOT and self.carry and not self.dirty and self.source is not None:
