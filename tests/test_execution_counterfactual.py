@@ -7,6 +7,7 @@ from decimal import Decimal as D
 import pytest
 
 from arena.analytics.stats.execution import Leg, PositionEnd, own_rule, re_execute
+from arena.analytics.stats.execution_inputs import chosen_stake
 from arena.core.order_book import Book, Level
 
 DEEP = Book(bids=(Level(D("0.5"), D(10000)),), asks=(Level(D("0.52"), D(10000)),))
@@ -60,3 +61,9 @@ def test_a_refund_returns_the_counterfactual_cost() -> None:
 def test_own_rule_per_stamp() -> None:
     assert own_rule("v1") == "display" and own_rule("v2") == "mid"
     assert own_rule("v1", ("book_execution",)) == "book"
+
+
+def test_the_stake_is_the_one_the_model_chose() -> None:
+    # a book_execution partial fill spent $60 of the $100 asked: every rule re-executes $100
+    assert chosen_stake(D("60"), {"requested": "100", "amount": "60"}) == D(100)
+    assert chosen_stake(D("60"), None) == D(60)  # v1, v2: the trade's amount is the stake

@@ -176,6 +176,13 @@ def _side_book(
     return entry, None
 
 
+def chosen_stake(amount: Any, book_fill: Mapping[str, Any] | None) -> Decimal:
+    """The stake the model chose for a BUY: the trade's amount, except in a `book_execution`
+    cohort, whose partial fill spent less than it asked (its walk's `requested`)."""
+    requested = None if not book_fill else book_fill.get("requested")
+    return to_decimal(requested) if requested not in (None, "") else Decimal(amount)
+
+
 def _leg(row: Any, fraction: Decimal, stored: Mapping[tuple[str, str], Any] | None) -> Leg:
     """One trade row as a `Leg`, with its price under each rule."""
     outcomes = list(_json(row.item_outcomes) or _json(row.outcomes) or [])
@@ -197,7 +204,7 @@ def _leg(row: Any, fraction: Decimal, stored: Mapping[tuple[str, str], Any] | No
         position_id=int(row.position_id),
         market_id=str(row.market_id),
         kind="BUY" if row.trade_type == "BUY" else "SELL",
-        stake=Decimal(row.amount) if row.trade_type == "BUY" else ZERO,
+        stake=chosen_stake(row.amount, _json(row.book_fill)) if row.trade_type == "BUY" else ZERO,
         fraction=fraction,
         display=display,
         display_reason=display_reason,
@@ -219,6 +226,7 @@ def _trades(conn: Connection, scope: CohortScope) -> list[Any]:
             TRADES.c.side,
             TRADES.c.amount,
             TRADES.c.shares,
+            TRADES.c.book_fill,
             DECISIONS.c.market_snapshot_id,
             MARKETS.c.market_type,
             MARKETS.c.outcomes,
