@@ -11,13 +11,12 @@ from collections.abc import Iterator
 from decimal import Decimal as D
 
 import pytest
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import select
 
 from arena.analytics.query.scope import excluded_cohorts
 from arena.storage.book_models import DecisionBook
-from arena.storage.db import create_db_engine
+from arena.storage.db import create_db_engine, session_scope
 from arena.storage.models import Cohort, PortfolioSnapshot, Trade
 from tests.faults.invariants import assert_books_balance
 from tests.stated_season import BASELINE_DAYS, BASELINES, DemoSeasons
@@ -32,9 +31,9 @@ def season(demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory) 
 
 
 def test_the_season_trades_by_walking_its_stored_books(season: Engine) -> None:
-    with Session(season) as s:
-        cohorts = list(s.exec(select(Cohort)).scalars())
-        buys = [t for t in s.exec(select(Trade)).scalars() if t.trade_type == "BUY"]
+    with session_scope(season) as s:
+        cohorts = list(s.exec(select(Cohort)))
+        buys = [t for t in s.exec(select(Trade)) if t.trade_type == "BUY"]
         stored = s.exec(select(DecisionBook)).first()
     assert cohorts and all(c.constants["extensions"] == ["book_execution"] for c in cohorts)
     assert stored is not None  # stored although the suite turns recording off
@@ -51,10 +50,10 @@ def test_the_season_books_balance(season: Engine) -> None:
 
 
 def test_positions_are_marked_at_the_bid_with_the_mid_beside(season: Engine) -> None:
-    with Session(season) as s:
+    with session_scope(season) as s:
         records = [
             record
-            for row in s.exec(select(PortfolioSnapshot)).scalars()
+            for row in s.exec(select(PortfolioSnapshot))
             for record in (row.price_provenance or {}).values()
         ]
     at_bid = [r for r in records if r["source"] == "book_bid"]
@@ -63,6 +62,6 @@ def test_positions_are_marked_at_the_bid_with_the_mid_beside(season: Engine) -> 
 
 
 def test_its_figures_stay_out_of_v1s(season: Engine) -> None:
-    with Session(season) as s:
-        numbers = sorted(c.number for c in s.exec(select(Cohort)).scalars())
+    with session_scope(season) as s:
+        numbers = sorted(c.number for c in s.exec(select(Cohort)))
     assert excluded_cohorts(season) == numbers
