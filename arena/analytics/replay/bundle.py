@@ -59,6 +59,7 @@ from arena.analytics.replay.format import (
 from arena.analytics.replay.marks import MARKS, marks_jsonl
 from arena.analytics.stats.leaderboard import leaderboard, portfolio_value, ranked
 from arena.config import (
+    BOOK_EXECUTION,
     METHODOLOGY_V2,
     STATED_PROBABILITY,
     is_v2,
@@ -286,13 +287,17 @@ def _rows(conn: Connection, table: Table, columns: Sequence[str], where: Any) ->
 
 def trade_columns(constants: dict[str, Any] | None) -> list[str]:
     """The trades columns a cohort's bundle carries: every one, but `probability` only for a
-    cohort stamped with the `stated_probability` extension (a v1 bundle keeps its bytes)."""
+    cohort stamped with the `stated_probability` extension and `book_fill` only for one stamped
+    `book_execution` (a v1 bundle keeps its bytes)."""
     stated = STATED_PROBABILITY in stamped_extensions(constants)
+    walks = BOOK_EXECUTION in stamped_extensions(constants)
     v2 = is_v2((constants or {}).get("version"))  # v2's price provenance: never in a v1 bundle
     return [
         c.name
         for c in TRADES.c
-        if (stated or c.name != "probability") and (v2 or c.name not in V2_TRADE_COLUMNS)
+        if (stated or c.name != "probability")
+        and (v2 or c.name not in V2_TRADE_COLUMNS)
+        and (walks or c.name != "book_fill")
     ]
 
 
