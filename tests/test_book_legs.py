@@ -14,6 +14,13 @@ from decimal import Decimal as D
 import pytest
 
 from arena.agents.prompts import BOOK_EXECUTION_HEADING, system_prompt
+from arena.config import (
+    BOOK_EXECUTION,
+    Methodology,
+    cohort_stamp,
+    executes_on_books,
+    load_settings,
+)
 from arena.core.accounting import BetLimits, Holding
 from arena.core.book_legs import LegBook, RunBooks, bid_mark
 from arena.core.execution import ExecutionPlan, HeldPosition, SnapshotMarket, plan_execution
@@ -208,3 +215,12 @@ def test_the_book_execution_prompt_adds_its_section_and_nothing_else() -> None:
         section = walked[start:end]
         assert "volume-weighted average" in section and "at least $50" in section
         assert "taker fee" in section and "bids" in section
+
+
+def test_the_extension_is_named_in_the_settings_and_stamped_on_v1_and_v2() -> None:
+    settings = load_settings(extensions="book_execution,stated_probability")
+    assert settings.extensions == ("book_execution", "stated_probability")
+    for methodology in (Methodology(), Methodology(version="v2")):
+        stamp = cohort_stamp(methodology, [BOOK_EXECUTION])
+        assert stamp["extensions"] == ["book_execution"] and stamp["is_default"] is False
+        assert executes_on_books(stamp) and not executes_on_books(methodology.stamp())
