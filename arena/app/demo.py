@@ -388,12 +388,11 @@ def run_demo(
     responders, close = simulated_responders(settings, seed, world, server.base_url)
     ctx = JobContext(engine, settings, players, world, responders, owner=DEMO_OWNER)
     v2 = is_v2(settings.methodology.version)
-    walks = BOOK_EXECUTION in settings.extensions  # executes and marks at the books: needs them
+    walks = BOOK_EXECUTION in settings.extensions  # trades and marks at the books: needs them
     clob = _start_clob(ctx, world, start) if v2 or walks or settings.record_books else None
     reader = ctx.clob  # the demo's own CLOB client, closed with its server
     summary = DemoSummary(seed, weeks, start, start, [f.id for f in players.families])
-    summary.served_by = SERVED_BY
-    summary.server_log = server.log
+    summary.served_by, summary.server_log = SERVED_BY, server.log
     summary.extensions = settings.extensions
     summary.replicates = settings.replicates
     summary.methodology = settings.methodology.version

@@ -407,15 +407,12 @@ class Trade(SQLModel, table=True):
     implied_confidence: float | None = None
     realized_pnl: Decimal = _money(default=Decimal(0))
     created_at: datetime = _ts(index=True)
-    # Protocol extension `stated_probability` (migration 0008): the BUY leg's stated probability
-    # that its side wins; NULL on every other trade and when the model stated none.
+    # Extension stated_probability (0008): the BUY leg's stated P(its side wins), else NULL.
     probability: float | None = None
-    # Methodology v2 (migration 0010): where the fill price came from (`clob_mid` / `gamma`) and
-    # the outcome's whole PriceQuote; NULL on every v1 trade and on settlements.
+    # v2 (0010): the fill price's source (clob_mid / gamma; book_walk: extension book_execution,
+    # whose walk is book_fill, 0012) and the outcome's PriceQuote; NULL on v1 trades, settlements.
     price_source: str | None = Field(default=None, max_length=16)
     price_quote: dict[str, Any] | None = Field(default=None, sa_type=JSON_OR_NULL)
-    # Extension `book_execution` (migration 0012): the book walk that filled the trade
-    # (`arena.core.book_legs.fill_record`); NULL on every v1 / v2 trade and on settlements.
     book_fill: dict[str, Any] | None = Field(default=None, sa_type=JSON_OR_NULL)
 
 
