@@ -34,6 +34,7 @@ from tests.engine.test_decision_books import SPURS, SPURS_MARKET, Arena
 from tests.engine.test_v2_engine import BOOKS, LINEUP, MARKETS, bet, book
 from tests.factories import WEEK1
 from tests.faults.invariants import assert_books_balance
+from tests.loopback import Reply
 from tests.markets.clob_server import serve as serve_clob
 from tests.test_book_walk import RECORDED_FEES
 
@@ -215,3 +216,19 @@ def test_positions_are_marked_at_the_bid_with_the_mid_beside(walks: Arena) -> No
     )
     assert row.positions_value == D("476.900533") + D("91")
     assert row.total_value == D("9409") + D("567.900533")
+
+
+def test_a_silent_clob_leaves_the_run_without_books_and_every_leg_refused(walks: Arena) -> None:
+    """The CLOB answers nothing: the run stores no books, so each BET is refused `no_book`
+    and the cash stays; the decision is a zero_trade, re-claimed by the next run."""
+    walks.clob.script("POST", "/books", Reply(503, {"error": "down"}))
+    walks.clob.script("GET", "/book", Reply(503, {"error": "down"}))
+    walks.models.script_model("test/a", answer(bet(("500", "YES", 500)), "test/a"))
+    result = decide(walks, RUN)
+    assert walks.books(result.snapshot_id) == {}
+    assert result.statuses == {"zero_trade": 1}
+    with session_scope(walks.engine) as s:
+        decision = s.exec(select(Decision)).one()
+        assert not s.exec(select(Trade)).all()
+    assert [leg["reason"] for leg in decision.legs] == ["no_book"]
+    assert_books_balance(walks.engine)
