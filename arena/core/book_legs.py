@@ -22,6 +22,7 @@ from arena.core.accounting import (
     mark_value,
     outcome_index,
 )
+from arena.core.accounting import Fill as AccountingFill
 from arena.core.book_walk import Fill, Refused, bid_value, walk_buy, walk_sell
 from arena.core.fees import FeeSchedule
 from arena.core.money import ZERO, money, price, shares
@@ -53,6 +54,14 @@ class BookFill:
     holding: Holding
     fill: Fill
     realized_pnl: Decimal = ZERO
+
+    def moved(self) -> AccountingFill:
+        """The leg as the planner records any fill: cash, holding, dollars, shares, and the
+        VWAP as its price."""
+        walk = self.fill
+        return AccountingFill(
+            self.cash_after, self.holding, walk.amount, walk.shares, walk.vwap, self.realized_pnl
+        )
 
 
 def leg_book(

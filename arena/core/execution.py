@@ -20,7 +20,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from arena.core.accounting import (
     BetLimits,
-    Fill,
     Holding,
     TradeRejected,
     buy,
@@ -247,13 +246,7 @@ def _bet(
         else:
             entry = leg_book(books, market.market_id, market.market_type, market.outcomes, side)
             walked = book_buy(cash_before, holding, amount, entry, limits)
-            fill = Fill(
-                walked.cash_after,
-                walked.holding,
-                walked.fill.amount,
-                walked.fill.shares,
-                walked.fill.vwap,
-            )
+            fill = walked.moved()
             detail = fill_record(walked.fill)
     except TradeRejected as rejected:
         return LegResult(index, "BET", request, False, rejected.reason, rejected.message)
@@ -309,14 +302,7 @@ def _sell(
         else:
             entry = leg_book(books, held.market_id, market.market_type, market.outcomes, held.side)
             walked = book_sell(cash_before, current.holding, to_decimal(percentage), entry)
-            fill = Fill(
-                walked.cash_after,
-                walked.holding,
-                walked.fill.amount,
-                walked.fill.shares,
-                walked.fill.vwap,
-                walked.realized_pnl,
-            )
+            fill = walked.moved()
             detail = fill_record(walked.fill)
     except TradeRejected as rejected:
         return LegResult(index, "SELL", request, False, rejected.reason, rejected.message)
