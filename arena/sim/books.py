@@ -43,6 +43,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Literal, Protocol
 
+from arena.core.order_book import Level  # a price on the tick grid, the shares resting there
 from arena.markets.types import ParsedMarket
 from arena.sim.clock import DAY_US, HOUR_US, micros
 
@@ -143,14 +144,6 @@ def condition_id(seed: int, market_id: str) -> str:
 
 # --------------------------------------------------------------------------------------------
 # Value types
-
-
-@dataclass(frozen=True, slots=True)
-class Level:
-    """One price level: a price on the tick grid and the shares resting there."""
-
-    price: Decimal
-    size: Decimal
 
 
 @dataclass(frozen=True, slots=True)
