@@ -32,6 +32,10 @@ A cohort of methodology v2 (docs/methodology-v2.md, "Exports and replay bundles"
 where every price came from: each frozen item's `quotes`, the trades' `price_source` and
 `price_quote`, the valuation rows' marks (`marks.jsonl`, `replay.marks`), and its leaderboard's
 capital and portfolio value in v2's order. None of it is in a v1 bundle, which keeps its bytes.
+
+A cohort stamped `book_execution` (docs/book-execution.md) also bundles the books its legs walked
+(`books.jsonl`, `replay.books`), its trades' `book_fill` and its valuation rows' bid marks
+(`marks.jsonl`), whatever its methodology version; no other bundle has them.
 """
 
 import csv
@@ -48,6 +52,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from arena.agents.secrets import configured_secrets, redact_value
 from arena.analytics.query.frames import raw_rows
+from arena.analytics.replay.books import BOOKS, book_rows
 from arena.analytics.replay.format import (
     PORTFOLIO_COLUMNS,
     BundleFiles,
@@ -103,6 +108,8 @@ FILES = (
 # What a bundle of a methodology v2 cohort holds besides (docs/methodology-v2.md, "Replay
 # bundles"): the valuation rows' marks and their provenance. A v1 bundle never has it.
 V2_FILES = (MARKS,)
+# A cohort stamped `book_execution` (docs/book-execution.md): the books its legs walked.
+BOOK_FILES = (BOOKS,)
 # The decision columns a replay needs; the claim bookkeeping (tokens of ownership, wall-clock
 # claim times) says nothing about the benchmark and is left out.
 DECISION_COLUMNS = (
@@ -364,9 +371,13 @@ def _payload(
     snapshot_ids = sorted({d["market_snapshot_id"] for d in decisions} - {None})
     v2 = is_v2(cohort["methodology_version"])
     # v2: the valuation rows' marks and their provenance (ids, instants, the engine's words)
-    extra = {MARKS: marks_jsonl(conn, agent_ids)} if v2 else {}
+    walks = BOOK_EXECUTION in stamped_extensions(cohort["constants"])
+    # v2 and book_execution: the valuation rows' marks and their provenance
+    extra = {MARKS: marks_jsonl(conn, agent_ids)} if v2 or walks else {}
+    if walks:  # the books its legs walked (`replay.books`); never in any other bundle
+        extra[BOOKS] = scrub.jsonl(book_rows(conn, decisions, positions))
     return {
-        README: _readme(cohort["number"], v2).encode("utf-8"),
+        README: _readme(cohort["number"], v2, walks).encode("utf-8"),
         "cohort.json": json_bytes(
             scrub.value(
                 {
@@ -440,12 +451,13 @@ def _number(value: Any) -> Any:
     return value
 
 
-def _readme(cohort: int, v2: bool = False) -> str:
-    """The bundle's README; a v2 cohort's names its price provenance (a v1 one is as before)."""
+def _readme(cohort: int, v2: bool = False, walks: bool = False) -> str:
+    """The bundle's README; a v2 cohort's names its price provenance, a `book_execution`
+    one its books (a v1 one is as before)."""
     text = _V1_README.format(cohort=cohort)
-    if not v2:
-        return text
-    return text.replace(_V1_FILES_END, _V1_FILES_END + _V2_FILES_NOTE)
+    notes = (_V2_FILES_NOTE if v2 else "") + (_BOOKS_NOTE if walks else "")
+    notes = (_BID_MARKS_NOTE if walks and not v2 else "") + notes
+    return text.replace(_V1_FILES_END, _V1_FILES_END + notes) if notes else text
 
 
 _V1_FILES_END = "  leaderboard.jsonl         the cohort leaderboard's point estimates\n"
@@ -458,6 +470,19 @@ _V2_FILES_NOTE = (
     "trade the quote it executed at, and the leaderboard its capital and portfolio value (v2\n"
     "ranks by portfolio value). `arena verify` recomputes execution, every snapshot's value and\n"
     "the leaderboard from these recorded prices.\n"
+)
+_BID_MARKS_NOTE = (
+    "  marks.jsonl               extension book_execution: each open position's bid mark and\n"
+    "                            its record every snapshot slot, as runs of unchanged records\n"
+)
+_BOOKS_NOTE = (
+    "  books.jsonl               extension book_execution: per decision run, the stored\n"
+    "                            order books (price:size text a side) of every market a leg\n"
+    "                            named, each outcome's token, and the market's fee schedule\n"
+    "\n"
+    "Extension book_execution (docs/book-execution.md): each BUY and SELL walked its token's\n"
+    "book; its trade carries the walk (book_fill). `arena verify` walks the bundled books again\n"
+    "with the engine's planner: VWAP, shares, fee, partial fills and refusals.\n"
 )
 _V1_README = """Forecaster Arena replay bundle: cohort {cohort}
 

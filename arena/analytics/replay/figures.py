@@ -49,6 +49,7 @@ class Rebuilt(Protocol):
     at: dict[str, int]
     board: list[dict[str, Any]]
     books: dict[int, Book]
+    open_values: dict[int, Decimal]  # a position valued otherwise than shares × its mark
 
     def verdict(self, market_id: str) -> Verdict | None: ...
 
@@ -108,7 +109,9 @@ def final_books(replay: Rebuilt) -> dict[int, dict[str, Any]]:
         agent_id = agent["agent_id"]
         book = replay.books[agent_id]
         marks = (
-            mark_value(held.holding.shares, Decimal(replay.positions[pid]["mark_price"] or 0))
+            replay.open_values[pid]
+            if pid in replay.open_values
+            else mark_value(held.holding.shares, Decimal(replay.positions[pid]["mark_price"] or 0))
             for pid, held in book.holdings.items()
             if pid in replay.positions
         )

@@ -34,6 +34,7 @@ from arena.analytics.replay.marks import MarkRuns
 from arena.analytics.replay.report import Check
 from arena.config import BET_CAP_TOTAL, PRICES_CLOB_MID
 from arena.core.accounting import BetLimits, Holding, mark_value, outcome_index
+from arena.core.book_legs import PRICE_SOURCE as BOOK_WALK
 from arena.core.execution import LegRequests, total_bet_error
 from arena.core.money import money, price
 from arena.markets.clob_wire import ClobQuote
@@ -72,6 +73,7 @@ class PricedReplay(Protocol):
     states: dict[int, list[BookState]]
     cash_before: dict[int, Decimal]
     limits: BetLimits
+    walks: bool  # extension book_execution: trades fill by walking books, not at the quote
 
 
 def _decimal(value: Any) -> Decimal | None:
@@ -189,6 +191,9 @@ def check_trade_quotes(replay: PricedReplay) -> Check:
             continue
         quote = quotes[index]
         check.expect(f"{where} price_quote", trade.get("price_quote"), quote)
+        if replay.walks:  # its price is the walk's VWAP (`replay.books`), the quote beside
+            check.expect(f"{where} price_source", trade.get("price_source"), BOOK_WALK)
+            continue
         check.expect(f"{where} price_source", trade.get("price_source"), quote.get("source"))
         check.expect(f"{where} price", trade["price"], _decimal(quote.get("price")))
     return check

@@ -23,6 +23,11 @@ total bet cap was answered again, which `replay.prices.check_total_caps` recompu
 replayed cash; and its recorded prices are checked and used (`replay.prices`: the frozen
 quotes by the validation rule, the trades' quotes, every valuation row at its recorded marks).
 
+A cohort stamped `book_execution` is replayed with the books its bundle carries
+(`replay.books`): the same planner walks them (`plan_execution(..., books=...)`), so every fill
+(VWAP, shares, fee, partial fills) and refusal is recomputed, each trade's `book_fill` is
+compared, and its valuation rows are checked at their bid marks (`replay.bid_marks`).
+
 This module rebuilds what happened (parsing, execution, settlement: the books); the figures
 read from the rebuilt books are `replay.figures`, the report and its display `replay.report`.
 """
@@ -36,6 +41,8 @@ from typing import Any
 
 from arena.agents.parsing import FALLBACK, decision_model, parse_decision
 from arena.agents.parsing import Decision as ParsedDecision
+from arena.analytics.replay.bid_marks import check_bid_values
+from arena.analytics.replay.books import BOOKS, check_fills, read_books
 from arena.analytics.replay.figures import (
     Book,
     check_agents,
@@ -62,7 +69,7 @@ from arena.analytics.replay.prices import (
     check_values,
 )
 from arena.analytics.replay.report import Check, Report
-from arena.config import STATED_PROBABILITY, is_v2, stamped_extensions
+from arena.config import BOOK_EXECUTION, STATED_PROBABILITY, is_v2, stamped_extensions
 from arena.core.accounting import (
     BetLimits,
     Holding,
@@ -140,7 +147,15 @@ class Replay:
         self.model = decision_model(self.stated)
         # methodology v2: the total bet cap, the recorded prices (`replay.prices`)
         self.v2 = is_v2(self.cohort["methodology_version"])
-        self.marks = runs_by_agent(read_jsonl(files[MARKS])) if self.v2 else {}
+        # extension book_execution: the books its legs walked (`replay.books`), its bid marks
+        self.walks = BOOK_EXECUTION in stamped_extensions(constants)
+        valued = self.v2 or self.walks  # valuation rows with their marks' records
+        self.marks = runs_by_agent(read_jsonl(files[MARKS])) if valued else {}
+        self.open_values: dict[int, Decimal] = {}  # walks: open positions at their bid value
+        self.run_books = read_books(read_jsonl(files.get(BOOKS, b"")))
+        if self.walks and BOOKS not in files:
+            self.run_books.check.fail(f"a book_execution cohort's bundle without {BOOKS}")
+        self.fills: dict[tuple[int, int], dict[str, Any] | None] = {}  # by (decision, leg)
         self.states: dict[int, list[BookState]] = {}
         self.capped: list[tuple[dict[str, Any], LegRequests]] = []  # answers the cap judges
         self.cash_before: dict[int, Decimal] = {}  # by decision: the replayed cash it met
@@ -162,6 +177,9 @@ class Replay:
 
     def run(self) -> list[Check]:
         parsing, books = self.check_parsing(), self.check_books()
+        if self.walks:  # valued at the bid: the final books at the last row's bid values
+            bid_values, self.open_values = check_bid_values(self, self.marks)
+            books.append(bid_values)
         final = final_books(self)
         checks = [
             parsing,
@@ -171,6 +189,8 @@ class Replay:
             check_curve(self, final),
             check_leaderboard(self, final),
         ]
+        if self.walks:
+            checks += [self.run_books.check, check_fills(self.trades, self.fills)]
         if not self.v2:
             return checks
         check_total_caps(self, parsing, self.capped)
@@ -178,7 +198,7 @@ class Replay:
             *checks,
             check_quotes(self),
             check_trade_quotes(self),
-            check_values(self, self.marks),
+            *([] if self.walks else [check_values(self, self.marks)]),
         ]
 
     def _answer_error(self, attempt: dict[str, Any], result: Any) -> str | None:
@@ -274,7 +294,7 @@ class Replay:
                 events[trade["agent_id"]].append(("settle", trade))
         for agent in self.lineup:
             self.books[agent["agent_id"]] = Book(Decimal(agent["starting_balance"]))
-            if self.v2:
+            if self.v2 or self.walks:
                 self.states[agent["agent_id"]] = [
                     BookState(None, self.books[agent["agent_id"]].cash, {})
                 ]
@@ -285,7 +305,7 @@ class Replay:
                     self._replay_decision(book, row, trades_by_decision, legs, trades_check)
                 else:
                     self._replay_settlement(book, row, settles)
-                if self.v2 and agent_id in self.states:  # v2 values each row at a state
+                if agent_id in self.states:  # v2, walks: each valuation row is at a state
                     held = {pid: p.holding for pid, p in book.holdings.items()}
                     state = BookState(_event_time(kind, row), book.cash, held)
                     self.states[agent_id].append(state)
@@ -345,7 +365,8 @@ class Replay:
         held = [book.holdings[pid] for pid in sorted(book.holdings)]
         self.cash_before[did] = book.cash
         snapshot = self._snapshot(decision["market_snapshot_id"], _closed(decision, book))
-        plan = plan_execution(parsed, book.cash, held, snapshot, self.limits)
+        walked = self.run_books.of(decision["market_snapshot_id"]) if self.walks else None
+        plan = plan_execution(parsed, book.cash, held, snapshot, self.limits, books=walked)
         self._compare_plan(book, decision, plan, trades, legs_check, trades_check)
 
     def _snapshot(self, snapshot_id: int | None, closed: set[str]) -> dict[str, SnapshotMarket]:
@@ -382,6 +403,7 @@ class Replay:
                     continue
                 if leg.position_id is None:
                     leg.position_id = trade["position_id"]
+                self.fills[(did, leg.index)] = leg.fill
                 kind = "BUY" if leg.kind == "BET" else "SELL"
                 stated = float(leg.probability) if leg.probability is not None else None
                 extended = [("probability", stated)] if self.stated else []
