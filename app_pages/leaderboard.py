@@ -12,7 +12,7 @@ from arena.analytics.query.scope import cohort_version
 from arena.analytics.stats.cost import COST_COLUMNS, cost_frame
 from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED, portfolio_value, ranked
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS
-from arena.analytics.views.execution import robustness_flags
+from arena.analytics.views.execution import with_flags
 from arena.dashboard import documents, fmt, notices, picks, portfolio, reads, tables
 
 NO_AGENT = "This cohort has no agents: `arena start-cohort` creates one per enabled family."
@@ -322,20 +322,6 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
         )
 
 
-def execution_flags(cohort: int | None, methodology: str | None, stored: Any) -> dict[str, bool]:
-    """family id → rank not robust to the execution rule: the stored execution sensitivity
-    when current; computed now only when the leaderboard itself was (the person asked)."""
-    from arena.analytics.stored import current_stored, live
-
-    version = {} if methodology is None else {"methodology": methodology}
-    found = reads.read(current_stored, "execution_sensitivity", cohort, **version)
-    if found is not None:
-        return robustness_flags(found.frame)
-    if stored is not None:
-        return {}
-    return robustness_flags(reads.read(live, "execution_sensitivity", cohort=cohort, **version))
-
-
 st.title("Leaderboard")
 st.caption(
     "**Return** is P/L over the capital given, summed over a family's cohorts; **Brier** the "
@@ -373,8 +359,15 @@ if result is not None:
     if board.empty:
         notices.nothing_yet(NO_AGENT)
     board = ranked(board.reset_index(drop=True), version)
-    flags = execution_flags(cohort, None if cohort is not None else methodology, stored)
-    board["execution_not_robust"] = [flags.get(str(f)) for f in board["family_id"]]
+    from arena.analytics.stored import execution_flags  # the analyses: only when shown
+
+    flags = reads.read(
+        execution_flags,
+        cohort,
+        None if cohort is not None else methodology,
+        live_if_missing=stored is None,  # computed now only when the leaderboard was
+    )
+    board = with_flags(board, flags)
     reads.stored_caption(stored)
     notices.simulated_notice([str(f) for f in board["family_id"]])
     tables.table(

@@ -29,6 +29,7 @@ from arena.analytics.stats.leaderboard import leaderboard
 from arena.analytics.stats.replicates import replicate_agents, replicate_analysis
 from arena.analytics.stats.stated import stated_probability
 from arena.analytics.views.database import overview
+from arena.analytics.views.execution import robustness_flags
 from arena.config import METHODOLOGY_VERSION, STALE_AFTER
 from arena.storage.tables import ANALYSIS_RESULTS as RESULTS
 
@@ -164,3 +165,23 @@ def current_or_live(
     if stored is not None:
         return stored.frame, stored
     return live(engine, name, cohort=cohort, methodology=methodology), None
+
+
+def execution_flags(
+    engine: Engine,
+    cohort: int | None = None,
+    methodology: str | None = None,
+    *,
+    live_if_missing: bool = True,
+) -> dict[str, bool]:
+    """family id → rank not robust to the execution rule, for a leaderboard scope: the
+    stored execution sensitivity when current, else computed now when `live_if_missing`
+    (the leaderboard beside it was computed now too), else none. One function for the page
+    and the CLI, so the two agree."""
+    version = {} if methodology is None else {"methodology": methodology}
+    found = current_stored(engine, "execution_sensitivity", cohort, **version)
+    if found is not None:
+        return robustness_flags(found.frame)
+    if not live_if_missing:
+        return {}
+    return robustness_flags(live(engine, "execution_sensitivity", cohort=cohort, **version))

@@ -391,7 +391,16 @@ def leaderboard_table(frame: pd.DataFrame, title: str = "Leaderboard") -> Any:
             "—" if np.isnan(row.random_null_percentile) else f"{row.random_null_percentile:.0f}",
             "—" if np.isnan(row.max_drawdown_pct) else f"{row.max_drawdown_pct:.1f}",
             sharpe_text(row.sharpe, row.sharpe_se),
-            "too early to rank" if row.too_early else "",
+            _note(row),
             style=style,
         )
     return table
+
+
+def _note(row: Any) -> str:
+    """The table's note: too early to rank; the rank not robust to the execution rule (the
+    `execution_not_robust` column, when the caller merged it: `views.execution.with_flags`)."""
+    notes = ["too early to rank"] if row.too_early else []
+    if getattr(row, "execution_not_robust", None) is True:
+        notes.append("rank not robust to execution")
+    return "; ".join(notes)

@@ -102,3 +102,11 @@ def robustness_flags(frame: pd.DataFrame) -> dict[str, bool]:
     if frame.empty or "not_robust" not in frame:
         return {}
     return {str(f): bool(v) for f, v in zip(frame["family_id"], frame["not_robust"], strict=True)}
+
+
+FLAG_COLUMN = "execution_not_robust"  # the leaderboard's column (page and `arena leaderboard`)
+
+
+def with_flags(board: pd.DataFrame, flags: Mapping[str, bool]) -> pd.DataFrame:
+    """The leaderboard with `execution_not_robust` as its last column (None: no figures)."""
+    return board.assign(**{FLAG_COLUMN: [flags.get(str(f)) for f in board["family_id"]]})

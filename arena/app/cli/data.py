@@ -39,9 +39,13 @@ def leaderboard(
         raise InputError(f"--format {format!r} is not supported", "use --format table or csv")
     from arena.analytics.query.scope import excluded_cohorts
     from arena.analytics.stats import leaderboard as board
+    from arena.analytics.stored import execution_flags
+    from arena.analytics.views.execution import with_flags
 
     engine = open_engine("reader")
     frame = board.leaderboard(engine, cohort=cohort)
+    # its last column: the rank is not robust to the execution rule (the page's, the same read)
+    frame = with_flags(frame, execution_flags(engine, cohort)) if not frame.empty else frame
     if format == "csv":
         board.write_leaderboard_csv(frame, sys.stdout)
         return

@@ -11,7 +11,7 @@ import typer
 
 from arena.app.cli.database import open_engine
 from arena.app.cli.options import MAX_ID
-from arena.config import MAX_REPLICATES, METHODOLOGY_VERSIONS
+from arena.config import EXTENSIONS, MAX_REPLICATES, METHODOLOGY_VERSIONS
 from arena.core.errors import ArenaError, InputError
 
 if TYPE_CHECKING:  # the servers are imported by their commands only: `arena --help` stays light
@@ -27,7 +27,8 @@ def demo(
         str | None,
         typer.Option(
             help="Protocol extensions stamped on every cohort of the season, comma-separated "
-            "(stated_probability); default: ARENA_EXTENSIONS, else none (methodology v1)."
+            f"({', '.join(EXTENSIONS)}); default: ARENA_EXTENSIONS, else none (methodology "
+            "v1)."
         ),
     ] = None,
     replicates: Annotated[
