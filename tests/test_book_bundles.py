@@ -24,6 +24,7 @@ from arena.analytics.replay.bundle import FILES, BuiltBundle, build_bundle
 from arena.analytics.replay.format import MANIFEST, read_jsonl
 from arena.analytics.replay.marks import MARKS
 from arena.analytics.replay.verify import verify_bundle
+from arena.app.cli import main
 from arena.engine.snapshots import take_snapshots
 from arena.markets.clob import ClobClient
 from arena.storage.db import create_db_engine, dispose_engines, session_scope
@@ -245,3 +246,31 @@ def test_a_v2_book_execution_bundle_verifies_with_its_quotes_beside(engine: Engi
     assert report.ok, failing(report)
     names = {check.name for check in report.checks}
     assert {*BOOK_CHECKS, "frozen prices follow their quotes", "trades carry their quotes"} <= names
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # the reading: no backend's
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"snapshot_id": 1, "market_id": "500"}\n',  # no tokens
+        b"not json\n",
+        b'{"snapshot_id": 1, "market_id": "500", "tokens": [{"status": "ok", "bids": 5}]}\n',
+    ],
+    ids=["no-tokens", "not-json", "a-number-for-a-side"],
+)
+def test_a_damaged_books_file_is_a_mismatch_not_a_crash(
+    scripted: BuiltBundle,
+    data: bytes,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`arena verify` on a bundle whose books.jsonl is not what it should be: exit 1, the
+    file named changed and the recomputation's failure shown, never a traceback."""
+    folder = scripted.bundle.write(tmp_path / "bundle")
+    (folder / BOOKS).write_bytes(data)
+    with pytest.raises(SystemExit) as exited:
+        main(["verify", str(folder)])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 1 and err == "" and "unexpected" not in out, (out, err)
+    assert f"file {BOOKS}: changed" in out, out
+    assert "bundle readable: " in out or "bundled books decode" in out, out
