@@ -13,7 +13,7 @@ from pathlib import Path
 from playwright.sync_api import Page, ViewportSize, expect
 
 from arena.analytics.export.tables import EXPORTS
-from tests.e2e.conftest import ROOT, settle
+from tests.e2e.conftest import ROOT, navigate, settle
 from tests.e2e.test_page_leaderboard import CSV_HEADER  # the page CSV's header, pinned once
 
 ROW_HEIGHT = 35  # Streamlit's dataframe rows (and header) in pixels
@@ -143,17 +143,13 @@ def test_deep_link_opens_the_view_and_each_page_keeps_its_own_selection(
     _open(page, streamlit_server, "agent?cohort=1&family=llm-a", "Agent")
     expect(page.get_by_text("Model A — cohort 1 — model test/llm-a (llm)")).to_be_visible()
 
-    # Another page from the sidebar: the Agent page's cohort and family do not follow it.
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Decisions").click()
-
-    # The Agent page has a "Decisions" section too: wait for the address to change first.
-    expect(page).to_have_url(re.compile(r"/decisions(\?|$)"))
-    expect(page.get_by_role("heading", name="Decisions", exact=True)).to_be_visible()
-    settle(page)
+    # Another page from the sidebar (`navigate` waits for the address first: the Agent page
+    # has a "Decisions" section too): the Agent page's cohort and family do not follow it.
+    navigate(page, "decisions", "Decisions")
     assert "cohort=" not in page.url and "family=llm-a" not in page.url, page.url
 
     # Back to the Agent page: its own selection is as it was left.
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Agent").click()
+    navigate(page, "agent", "Agent")
     expect(page.get_by_text("Model A — cohort 1 — model test/llm-a (llm)")).to_be_visible()
     expect(page).to_have_url(re.compile(r"/agent\?.*family=llm-a"))
 
