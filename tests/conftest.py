@@ -1,9 +1,11 @@
 """Shared fixtures: real databases (a SQLite file and a throw-away PostgreSQL server)."""
 
+import functools
 import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select, update
@@ -25,6 +27,24 @@ from tests.tiers import tiers
 # jobs with default settings. Recording is off for every test and the processes they start;
 # the tests of recording pass a loopback CLOB and turn it on themselves (issue 34).
 os.environ["ARENA_RECORD_BOOKS"] = "0"
+
+
+def _scan_installed_components_once() -> None:
+    """Streamlit's AppTest scans the metadata of every installed distribution for v2
+    components on each new AppTest: ~0.5 CPU-s, 85% of an empty page's AppTest run, and the
+    suite makes hundreds. The installed packages cannot change during a test run, so the suite
+    scans once per process and hands every AppTest the same (copied) list."""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = functools.cache(manifest_scanner.scan_component_manifests)
+
+    def scanned(max_workers: int | None = None) -> list[Any]:
+        return list(scan())
+
+    manifest_scanner.scan_component_manifests = scanned
+
+
+_scan_installed_components_once()
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
