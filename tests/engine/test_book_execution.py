@@ -16,10 +16,12 @@ from sqlmodel import col, select
 
 from arena.agents.prompts import BOOK_EXECUTION_HEADING
 from arena.agents.responders import default_responders
+from arena.analytics.export.tables import ExportFilters, iter_rows
 from arena.analytics.query.scope import excluded_cohorts
 from arena.analytics.stats.leaderboard import leaderboard
 from arena.analytics.views.versions import version_scope
 from arena.config import BOOK_EXECUTION, Methodology, cohort_stamp, load_settings
+from arena.core.accounting import mark_value
 from arena.engine.cohorts import start_cohort
 from arena.engine.decisions import DecideResult, run_decisions
 from arena.engine.market_sync import upsert_markets
@@ -216,6 +218,17 @@ def test_positions_are_marked_at_the_bid_with_the_mid_beside(walks: Arena) -> No
     )
     assert row.positions_value == D("476.900533") + D("91")
     assert row.total_value == D("9409") + D("567.900533")
+    # The positions export values an open position at that mark, never at Gamma's price.
+    exported = {
+        r["market_id"]: r
+        for r in iter_rows(walks.engine, "positions", ExportFilters(), cap=10)
+        if r["status"] == "open"
+    }
+    assert (exported["500"]["mark_price"], exported["500"]["current_value"]) == (
+        D("0.600484"),
+        mark_value(exported["500"]["shares"], D("0.600484")),
+    )
+    assert exported["100"]["mark_price"] == D("0.455")
 
 
 def test_a_silent_clob_leaves_the_run_without_books_and_every_leg_refused(walks: Arena) -> None:

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 from sqlalchemy import ColumnElement, Select, exists, select
 from sqlalchemy.engine import Connection, Engine, RowMapping
 
-from arena.config import is_v2
+from arena.config import executes_on_books, is_v2
 from arena.core.accounting import TradeRejected, choose_mark, mark_value, side_price
 from arena.core.csvsafe import cell
 from arena.core.errors import InputError
@@ -224,6 +224,7 @@ def _positions(f: ExportFilters) -> Select[Any]:
             M.prices.label("_prices"),
             M.status.label("_market_status"),
             C.methodology_version.label("_methodology"),
+            C.constants.label("_constants"),
         )
         .join(AGENTS, A.id == P.agent_id)
         .join(COHORTS, C.id == A.cohort_id)
@@ -236,12 +237,12 @@ def _positions(f: ExportFilters) -> Select[Any]:
 def _position_values(row: Row) -> dict[str, Any]:
     """current_value / unrealized_pnl: open positions marked by the §12.4 rule, others 0.
 
-    A v2 position is never marked at Gamma's price: at its last order-book mark (the
-    snapshot pass's), its entry price before it had one (v2's prior value; the read side
-    reads no order book)."""
+    A v2 or `book_execution` position is never marked at Gamma's price: at its last
+    order-book mark (the snapshot pass's: v2's mid, `book_execution`'s bid value per share),
+    its entry price before it had one (the prior value; the read side reads no order book)."""
     if row["status"] != "open":
         return {"current_value": Decimal("0.000000"), "unrealized_pnl": Decimal("0.000000")}
-    if is_v2(row["_methodology"]):
+    if is_v2(row["_methodology"]) or executes_on_books(row["_constants"]):
         mark = row["mark_price"] if row["mark_price"] is not None else row["avg_entry_price"]
         value = mark_value(row["shares"], mark)
         return {
