@@ -87,11 +87,10 @@ def display(frame: pd.DataFrame, pct_interval: Callable[[Any, Any, Any], str]) -
 TABLE_KEYS: tuple[str, ...] = (
     "family",
     "flag",  # beside the name: the one thing a person must not miss, on screen unscrolled
-    *(
-        key
-        for rule in RULES
-        for key in (f"return_{rule}_text", f"rank_{rule}_text", f"p_rank_1_{rule}")
-    ),
+    # the three returns side by side (what the page is for, unscrolled), then ranks, P(#1)
+    *(f"return_{rule}_text" for rule in RULES),
+    *(f"rank_{rule}_text" for rule in RULES),
+    *(f"p_rank_1_{rule}" for rule in RULES),
     "legs",
     "refused_text",
 )
