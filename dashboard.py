@@ -12,7 +12,7 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from arena.analytics.query.scope import extended_cohorts
+from arena.analytics.query.scope import extended_cohorts, extension_names
 from arena.analytics.views.database import backend_name, schema_revision, sqlite_file_missing
 from arena.analytics.views.protocol import number_ranges
 from arena.config import METHODOLOGY_VERSION, get_settings
@@ -22,6 +22,12 @@ from arena.storage.db import get_engine
 
 TITLE = "Forecaster Arena"
 NO_DATABASE = "No database yet: run `arena init-db` or `make demo`."
+# The page that shows each protocol extension's own figures (the sidebar points to it).
+EXTENSION_PAGES = {
+    "stated_probability": "Stated probability",
+    "replicates": "Replicates",
+    "book_execution": "Execution",
+}
 
 PAGES = {
     "": [st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True)],
@@ -105,10 +111,13 @@ def main() -> None:
     st.sidebar.caption(f"Schema revision {revision}")
     extended = reads.read(extended_cohorts)  # a v2 cohort is not extended: never named so
     if extended:  # never mixed into the v1 views silently (methodology §18)
+        names = reads.read(extension_names)
+        pages = [EXTENSION_PAGES[name] for name in names if name in EXTENSION_PAGES]
         st.sidebar.caption(
             f"Cohort{'s' if len(extended) > 1 else ''} {number_ranges(extended)} ran "
-            "protocol extensions (stated probability, replicates): not stock v1, so left out "
-            "of the all-cohort figures (see Stated probability, Replicates)."
+            f"protocol extensions ({', '.join(n.replace('_', ' ') for n in names)}): not stock "
+            "v1, so left out of the all-cohort figures"
+            + (f" (see {', '.join(pages)})." if pages else ".")
         )
     st.sidebar.caption(
         f"Read-only view, refreshed every {reads.CACHE_TTL_S} s. The address bar holds the "

@@ -5,10 +5,13 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from streamlit.testing.v1 import AppTest
 
+from arena.config import BOOK_EXECUTION, Methodology, cohort_stamp
 from arena.engine.analyses import store_analyses
+from arena.storage.tables import COHORTS
 from tests.analytics.execution_cohort import scripted_cohort
 from tests.dashboard.apptest import all_text, headings, read, run_page, use_database
 from tests.factories import WEEK1
@@ -67,3 +70,19 @@ def test_the_leaderboard_flags_a_rank_not_robust(on_scripted: str) -> None:
     at = page("leaderboard", cohort="1")
     table = at.dataframe[0].value
     assert list(table["execution_flag"]) == ["rank not robust", "rank not robust"]
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_the_sidebar_names_the_extensions_the_cohorts_ran(
+    db_url: str, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cohort stamped `book_execution` is named as such, never as another extension, and the
+    sidebar points to the page with its figures."""
+    scripted_cohort(engine, 1)
+    stamp = cohort_stamp(Methodology(), [BOOK_EXECUTION])
+    with engine.begin() as conn:
+        conn.execute(update(COHORTS).where(COHORTS.c.number == 1).values(constants=stamp))
+    for _ in use_database(monkeypatch, db_url):
+        sidebar = read(" ".join(str(c.value) for c in page("execution").sidebar.caption))
+        assert "ran protocol extensions (book execution): not stock v1" in sidebar, sidebar
+        assert "(see Execution)" in sidebar and "stated" not in sidebar

@@ -108,7 +108,7 @@ def test_the_view_reads_with_intervals(
         page.get_by_text(re.compile(r"Baseline: favourite \(\d+ bets?, none stated\)"))
     ).to_be_visible()
     expect(page.get_by_test_id("stSidebar")).to_contain_text(
-        "ran protocol extensions (stated probability, replicates): not stock v1"
+        "ran protocol extensions (stated probability): not stock v1"
     )
     shoot(page, screenshots_dir, "stated-probability")
 

@@ -35,7 +35,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
-from arena.config import METHODOLOGY_VERSION, METHODOLOGY_VERSIONS
+from arena.config import METHODOLOGY_VERSION, METHODOLOGY_VERSIONS, stamped_extensions
 from arena.core.errors import InputError
 from arena.storage.tables import AGENTS, COHORTS
 
@@ -195,6 +195,15 @@ def cohort_version(engine: Engine, number: int) -> str | None:
     with engine.connect() as conn:
         found = conn.execute(query).scalar()
     return None if found is None else str(found)
+
+
+def extension_names(engine: Engine) -> list[str]:
+    """The protocol extensions the database's cohorts were stamped with, sorted (what the
+    sidebar names beside the extended cohorts)."""
+    query = select(COHORTS.c.constants).where(extended())
+    with engine.connect() as conn:
+        stamps = list(conn.execute(query).scalars())
+    return sorted({name for stamp in stamps for name in stamped_extensions(stamp)})
 
 
 def extended_cohorts(engine: Engine | Connection) -> list[int]:
