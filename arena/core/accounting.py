@@ -9,8 +9,11 @@ exact Decimals (see `arena.core.money`). The conservation law the property tests
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from decimal import ROUND_DOWN, Decimal
+from typing import TypeVar
 
 from arena.core.money import ONE, ZERO, money, price, shares, to_decimal
+
+T = TypeVar("T")
 
 BINARY_SIDES = ("YES", "NO")
 
@@ -105,6 +108,15 @@ def outcome_index(market_type: str, outcomes: Sequence[str], side: str) -> int |
     keys = [outcome_key(outcome) for outcome in outcomes]
     wanted = outcome_key(canonical)  # binary: "YES"/"NO" read as "yes"/"no"
     return keys.index(wanted) if wanted in keys else None
+
+
+def side_item(
+    items: Sequence[T] | None, market_type: str, outcomes: Sequence[str], side: str
+) -> T | None:
+    """The per-outcome record (a quote, a stored book) of the outcome a side names; None when
+    the side names none or `items` has no record at that position."""
+    index = outcome_index(market_type, outcomes, side) if items else None
+    return items[index] if items and index is not None and index < len(items) else None
 
 
 def ambiguous_outcomes(outcomes: Sequence[str]) -> list[str]:

@@ -20,7 +20,7 @@ from arena.core.accounting import (
     TradeRejected,
     check_bet,
     mark_value,
-    outcome_index,
+    side_item,
 )
 from arena.core.accounting import Fill as AccountingFill
 from arena.core.book_walk import Fill, Refused, bid_value, walk_buy, walk_sell
@@ -69,11 +69,9 @@ def leg_book(
 ) -> LegBook:
     """The stored book of `side`'s token; TradeRejected (`no_book`, or the stored status when
     the CLOB gave no book) when there is none to walk."""
-    index = outcome_index(market_type, outcomes, side)
-    found = books.get(market_id, ())
-    if index is None or index >= len(found):
+    entry = side_item(books.get(market_id, ()), market_type, outcomes, side)
+    if entry is None:
         raise TradeRejected(NO_BOOK, f"no stored book for side {side!r} of market {market_id}")
-    entry = found[index]
     if entry.book is None:
         status = entry.status if entry.status != "ok" else NO_BOOK
         raise TradeRejected(status, f"no usable book for side {side!r}: {status}")

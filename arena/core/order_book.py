@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Literal
 
 BOOK_DEPTH = 20  # levels per side a decision run stores (issue 34: "say 20 per side")
+# Why a book gives no midpoint (each is also a CLOB price's fallback reason, methodology v2).
+NoMidReason = Literal["empty_book", "one_sided_book", "crossed_book"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,3 +53,16 @@ class Book:
     def top(self, depth: int = BOOK_DEPTH) -> Book:
         """The book cut to its best `depth` levels a side (what a decision run stores)."""
         return Book(self.bids[:depth], self.asks[:depth], self.tick_size, self.min_order_size)
+
+
+def midpoint(bid: Decimal | None, ask: Decimal | None) -> tuple[Decimal | None, NoMidReason | None]:
+    """(best bid + best ask) / 2, or why a book has no midpoint: no levels, one side only, or
+    crossed (bid >= ask). One rule for v2's prices from a CLOB book and the execution-
+    sensitivity view's mid from a stored one."""
+    if bid is None and ask is None:
+        return None, "empty_book"
+    if bid is None or ask is None:
+        return None, "one_sided_book"
+    if bid >= ask:
+        return None, "crossed_book"
+    return (bid + ask) / 2, None

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Protocol
 
-from arena.core.accounting import outcome_index
+from arena.core.accounting import side_item
 from arena.markets.clob_wire import ClobQuote
 from arena.markets.price_source import PRIOR_VALUE, PriceQuote, price_market, tokens_to_read
 from arena.markets.types import ParsedMarket
@@ -106,12 +106,8 @@ def side_quote(
     quotes: Sequence[dict[str, Any]] | None, market_type: str, outcomes: Sequence[str], side: str
 ) -> dict[str, Any] | None:
     """The stored quote (JSON) of the outcome a side buys or sells; None in v1."""
-    if not quotes:
-        return None
-    index = outcome_index(market_type, outcomes, side)
-    if index is None or index >= len(quotes):
-        return None
-    return dict(quotes[index])
+    quote = side_item(quotes, market_type, outcomes, side)
+    return None if quote is None else dict(quote)
 
 
 def mark_quote(

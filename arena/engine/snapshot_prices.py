@@ -20,7 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from arena.config import METHODOLOGY_V2, executes_on_books
-from arena.core.accounting import mark_value, outcome_index
+from arena.core.accounting import mark_value, side_item
 from arena.core.book_legs import bid_mark
 from arena.core.errors import ArenaError
 from arena.core.fees import FeeSchedule
@@ -169,12 +169,7 @@ class V2Marks:
     def _side(
         self, market_id: str, market_type: str, outcomes_json: str | None, side: str, trading: bool
     ) -> _Side:
-        outcomes = _json_list(outcomes_json)
-        index = outcome_index(market_type, outcomes, side) if outcomes else None
-        quotes = self._quotes.get(market_id)
-        quote = None
-        if quotes is not None and index is not None and index < len(quotes):
-            quote = quotes[index]
+        quote = side_item(self._quotes.get(market_id), market_type, _json_list(outcomes_json), side)
         live = price(quote.price) if quote is not None and quote.price is not None else None
         _mark, record = mark_quote(quote, trading, live, Decimal(0))
         clob = record["status"] != PRIOR_VALUE
@@ -257,10 +252,7 @@ class BookMarks:
     ) -> tuple[Decimal, Decimal, bool, dict[str, Any]]:
         """(mark, position value, whether the mark is a new live one, provenance)."""
         del prices_json
-        outcomes = _json_list(outcomes_json)
-        index = outcome_index(market_type, outcomes, side) if outcomes else None
-        found = self._books.get(market_id, [])
-        token = found[index] if index is not None and index < len(found) else None
+        token = side_item(self._books.get(market_id), market_type, _json_list(outcomes_json), side)
         previous = from_units(last_mark) if last_mark is not None else None
         prior = previous if previous is not None else from_units(avg_entry)
         mark, value, record, live = bid_mark(

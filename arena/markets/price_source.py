@@ -25,12 +25,12 @@ from decimal import Decimal
 from typing import Literal
 
 from arena.core.money import ONE
+from arena.core.order_book import midpoint
 from arena.markets.clob_wire import ClobQuote, NoPriceReason, OrderBook
 from arena.markets.types import ParsedMarket
 
 # |Gamma − CLOB| above this marks a price accepted_with_gamma_disagreement (the original's 0.05).
 GAMMA_DISAGREEMENT = Decimal("0.05")
-TWO = Decimal(2)
 
 PriceSourceName = Literal["gamma", "clob_mid", "clob_book"]
 PriceStatus = Literal["accepted", "accepted_with_gamma_disagreement", "fallback_gamma", "unpriced"]
@@ -71,13 +71,8 @@ class BookMidpoint:
 def book_midpoint(book: OrderBook) -> BookMidpoint:
     """(best bid + best ask) / 2, or why not: empty, one-sided or crossed (bid >= ask)."""
     bid, ask = book.best_bid, book.best_ask
-    if bid is None and ask is None:
-        return BookMidpoint(None, "empty_book")
-    if bid is None or ask is None:
-        return BookMidpoint(None, "one_sided_book", bid, ask)
-    if bid >= ask:
-        return BookMidpoint(None, "crossed_book", bid, ask)
-    return BookMidpoint((bid + ask) / TWO, None, bid, ask)
+    mid, reason = midpoint(bid, ask)
+    return BookMidpoint(mid, reason, bid, ask)
 
 
 def quote_from_book(book: OrderBook) -> ClobQuote:

@@ -32,18 +32,17 @@ from arena.analytics.stats.execution import (
 from arena.analytics.stats.leaderboard_inputs import cluster_label
 from arena.config import METHODOLOGY_VERSION, stamped_extensions
 from arena.core import stats
-from arena.core.accounting import TradeRejected, outcome_index, outcome_key, side_price
+from arena.core.accounting import TradeRejected, outcome_index, outcome_key, side_item, side_price
 from arena.core.book_text import BookTextError, decode_book
 from arena.core.fees import FeeSchedule
 from arena.core.money import ONE, ZERO, to_decimal
-from arena.core.order_book import Book
+from arena.core.order_book import Book, midpoint
 from arena.storage.book_models import DecisionBook
 from arena.storage.db import consistent_read
 from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, POSITIONS, TRADES
 from arena.storage.tables import MARKET_SNAPSHOT_ITEMS as ITEMS
 
 BOOKS = DecisionBook.__table__  # type: ignore[attr-defined]
-TWO = Decimal(2)
 
 
 @dataclass(frozen=True)
@@ -132,18 +131,6 @@ def _recorded(conn: Connection, scope: CohortScope) -> set[int]:
     return {int(snapshot) for snapshot in conn.execute(query).scalars()}
 
 
-def book_mid(book: Book) -> tuple[Decimal | None, str | None]:
-    """A stored book's midpoint, or why it has none (as v2's `book_midpoint` says it)."""
-    bid, ask = book.best_bid, book.best_ask
-    if bid is None and ask is None:
-        return None, "empty_book"
-    if bid is None or ask is None:
-        return None, "one_sided_book"
-    if bid >= ask:
-        return None, "crossed_book"
-    return (bid + ask) / TWO, None
-
-
 def _quote_price(quote: Mapping[str, Any] | None, key: str) -> Decimal | None:
     value = None if quote is None else quote.get(key)
     return None if value in (None, "") else to_decimal(value)
@@ -186,16 +173,14 @@ def chosen_stake(amount: Any, book_fill: Mapping[str, Any] | None) -> Decimal:
 def _leg(row: Any, fraction: Decimal, stored: Mapping[tuple[str, str], Any] | None) -> Leg:
     """One trade row as a `Leg`, with its price under each rule."""
     outcomes = list(_json(row.item_outcomes) or _json(row.outcomes) or [])
-    quotes = _json(row.quotes)
-    index = outcome_index(row.market_type, outcomes, row.side)
-    quote = quotes[index] if quotes and index is not None and index < len(quotes) else None
+    quote = side_item(_json(row.quotes), row.market_type, outcomes, row.side)
     display, display_reason = _display(row, quote)
     book, book_reason = _side_book(row, outcomes, stored)
     if quote is not None:
         mid = _quote_price(quote, "clob_price")
         mid_reason = None if mid is not None else f"no_mid:{quote.get('fallback_reason')}"
     elif book is not None:
-        mid, mid_reason = book_mid(book)
+        mid, mid_reason = midpoint(book.best_bid, book.best_ask)
     else:
         mid, mid_reason = None, book_reason
     fees = _json(row.fee_schedule)
