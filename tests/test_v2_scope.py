@@ -59,8 +59,11 @@ def _copy(
     return ids
 
 
-def add_v2_season(engine: Engine) -> list[int]:
-    """Every cohort again, stamped v2, numbered and dated after the v1 season; their numbers."""
+def add_v2_season(
+    engine: Engine, version: str = "v2", constants: dict[str, Any] | None = None
+) -> list[int]:
+    """Every cohort again, stamped v2 (or `version` with stamp `constants`), numbered and dated
+    after the v1 season; their numbers."""
     numbers: list[int] = []
     with engine.begin() as conn:
         cohorts = conn.execute(select(COHORTS).order_by(COHORTS.c.number)).mappings().all()
@@ -70,8 +73,8 @@ def add_v2_season(engine: Engine) -> list[int]:
             values.update(
                 number=top + k,
                 week_start=last + timedelta(weeks=10 + k),
-                methodology_version="v2",
-                constants=Methodology(version="v2").stamp(),
+                methodology_version=version,
+                constants=constants or Methodology(version="v2").stamp(),
             )
             new_id = conn.execute(insert(COHORTS).values(values).returning(COHORTS.c.id))
             cohort_id = new_id.scalar_one()

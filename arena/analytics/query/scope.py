@@ -14,8 +14,15 @@ methodology v1's statistics never mix either in. A cohort chosen by number is re
 A read model's `methodology` argument (default v1) picks whose "all" it is: "all cohorts of
 version V" is every non-extended cohort of V (`cohort_id_of` resolves it to a `CohortScope`),
 so v2's figures are computed over v2 cohorts alone and v1's exactly as before.
+
+A *protocol group* is every cohort run under the same protocol: the same version, the same
+extensions, and the same extension parameters (`protocol_key`: ``v1+horizon-14d``). Passed as
+`methodology`, a group's key scopes a read to its cohorts alone, so a statistic over extended
+cohorts (a horizon season's leaderboard, its detectability) pools only cohorts that ran alike
+and never a plain cohort; a plain version's key is the version's name, read as before.
 """
 
+from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any
 
@@ -41,8 +48,63 @@ from arena.storage.tables import AGENTS, COHORTS
 
 # A resolved scope: a cohort's database id; None: every plain v1 cohort (the scope every read
 # had before v2, kept as None so v1 reads build exactly the SQL they did); a version name other
-# than v1 ("v2"): every plain (non-extended) cohort of that version.
-CohortScope = int | str | None
+# than v1 ("v2"): every plain (non-extended) cohort of that version; a tuple of ids: the
+# cohorts of one protocol group (`protocol_key`).
+CohortScope = int | str | tuple[int, ...] | None
+# The stamp keys that parameterise an extension, by extension: cohorts that differ in one run
+# different protocols (a 7-day horizon is not a 14-day one) and form different groups.
+EXTENSION_PARAMETERS: dict[str, tuple[str, str]] = {
+    "horizon": ("horizon_days", "d"),
+    "replicates": ("replicates", ""),
+}
+
+
+def protocol_key(version: str, constants: Mapping[str, Any] | None) -> str:
+    """The protocol a cohort ran, as a stable id: its version, then each extension it is
+    stamped with (sorted), with its parameter where it has one: ``v1``, ``v2``,
+    ``v1+horizon-14d``, ``v1+replicates-3+stated_probability``."""
+    parts = [version]
+    for name in sorted(stamped_extensions(constants)):
+        key, unit = EXTENSION_PARAMETERS.get(name, ("", ""))
+        value = (constants or {}).get(key) if key else None
+        parts.append(f"{name}-{value}{unit}" if value is not None else name)
+    return "+".join(parts)
+
+
+def protocol_label(key: str) -> str:
+    """A protocol key as a person reads it: ``v1 + horizon 14d`` (underscores as spaces)."""
+    return " + ".join(part.replace("_", " ").replace("-", " ") for part in key.split("+"))
+
+
+def cohort_protocols(conn: Connection) -> dict[int, tuple[int, str]]:
+    """Every cohort's protocol key, by database id: (cohort number, key)."""
+    rows = conn.execute(
+        select(COHORTS.c.id, COHORTS.c.number, COHORTS.c.methodology_version, COHORTS.c.constants)
+    )
+    return {int(i): (int(n), protocol_key(str(v), c)) for i, n, v, c in rows}
+
+
+def protocols_present(engine: Engine | Connection) -> dict[str, list[int]]:
+    """Every protocol some cohort ran → its cohort numbers (oldest first), plain versions
+    first (v1, v2), then the extended groups by key: what a page offers as scopes."""
+    if isinstance(engine, Connection):
+        found = cohort_protocols(engine)
+    else:
+        with engine.connect() as conn:
+            found = cohort_protocols(conn)
+    groups: dict[str, list[int]] = {}
+    for number, key in sorted(found.values()):
+        groups.setdefault(key, []).append(number)
+    return dict(sorted(groups.items(), key=lambda item: ("+" in item[0], item[0])))
+
+
+def _protocol_ids(conn: Connection, key: str) -> tuple[int, ...]:
+    """The ids of protocol group `key`'s cohorts; none → InputError naming the groups run."""
+    ids = tuple(sorted(i for i, (_, k) in cohort_protocols(conn).items() if k == key))
+    if not ids:
+        known = ", ".join(protocols_present(conn)) or "none yet"
+        raise InputError(f"no cohort ran protocol {key!r}", f"protocols run here: {known}")
+    return ids
 
 
 def version_or_error(methodology: str) -> str:
@@ -57,8 +119,11 @@ def cohort_id_of(
     conn: Connection, cohort: int | None, methodology: str = METHODOLOGY_VERSION
 ) -> CohortScope:
     """The database id of cohort number `cohort`; for `cohort` None, the all-cohort scope of
-    version `methodology` (None for v1, the version's name otherwise). Unknown → InputError."""
+    version `methodology` (None for v1, the version's name otherwise), or of the protocol group
+    `methodology` names (an extended `protocol_key`: its cohorts' ids). Unknown → InputError."""
     if cohort is None:
+        if "+" in methodology:
+            return _protocol_ids(conn, methodology)
         version = version_or_error(methodology)
         return None if version == METHODOLOGY_VERSION else version
     found = conn.execute(select(COHORTS.c.id).where(COHORTS.c.number == cohort)).scalar()
@@ -132,11 +197,13 @@ def version_cohort_ids(version: str) -> Select[Any]:
 
 def cohort_in_scope(column: Any, cohort_id: CohortScope) -> ColumnElement[bool]:
     """SQL: `column` (a cohort id) is cohort `cohort_id`; with None any v1 cohort, with a
-    version's name any plain cohort of that version."""
+    version's name any plain cohort of that version, with a tuple the cohorts it lists."""
     if cohort_id is None:
         return column.not_in(extended_cohort_ids())
     if isinstance(cohort_id, str):
         return column.in_(version_cohort_ids(cohort_id))
+    if isinstance(cohort_id, tuple):
+        return column.in_(cohort_id)
     return column == cohort_id
 
 
