@@ -1,0 +1,105 @@
+"""The detectability arithmetic (`arena.core.detectability`) against hand-computed cases, and
+its properties: monotone in the standard error, invariant to the unit of the difference."""
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.core.detectability import (
+    NO_GAP,
+    NOT_YET,
+    SEPARABLE,
+    UNKNOWN,
+    detectability,
+    projection_words,
+    z_sum,
+)
+from tests.examples import examples
+
+
+def test_z_sum_is_the_two_normal_quantiles() -> None:
+    # z_{0.975} = 1.959964, z_{0.8} = 0.841621 (tables); their sum 2.801585.
+    assert z_sum() == pytest.approx(2.801585, abs=1e-6)
+    assert z_sum(0.10, 0.9) == pytest.approx(1.644854 + 1.281552, abs=1e-6)
+    with pytest.raises(ValueError):
+        z_sum(0.0, 0.8)
+
+
+@pytest.mark.parametrize(
+    ("d", "se", "k", "mde", "needed", "more", "verdict"),
+    [
+        # 4 × 2.801585² = 31.3955 cohorts in all → ⌈31.4⌉ − 4 = 28 more.
+        (1.0, 1.0, 4, 2.801585, 31.3955, 28, NOT_YET),
+        # 3.1 pp with SE 2 on 5 cohorts: MDE 5.60317; 5 × (5.60317 / 3.1)² = 16.334 → 12 more.
+        (3.1, 2.0, 5, 5.603170, 16.3343, 12, NOT_YET),
+        # |−2| ≥ 1.4008: detectable now; n = 3 × (1.4008 / 2)² = 1.4717.
+        (-2.0, 0.5, 3, 1.400793, 1.4717, 0, SEPARABLE),
+        # Just past the MDE: 7 × (2.801585 / 2.81)² = 6.958 cohorts, none more.
+        (2.81, 1.0, 7, 2.801585, 6.9581, 0, SEPARABLE),
+    ],
+)
+def test_hand_computed_cases(
+    d: float, se: float, k: int, mde: float, needed: float, more: int, verdict: str
+) -> None:
+    got = detectability(d, se, k)
+    assert got.mde == pytest.approx(mde, abs=1e-5)
+    assert got.cohorts_needed == pytest.approx(needed, abs=1e-3)
+    assert got.more_cohorts == more
+    assert got.verdict == verdict
+    assert got.detectable is (verdict == SEPARABLE)
+
+
+def test_exactly_at_the_mde_is_detectable() -> None:
+    at = detectability(z_sum(), 1.0, 7)
+    assert at.detectable and at.cohorts_needed == pytest.approx(7.0)
+
+
+def test_no_gap_and_unknown() -> None:
+    zero = detectability(0.0, 1.0, 4)
+    assert zero.verdict == NO_GAP and not zero.detectable
+    assert zero.mde == pytest.approx(2.801585, abs=1e-6)
+    assert math.isnan(zero.cohorts_needed) and math.isnan(zero.more_cohorts)
+    assert detectability(math.nan, 1.0, 4).verdict == NO_GAP
+    for se, k in ((math.nan, 4), (1.0, 0)):
+        unknown = detectability(1.0, se, k)
+        assert unknown.verdict == UNKNOWN and not unknown.detectable
+        assert all(
+            math.isnan(v) for v in (unknown.mde, unknown.cohorts_needed, unknown.more_cohorts)
+        )
+
+
+def test_words() -> None:
+    assert projection_words(NOT_YET, 14.0) == (
+        "not separable yet; about 14 more weekly cohorts if the gap holds"
+    )
+    assert projection_words(NOT_YET, 1.0).endswith("about 1 more weekly cohort if the gap holds")
+    assert projection_words(SEPARABLE, 0.0) == "separable now"
+    assert projection_words(NO_GAP, math.nan) == "no gap to detect"
+
+
+positive = st.floats(1e-3, 1e3, allow_nan=False)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(d=positive, se=positive, grow=st.floats(1.0, 10.0), k=st.integers(1, 200))
+def test_monotone_in_se(d: float, se: float, grow: float, k: int) -> None:
+    """A larger SE never makes a difference easier to detect."""
+    small, large = detectability(d, se, k), detectability(d, se * grow, k)
+    assert large.mde >= small.mde
+    assert large.cohorts_needed >= small.cohorts_needed
+    assert large.more_cohorts >= small.more_cohorts
+    assert not (large.detectable and not small.detectable)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(d=positive, se=positive, scale=st.floats(1e-2, 1e2), k=st.integers(1, 200))
+def test_scale_invariant(d: float, se: float, scale: float, k: int) -> None:
+    """The unit of the difference (pp or $, Brier or Brier × 100) changes nothing but the MDE's."""
+    one, other = detectability(d, se, k), detectability(-d * scale, se * scale, k)
+    assert other.mde == pytest.approx(one.mde * scale, rel=1e-9)
+    assert other.cohorts_needed == pytest.approx(one.cohorts_needed, rel=1e-9)
+    if one.cohorts_needed % 1 > 1e-6 and abs(one.mde - d) > 1e-9 * d:
+        assert other.more_cohorts == one.more_cohorts
+        assert other.verdict == one.verdict
