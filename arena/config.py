@@ -13,6 +13,10 @@ false), so an extended cohort is never taken for a stock v1 one; a v1 cohort's s
 Replicates (`ARENA_REPLICATES=N`, N > 1) field N independent agents per family in a cohort; the
 stamp then lists `replicates` among its extensions and records `replicates: N`.
 
+The horizon (`ARENA_HORIZON_DAYS=D`, or `horizon` in `ARENA_EXTENSIONS` with the default D)
+serves only markets ending within D days of each decision run; the stamp lists `horizon` among
+its extensions and records `horizon_days: D`.
+
 Methodology versions (`ARENA_METHODOLOGY=v1|v2`, default v1; docs/methodology-v2.md): the version
 a new cohort is stamped with. v2 keeps every v1 constant and adds its rules as stamp keys that
 only a v2 stamp carries (`VERSION_RULES`), so `Methodology().stamp()` for v1 is byte for byte
@@ -49,16 +53,26 @@ DEFAULT_DATABASE_URL = "sqlite:///data/arena.db"
 # Protocol extensions (methodology §18, "Protocol extensions"): name → what it adds.
 STATED_PROBABILITY = "stated_probability"
 BOOK_EXECUTION = "book_execution"
+HORIZON = "horizon"
+HORIZON_DAYS = "horizon_days"  # the stamp key of the horizon's days
 EXTENSIONS: dict[str, str] = {
     STATED_PROBABILITY: "each BET leg also states the model's probability that its side wins",
     BOOK_EXECUTION: (
         "BETs walk the stored order book's asks and SELLs its bids (VWAP, partial fills from "
         "$50, taker fees); positions are marked at the bid (docs/book-execution.md)"
     ),
+    HORIZON: "the universe holds only markets ending within ARENA_HORIZON_DAYS of the decision run",
 }
 # Stamped (not named in ARENA_EXTENSIONS) when ARENA_REPLICATES > 1.
 REPLICATES = "replicates"
 MAX_REPLICATES = 20
+# `horizon` named without ARENA_HORIZON_DAYS: two weeks. ForecastBench asks for resolution at
+# least 10 days out and Foresight Arena serves 48-72 h markets; with weekly decision runs a
+# horizon under 7 days would leave most runs' markets ended before the next run, and 14 days
+# keeps every run's universe non-trivial while a cohort completes about two weeks after its
+# last decision run instead of months.
+DEFAULT_HORIZON_DAYS = 14
+MAX_HORIZON_DAYS = 3650
 # The hourly stored analyses: a stored frame is shown while the newest snapshot is at most this
 # much newer than its data; past that the page recomputes live instead of showing stale numbers.
 STALE_AFTER = timedelta(hours=2)
@@ -125,7 +139,10 @@ def methodology_from(value: Any, environ: Mapping[str, str] | None = None) -> An
 
 
 def cohort_stamp(
-    methodology: Methodology, extensions: Iterable[str] = (), replicates: int = 1
+    methodology: Methodology,
+    extensions: Iterable[str] = (),
+    replicates: int = 1,
+    horizon_days: int | None = None,
 ) -> dict[str, Any]:
     """The constants stamp of a new cohort: the methodology's, plus its protocol extensions.
 
@@ -133,15 +150,39 @@ def cohort_stamp(
     `extensions` key), so a v1 cohort's stamp, its replay bundle and the versions table read as
     before. With any, the sorted names go under `extensions` (`replicates` among them when
     `replicates` > 1, with the count under `replicates`) and `is_default` is false, as for an
-    overridden constant.
+    overridden constant. `horizon_days` (or `horizon` among `extensions`, then with
+    `DEFAULT_HORIZON_DAYS`) stamps `horizon` with the days under `horizon_days`.
     """
     stamp = methodology.stamp()
-    names = sorted(set(extensions) | ({REPLICATES} if replicates > 1 else set()))
+    days = horizon_days_of(extensions, horizon_days)
+    implied = ({REPLICATES} if replicates > 1 else set()) | ({HORIZON} if days else set())
+    names = sorted(set(extensions) | implied)
     if not names:
         return stamp
     del stamp["is_default"]  # kept last, as in every stamp
-    counts = {REPLICATES: replicates} if replicates > 1 else {}
+    counts: dict[str, int] = {REPLICATES: replicates} if replicates > 1 else {}
+    if days is not None:
+        counts[HORIZON_DAYS] = days
     return {**stamp, "extensions": names, **counts, "is_default": False}
+
+
+def horizon_days_of(extensions: Iterable[str], horizon_days: int | None) -> int | None:
+    """The horizon a new cohort runs: the days set, else the default when `horizon` is named,
+    else none (setting the days alone enables the extension, as replicates > 1 does)."""
+    if horizon_days is not None:
+        if not 1 <= horizon_days <= MAX_HORIZON_DAYS:
+            raise ValueError(f"horizon_days must be 1 to {MAX_HORIZON_DAYS}, not {horizon_days}")
+        return horizon_days
+    return DEFAULT_HORIZON_DAYS if HORIZON in set(extensions) else None
+
+
+def stamped_horizon_days(constants: Mapping[str, Any] | None) -> int | None:
+    """The horizon in days a cohort's stamp runs (None: no `horizon`, as for a v1 cohort)."""
+    if HORIZON not in stamped_extensions(constants):
+        return None
+    value = (constants or {}).get(HORIZON_DAYS)
+    is_days = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    return value if is_days else DEFAULT_HORIZON_DAYS
 
 
 def stamped_extensions(constants: Mapping[str, Any] | None) -> tuple[str, ...]:
@@ -212,9 +253,15 @@ class Settings(BaseSettings):
     extensions: Annotated[tuple[str, ...], NoDecode] = ()
     # Independent agents per family in every cohort this process starts (1 = v1).
     replicates: int = Field(default=1, ge=1, le=MAX_REPLICATES)
+    # `ARENA_HORIZON_DAYS=D` stamps the extension `horizon` with D days on every new cohort.
+    horizon_days: int | None = Field(default=None, ge=1, le=MAX_HORIZON_DAYS)
     export_row_cap: int = Field(default=1_000_000, ge=1, le=2**63 - 2)  # the query asks cap + 1
     sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0)
     claim_stale_minutes: int = Field(default=60, ge=1)
+
+    def horizon(self) -> int | None:
+        """The horizon in days of the cohorts this process starts (None: no `horizon`)."""
+        return horizon_days_of(self.extensions, self.horizon_days)
 
     @field_validator("database_url")
     @classmethod

@@ -397,6 +397,21 @@ def _book_execution_rules(min_text: str) -> str:
     )
 
 
+# The protocol extension `horizon` (methodology §18): what the system prompt adds.
+HORIZON_HEADING = "HORIZON"
+
+
+def _horizon_rules(days: int) -> str:
+    span = "1 day" if days == 1 else f"{days} days"
+    return (
+        f"\n\n{HORIZON_HEADING}\n"
+        f"In this cohort every market listed ends within {span} of this decision (its close "
+        "date is at most that far ahead), so most bets resolve soon after they are made. Open "
+        "positions in markets that end later still show and can be sold. The cohort completes "
+        f"about {span} after its last weekly decision, once its last position resolves."
+    )
+
+
 def system_prompt(
     min_bet: Decimal,
     max_bet_fraction: Decimal,
@@ -405,8 +420,12 @@ def system_prompt(
     stated_probability: bool = False,
     total_cap: bool = False,
     book_execution: bool = False,
+    horizon_days: int | None = None,
 ) -> str:
     """The rules and the answer formats (§5, §8), identical for every agent of a cohort.
+
+    `horizon_days`: the cohort runs the extension `horizon`; a section after the sizing rules
+    says every market listed ends within that many days and when the cohort completes.
 
     `book_execution`: the cohort runs that protocol extension; a section after the sizing rules
     says BETs walk the order book's asks (VWAP, partial fills from the minimum bet, taker fees),
@@ -463,7 +482,8 @@ resolves, that confidence is scored with the Brier score (confidence − outcome
 outcome is 1 if your side won and 0 if it lost; lower is better. Size every bet by your \
 conviction.{_V2_BRIER if total_cap else ""}\
 {_STATED_PROBABILITY_RULES if stated_probability else ""}\
-{_book_execution_rules(min_text) if book_execution else ""}
+{_book_execution_rules(min_text) if book_execution else ""}\
+{_horizon_rules(horizon_days) if horizon_days is not None else ""}
 
 ANSWER FORMAT
 Answer with ONE JSON object only, in one of these three formats.

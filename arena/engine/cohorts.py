@@ -45,12 +45,15 @@ def start_cohort(
     methodology: Methodology,
     extensions: Iterable[str] = (),
     replicates: int = 1,
+    *,
+    horizon_days: int | None = None,
 ) -> CohortResult:
     """The cohort of the week containing `at`, created with one agent per enabled family.
 
     `extensions`: the protocol extensions stamped on a cohort created now (`cohort_stamp`);
-    `replicates` > 1 gives each family that many independent agents (replicates 1…N). An
-    existing cohort keeps the stamp and agents it was created with.
+    `replicates` > 1 gives each family that many independent agents (replicates 1…N);
+    `horizon_days` stamps the extension `horizon` (`cohort_stamp`). An existing cohort keeps
+    the stamp and agents it was created with.
     """
     extensions = tuple(extensions)
     start = week_start(at)
@@ -61,7 +64,8 @@ def start_cohort(
                 existing = _cohort_at(session, start)
                 if existing is not None:
                     return _result(session, existing, created=False)
-                cohort = _create(session, start, at, lineup, methodology, extensions, replicates)
+                stamp = cohort_stamp(methodology, extensions, replicates, horizon_days)
+                cohort = _create(session, start, at, lineup, methodology, stamp, replicates)
                 return _result(session, cohort, created=True)
         except IntegrityError:
             continue  # another process created it (or took the number) first: read again
@@ -82,7 +86,7 @@ def _create(
     at: datetime,
     lineup: Lineup,
     methodology: Methodology,
-    extensions: tuple[str, ...],
+    stamp: dict[str, Any],
     replicates: int,
 ) -> Cohort:
     latest = session.exec(select(Cohort).order_by(col(Cohort.week_start).desc())).first()
@@ -104,7 +108,7 @@ def _create(
         number=number,
         week_start=start,
         methodology_version=methodology.version,
-        constants=cohort_stamp(methodology, extensions, replicates),
+        constants=stamp,
         status="deciding",
         created_at=at,
     )

@@ -7,7 +7,7 @@ marked at the snapshot's prices. Tradability is re-read just before execution
 """
 
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from sqlalchemy.engine import Engine
@@ -41,11 +41,13 @@ def freeze_run_universe(
     exclude_source: str | None = None,
     reader: PriceReader | None = None,
     books: PriceReader | None = None,
+    horizon: timedelta | None = None,
 ) -> int:
     """The run's market snapshot for `cohorts`: the universe plus every market their agents
     hold; priced at validated CLOB midpoints through `reader` for v2 cohorts (one per version
     and run), at the synced Gamma prices without it (v1); with `books`, every token's book is
-    stored beside it (`arena.engine.books`), whatever the version."""
+    stored beside it (`arena.engine.books`), whatever the version. `horizon`: the cohorts run
+    the extension `horizon` with that many days (one universe per distinct horizon and run)."""
     with session_scope(engine) as session:
         cohort_ids = [c.id for c in cohorts]
         held = session.exec(
@@ -55,7 +57,14 @@ def freeze_run_universe(
             .distinct()
         ).all()
         snapshot = freeze_universe(
-            session, at, methodology.market_universe_size, held, exclude_source, reader, books
+            session,
+            at,
+            methodology.market_universe_size,
+            held,
+            exclude_source,
+            reader,
+            books,
+            horizon,
         )
         assert snapshot.id is not None
         return snapshot.id

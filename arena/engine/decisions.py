@@ -50,6 +50,7 @@ from arena.config import (
     executes_on_books,
     is_v2,
     stamped_extensions,
+    stamped_horizon_days,
     stamped_replicates,
 )
 from arena.core.errors import ArenaError
@@ -131,7 +132,7 @@ def run_decisions(
     result.cohorts = len(work)
     if books is None and prices is None and any(executes_on_books(c.constants) for c, _ in work):
         _no_reader()  # before any claim: a refused run leaves nothing to re-claim
-    universes: dict[str, FrozenUniverse] = {}
+    universes: dict[tuple[str, int | None], FrozenUniverse] = {}
     for cohort, agents in work:
         week = decision_week(cohort.week_start, at)
         for agent in agents:
@@ -145,16 +146,16 @@ def run_decisions(
                 result.skipped += 1
                 continue
             result.claimed += 1
-            version = cohort.methodology_version
-            universe = universes.get(version)
+            key = universe_key(cohort)
+            universe = universes.get(key)
             if universe is None:
-                universe = universes[version] = _freeze(
+                universe = universes[key] = _freeze(
                     engine,
                     at,
                     methodology,
                     [c for c, _ in work],
                     exclude_source,
-                    version,
+                    key,
                     prices,
                     books,
                 )
@@ -206,13 +207,15 @@ def _freeze(
     methodology: Methodology,
     cohorts: list[Cohort],
     exclude_source: str | None,
-    version: str,
+    key: tuple[str, int | None],
     prices: Callable[[], PriceReader] | None,
     books: Callable[[], PriceReader] | None = None,
 ) -> FrozenUniverse:
-    """The run's snapshot for the cohorts of one methodology version, loaded; with the run's
-    books when one of them walks books (`book_execution` records them whatever the settings)."""
-    same = [c for c in cohorts if c.methodology_version == version]
+    """The run's snapshot for the cohorts of one methodology version and horizon (`universe_key`),
+    loaded; with the run's books when one of them walks books (`book_execution` records them
+    whatever the settings)."""
+    version, days = key
+    same = [c for c in cohorts if universe_key(c) == key]
     walks = any(executes_on_books(c.constants) for c in same)
     if walks and books is None:
         if prices is None:
@@ -228,11 +231,25 @@ def _freeze(
         reader = prices()
     recorder = reader if reader is not None or books is None else _recorder(books)
     snapshot_id = freeze_run_universe(
-        engine, at, methodology, same, exclude_source, reader, recorder if books else None
+        engine,
+        at,
+        methodology,
+        same,
+        exclude_source,
+        reader,
+        recorder if books else None,
+        None if days is None else timedelta(days=days),
     )
     with session_scope(engine) as session:
         universe = load_universe(session, snapshot_id)
         return replace(universe, books=load_run_books(session, snapshot_id)) if walks else universe
+
+
+def universe_key(cohort: Cohort) -> tuple[str, int | None]:
+    """Which of a run's universes a cohort decides on: one per methodology version and horizon
+    (extension `horizon`, its days; None without it), so a v1 cohort's universe is the one it
+    had before horizons existed, and cohorts of different horizons never share one."""
+    return cohort.methodology_version, stamped_horizon_days(cohort.constants)
 
 
 def _no_reader() -> NoReturn:
@@ -288,6 +305,7 @@ def decide_one(
         stated_probability=stated,
         total_cap=v2,
         book_execution=executes_on_books(cohort.constants),
+        horizon_days=stamped_horizon_days(cohort.constants),
     )
     user = user_prompt(
         at, week, inputs.portfolio, universe.markets, market_lines=universe.lines, total_cap=v2

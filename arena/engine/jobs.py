@@ -190,17 +190,12 @@ class DecideOutcome:
 
 def start_cohort_job(ctx: JobContext, at: datetime) -> CohortOutcome:
     """Create the cohort of the week containing `at` (idempotent)."""
-    settings = ctx.settings
-    return CohortOutcome(
-        start_cohort(
-            ctx.engine,
-            at,
-            ctx.lineup,
-            settings.methodology,
-            settings.extensions,
-            settings.replicates,
-        )
+    s = ctx.settings
+    days = s.horizon()
+    started = start_cohort(
+        ctx.engine, at, ctx.lineup, s.methodology, s.extensions, s.replicates, horizon_days=days
     )
+    return CohortOutcome(started)
 
 
 def require_fresh_universe(engine: Engine, at: datetime) -> None:

@@ -6,7 +6,7 @@ so any prompt, trade and price can be traced back to the snapshot id.
 
 import logging
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import func
 from sqlmodel import Session, col, or_, select
@@ -38,14 +38,22 @@ def _open_at(at: datetime) -> SelectOfScalar[Market]:
 
 
 def tradable_markets(
-    session: Session, at: datetime, limit: int, exclude_source: str | None = None
+    session: Session,
+    at: datetime,
+    limit: int,
+    exclude_source: str | None = None,
+    horizon: timedelta | None = None,
 ) -> list[Market]:
     """Open markets with prices and an end after `at`, by volume (ties by id), top `limit`.
 
     `exclude_source` leaves out the markets of the other kind (a live run never shows a
     simulated market, whose stale prices it could never settle; `sources.foreign_markets`).
+    `horizon` (extension `horizon`) keeps only markets whose end date is set and at most
+    `at + horizon` (`at < end_date <= at + horizon`); without it the query is v1's, unchanged.
     """
     query = _open_at(at)
+    if horizon is not None:
+        query = query.where(col(Market.end_date).is_not(None), col(Market.end_date) <= at + horizon)
     if exclude_source is not None:
         query = query.where(Market.source != exclude_source)
     markets = [m for m in session.exec(query) if m.prices and len(m.prices) == len(m.outcomes)]
@@ -66,6 +74,7 @@ def freeze_universe(
     exclude_source: str | None = None,
     reader: PriceReader | None = None,
     books: PriceReader | None = None,
+    horizon: timedelta | None = None,
 ) -> MarketSnapshot:
     """Store the current top markets as one snapshot; returns it with its id assigned.
 
@@ -80,8 +89,11 @@ def freeze_universe(
     With `books` (book recording, any version) every token's book is stored too
     (`arena.engine.books`): in v2 from the same one read, widened to every token; in v1 from
     one read made only to store them. A v1 read that fails leaves the run without books.
+
+    With `horizon` (extension `horizon`) the universe is the top `limit` among markets ending
+    within it (`tradable_markets`); held markets are added as always, wherever they end.
     """
-    universe = tradable_markets(session, at, limit, exclude_source)
+    universe = tradable_markets(session, at, limit, exclude_source, horizon)
     shown = {market.id for market in universe}
     extra_ids = sorted(set(held_market_ids) - shown)
     extra = (

@@ -47,6 +47,16 @@ DEMO_START = datetime(2026, 1, 4, tzinfo=UTC)  # a Sunday: cohort 1's week start
 DEFAULT_TAIL_WEEKS = 1  # weeks simulated after the last cohort's decision window
 WORLD_INITIAL_MARKETS = 1000  # enough that the universe holds 500 open markets all season
 WORLD_NEW_PER_DAY = 12.0
+# The longest a simulated market stays unresolved after its end: a stuck listing's dispute
+# (`listings._resolution_times`, 8-35 days).
+LONGEST_RESOLUTION_DAYS = 35
+
+
+def horizon_tail_weeks(horizon_days: int) -> int:
+    """The settling tail a `horizon` season needs for its last cohort to complete: every bet
+    ends within `horizon_days` of its run, and a market can take `LONGEST_RESOLUTION_DAYS` more
+    to resolve (the tail stops early once no position is open, so the bound costs nothing)."""
+    return max(DEFAULT_TAIL_WEEKS, -(-(horizon_days + LONGEST_RESOLUTION_DAYS) // 7))
 
 
 _PRICE_TABLE: tuple[Decimal, ...] = tuple(Decimal(k) / MILLS for k in range(MILLS + 1))

@@ -11,7 +11,13 @@ import typer
 
 from arena.app.cli.database import open_engine
 from arena.app.cli.options import MAX_ID
-from arena.config import EXTENSIONS, MAX_REPLICATES, METHODOLOGY_VERSIONS
+from arena.config import (
+    EXTENSIONS,
+    HORIZON,
+    MAX_HORIZON_DAYS,
+    MAX_REPLICATES,
+    METHODOLOGY_VERSIONS,
+)
 from arena.core.errors import ArenaError, InputError
 
 if TYPE_CHECKING:  # the servers are imported by their commands only: `arena --help` stays light
@@ -40,6 +46,16 @@ def demo(
             "else 1 (methodology v1).",
         ),
     ] = None,
+    horizon_days: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=MAX_HORIZON_DAYS,
+            help="Extension horizon: only markets ending within this many days of each "
+            "decision run (implies --extensions horizon); default: ARENA_HORIZON_DAYS, else 14 "
+            "when horizon is named.",
+        ),
+    ] = None,
     methodology: Annotated[
         str | None,
         typer.Option(
@@ -52,6 +68,7 @@ def demo(
     from arena.app.demo import ensure_empty, format_summary, progress_bar, run_demo
     from arena.config import get_settings, parse_extensions
     from arena.lineup import load_lineup
+    from arena.sim.world import DEFAULT_TAIL_WEEKS, horizon_tail_weeks
     from arena.storage.db import dispose_engines
     from arena.storage.migrate import init_db as run_init
 
@@ -66,6 +83,10 @@ def demo(
         settings = settings.model_copy(update={"extensions": names})
     if replicates is not None:
         settings = settings.model_copy(update={"replicates": replicates})
+    if horizon_days is not None:
+        settings = settings.model_copy(update={"horizon_days": horizon_days})
+    if settings.horizon() is not None and HORIZON not in settings.extensions:
+        settings = settings.model_copy(update={"extensions": (*settings.extensions, HORIZON)})
     if methodology is not None:
         if methodology not in METHODOLOGY_VERSIONS:
             raise InputError(
@@ -79,12 +100,21 @@ def demo(
         run_init(engine)
         ensure_empty(engine)
         lineup = load_lineup(settings.lineup)
-        with progress_bar(weeks) as on_tick:
-            summary = run_demo(engine, settings, lineup, weeks=weeks, seed=seed, on_tick=on_tick)
+        days = settings.horizon()
+        tail = DEFAULT_TAIL_WEEKS if days is None else horizon_tail_weeks(days)
+        with progress_bar(weeks, tail) as on_tick:
+            summary = run_demo(
+                engine, settings, lineup, weeks=weeks, seed=seed, on_tick=on_tick, tail_weeks=tail
+            )
     finally:
         dispose_engines()  # close every connection: the SQLite file is complete on exit
     for line in format_summary(summary):
         typer.echo(line)
+    if days is not None:
+        typer.echo(
+            f"horizon: {days} days (markets ending within {days} days of each decision run; "
+            f"settling tail up to {tail} weeks)"
+        )
 
 
 def model_server(
