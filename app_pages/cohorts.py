@@ -6,11 +6,12 @@ import streamlit as st
 
 from arena.analytics.replay.status import BundleStatus, bundle_status
 from arena.analytics.views.cohorts import (
-    cohort_standings,
+    cohort_standings_realised,
     cohorts,
     decision_grid,
     decisions_by_week,
 )
+from arena.analytics.views.realised import split_text
 from arena.dashboard import documents, fmt, notices, picks, portfolio, reads, tables
 
 NOTES = documents.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
@@ -60,6 +61,11 @@ STANDING_COLUMNS = {
     "display_name": st.column_config.TextColumn("Family"),
     "return_pct": st.column_config.Column("Return"),
     "total_pnl": st.column_config.Column("P/L"),
+    "realised": st.column_config.TextColumn(
+        "Realised",
+        help="Of the dollars it staked: the share resolved (settled, refunded on a void, or "
+        "sold) against the share still in open positions at a mark.",
+    ),
     "brier": st.column_config.Column("Brier", help="Lower is better."),
     "resolved_bets": st.column_config.NumberColumn("Resolved bets"),
     "win_rate": st.column_config.Column("Win rate"),
@@ -183,7 +189,7 @@ if bundle is not None:
     )
 
 st.subheader("Standings")
-standings: pd.DataFrame = reads.read(cohort_standings, cohort)
+standings: pd.DataFrame = reads.read(cohort_standings_realised, cohort)
 if standings.empty:
     notices.empty("This cohort has no agents: `arena start-cohort` creates one per enabled family.")
 else:
@@ -192,8 +198,10 @@ else:
         "cohort adds 95% intervals and P(rank #1)). Baselines are reference rows (tinted). "
         "Select a row to open that agent."
     )
+    splits = zip(standings["resolved_share"], standings["marked_share"], strict=True)
+    shown = standings.assign(realised=[split_text(r, m) for r, m in splits])
     rows = tables.table(
-        standings[list(STANDING_COLUMNS)],
+        shown[list(STANDING_COLUMNS)],
         key=f"cohort-standings:{cohort}",
         reference=standings["kind"] == "baseline",
         formats=STANDING_FORMATS,

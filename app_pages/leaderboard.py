@@ -13,6 +13,12 @@ from arena.analytics.stats.cost import COST_COLUMNS, cost_frame
 from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED, portfolio_value, ranked
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS
 from arena.analytics.views.execution import with_flags
+from arena.analytics.views.realised import (
+    SHOWN_COLUMNS,
+    realised_by_family,
+    split_text,
+    with_realised,
+)
 from arena.dashboard import documents, fmt, notices, picks, portfolio, reads, tables
 
 NO_AGENT = "This cohort has no agents: `arena start-cohort` creates one per enabled family."
@@ -52,6 +58,9 @@ CSV_COLUMNS = [
     # Issue 34: its rank differs under another execution rule (the Execution page); empty
     # where the execution sensitivity has no figures for the scope. New columns go last.
     "execution_not_robust",
+    # Issue 35: how much of the return is realised (stakes resolved against stakes still
+    # marked; `arena.analytics.views.realised`), raw: dollars, shares 0-1, position counts.
+    *SHOWN_COLUMNS,
 ]
 # The table: (column, label, width in px, help). The first seven fit a 1440-px screen with the
 # sidebar open; Family is pinned, so scrolling right to the rest never hides it.
@@ -84,6 +93,14 @@ COLUMNS = [
         f"Percentile of its return among {DEFAULT_NULL_SEEDS} random traders on the same markets.",
     ),
     ("total_pnl", "P/L", 104, "Summed over its cohorts, marked to market."),
+    (
+        "realised",
+        "Realised",
+        176,
+        "Of the dollars it staked: the share resolved (settled, refunded on a void, or sold) "
+        "against the share still in open positions at a mark. Its return is settled money "
+        "only as far as the first share goes.",
+    ),
     ("resolved_bets", "Resolved bets", 104, None),
     ("win_rate", "Win rate", 80, "Share of resolved bets whose side won."),
     ("decisions", "Decisions", 84, None),
@@ -205,6 +222,14 @@ def table_columns(
     return [*columns[:at], SPREAD_COLUMN, *columns[at:]]
 
 
+def realised_texts(board: pd.DataFrame) -> list[str]:
+    """Each family's "62% resolved · 38% marked" ("—" where the board has no split)."""
+    if "resolved_share" not in board:
+        return ["—"] * len(board)
+    pairs = zip(board["resolved_share"], board["marked_share"], strict=True)
+    return [split_text(resolved, marked) for resolved, marked in pairs]
+
+
 def display(board: pd.DataFrame, version: str = "v1") -> pd.DataFrame:
     """The table a person reads: display names, each interval one "value [low, high]" text."""
 
@@ -219,6 +244,7 @@ def display(board: pd.DataFrame, version: str = "v1") -> pd.DataFrame:
         "rank_text": interval(fmt.rank_interval, "rank", "rank"),
         "skill": interval(fmt.prob_interval, "skill_vs_market", "skill_vs_market_ci", signed=True),
         "status": ["too early to rank" if early else "" for early in board["too_early"]],
+        "realised": realised_texts(board),
         "execution_flag": [
             "rank not robust" if flag is True else "" for flag in board["execution_not_robust"]
         ]
@@ -368,6 +394,10 @@ if result is not None:
         live_if_missing=stored is None,  # computed now only when the leaderboard was
     )
     board = with_flags(board, flags)
+    # Beside the (maybe stored) frame: a read of milliseconds, for the same scope.
+    # (The scope as the stored frame's: a cohort alone, else the selector's version, if any.)
+    scope_version = {"methodology": methodology} if cohort is None and methodology else {}
+    board = with_realised(board, reads.read(realised_by_family, cohort, **scope_version))
     reads.stored_caption(stored)
     notices.simulated_notice([str(f) for f in board["family_id"]])
     tables.table(

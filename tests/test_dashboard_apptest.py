@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 from arena.analytics.stats.calibration import calibration_summary, family_names
 from arena.analytics.stats.cost import cost_frame
 from arena.analytics.stats.leaderboard import leaderboard
-from arena.analytics.views import agents, cohorts, decisions, markets, operations
+from arena.analytics.views import agents, cohorts, decisions, markets, operations, realised
 from arena.config import get_settings
 from arena.dashboard import entry, fmt, links, notices
 from arena.storage.db import create_db_engine
@@ -323,6 +323,12 @@ def test_leaderboard_shows_the_read_model_and_switches_range(season_engine: Engi
     cells = _shown_text(at.dataframe[0]).to_numpy().ravel().tolist()
     assert not {"None", "nan", "NaN", "NaT", "<NA>"} & {str(c) for c in cells}
     assert "—" in shown["brier_text"].tolist()  # a family without resolved bets
+    # Realised (issue 35): the split of the same scope, read beside the leaderboard.
+    split = realised.realised_by_family(season_engine).set_index("family_id")
+    split = split.loc[expected["family_id"]]
+    texts = zip(split["resolved_share"], split["marked_share"], strict=True)
+    assert shown["realised"].tolist() == [realised.split_text(r, m) for r, m in texts]
+    assert any(t.endswith("marked") and not t.startswith("0%") for t in shown["realised"])
     # The Cost section: derived from the same frame (no other read), paying families first.
     spend = cost_frame(expected)
     costs = at.dataframe[1].value
@@ -359,6 +365,11 @@ def test_cohorts_page_shows_the_cohort_view(season_engine: Engine) -> None:
     expected = cohorts.cohort_standings(season_engine, 1)
     assert standings["family_id"].tolist() == expected["family_id"].tolist()
     assert standings["total_pnl"].tolist() == expected["total_pnl"].tolist()
+    # Realised (issue 35): each agent's split of its stakes, matched on family and replicate.
+    split = realised.realised_by_cohort(season_engine, cohort=1).set_index("family_id")
+    split = split.loc[expected["family_id"]]
+    texts = zip(split["resolved_share"], split["marked_share"], strict=True)
+    assert standings["realised"].tolist() == [realised.split_text(r, m) for r, m in texts]
     assert list(weeks.columns) == ["family", "week 1", "week 2"]
     by_family = weeks.set_index("family")
     assert by_family.loc["Model B", "week 1"] == "HOLD [fallback_hold]"

@@ -14,3 +14,27 @@ def test_a_bad_cohort_link_warns_and_shows_no_table(on_analysed: str) -> None:
     warnings = [read(str(w.value)) for w in at.warning]
     assert any("This link's cohort='99' names no cohort" in w for w in warnings), warnings
     assert len(at.dataframe) == 0
+
+
+def test_a_stored_frame_gets_the_realised_split_beside_it(on_analysed: str) -> None:
+    """The hourly job's stored leaderboard predates issue 35's columns: the page reads the
+    split beside it (`views.realised`) and shows it per family as a person reads it."""
+    from arena.analytics.views.realised import realised_by_family, split_text
+    from arena.storage.db import create_db_engine
+
+    at = run_page("leaderboard")
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("by the hourly" in read(str(c.value)) for c in at.caption)  # stored
+    shown = at.dataframe[0].value
+    engine = create_db_engine(on_analysed)
+    try:
+        split = realised_by_family(engine).set_index("family_id")
+    finally:
+        engine.dispose()
+    assert len(shown) == len(split)
+    texts = {
+        split_text(r, m)
+        for r, m in zip(split["resolved_share"], split["marked_share"], strict=True)
+    }
+    assert set(shown["realised"]) == texts
+    assert all(" resolved · " in t or t == "—" for t in shown["realised"])

@@ -46,9 +46,9 @@ def test_cohorts_page_reads_in_a_persons_terms_and_a_row_opens_its_agent(
         "Family",
         "Return",
         "P/L",
+        "Realised",
         "Brier",
         "Resolved bets",
-        "Win rate",
     ]
     assert weeks == ["Family", "Week 1", "Week 2"]
     for index in range(3):
@@ -61,6 +61,15 @@ def test_cohorts_page_reads_in_a_persons_terms_and_a_row_opens_its_agent(
     assert download.suggested_filename == "forecaster-arena-cohorts.csv"
     lines = Path(download.path()).read_text(encoding="utf-8").splitlines()
     assert lines[0] == LISTING_CSV_HEADER  # the CSV keeps the stable ids
+    # The standings' CSV: raw numbers, how much of each return is realised last (issue 35).
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download CSV", exact=True).nth(1).click()
+    standings_csv = Path(info.value.path()).read_text(encoding="utf-8").splitlines()
+    assert standings_csv[0].endswith(
+        ",last_snapshot,stakes,resolved_stakes,marked_stakes,resolved_share,marked_share,"
+        "positions,resolved_positions,marked_positions"
+    ), standings_csv[0]
+    assert not any("resolved ·" in line for line in standings_csv)  # no display text
     shoot(page, screenshots_dir, "cohorts-cohort-1")
 
     # A standings row opens its agent.

@@ -24,6 +24,7 @@ from arena.analytics.query.selects import (
     read_frame,
     typed_frame,
 )
+from arena.analytics.views.realised import realised_by_cohort, with_realised
 from arena.config import stamped_extensions
 from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS
 
@@ -180,6 +181,14 @@ def cohort_standings(engine: Engine, cohort: int) -> pd.DataFrame:
     """
     frame = _standings(engine, agent_ids(cohort))
     return frame[list(STANDINGS_COLUMNS)]
+
+
+def cohort_standings_realised(engine: Engine, cohort: int) -> pd.DataFrame:
+    """`cohort_standings` with how much of each agent's return is realised as its last columns
+    (`arena.analytics.views.realised.SHOWN_COLUMNS`: stakes resolved, stakes still marked,
+    their shares, position counts), matched on family and replicate."""
+    split = realised_by_cohort(engine, cohort=cohort)
+    return with_realised(cohort_standings(engine, cohort), split, on=("family_id", "replicate"))
 
 
 AGENT_STANDINGS_COLUMNS: dict[str, str] = {"cohort_number": INT, **STANDINGS_COLUMNS}

@@ -216,3 +216,38 @@ def _pct(share: float) -> str:
     if 0.995 < share < 1:
         return ">99%"
     return f"{share:.0%}"
+
+
+# The columns a page adds beside its own frame (its CSV's last columns), in this order.
+SHOWN_COLUMNS: tuple[str, ...] = (
+    "stakes",
+    "resolved_stakes",
+    "marked_stakes",
+    "resolved_share",
+    "marked_share",
+    "positions",
+    "resolved_positions",
+    "marked_positions",
+)
+
+
+def with_realised(
+    frame: pd.DataFrame, realised: pd.DataFrame, on: tuple[str, ...] = ("family_id",)
+) -> pd.DataFrame:
+    """`frame` (the leaderboard, a cohort's standings) with `SHOWN_COLUMNS` of `realised`
+    (`realised_by_family` / `realised_by_cohort`) as its last columns, matched on `on`, its
+    rows and their order kept. A row `realised` lacks gets NaN (no figures, not zero). Pure.
+
+    Why beside and not inside the leaderboard: the page may show a frame the hourly analyses
+    stored before this column existed; the split is a few-millisecond read of its own."""
+    keys = list(on)
+    extra = realised[[*keys, *SHOWN_COLUMNS]] if len(realised) else None
+    base = frame.drop(columns=[c for c in SHOWN_COLUMNS if c in frame.columns])
+    if extra is None:
+        return base.assign(**dict.fromkeys(SHOWN_COLUMNS, np.nan))
+    merged = base.merge(extra, on=keys, how="left", validate="many_to_one")
+    for column in ("positions", "resolved_positions", "marked_positions"):
+        if merged[column].notna().all():
+            merged[column] = merged[column].astype("int64")
+    merged.index = frame.index
+    return merged
