@@ -7,11 +7,16 @@ from decimal import Decimal as D
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
+from arena.agents.prompts import HORIZON_HEADING
+from arena.agents.responders import default_responders
 from arena.analytics.views.horizon import horizon_overruns, horizon_summary
-from arena.config import Methodology, cohort_stamp
+from arena.config import Methodology, cohort_stamp, load_settings
+from arena.engine.cohorts import start_cohort
+from arena.engine.decisions import run_decisions
 from arena.engine.settlement import settle_market
 from arena.engine.snapshots import take_snapshots
 from arena.engine.universe import freeze_universe, snapshot_items, tradable_markets
+from arena.lineup import parse_lineup
 from arena.markets.resolution import Verdict
 from arena.storage.db import session_scope
 from arena.storage.models import Cohort, Decision, Market, PortfolioSnapshot, Position
@@ -92,3 +97,39 @@ def test_a_bet_whose_end_date_moves_past_the_horizon_stays_held_valued_and_settl
     summary = horizon_summary(engine).iloc[0]
     assert summary["open_positions"] == 0 and summary["last_resolution"] == settled_at
     assert abs(summary["days_late"] - 27.0) < 1e-9
+
+
+CASH_ONLY = """
+[[family]]
+id = "baseline-cash"
+display_name = "Cash"
+provider = "Arena"
+model = "baseline/cash"
+kind = "baseline"
+strategy = "cash"
+"""
+
+
+def test_a_run_gives_v1_and_horizon_cohorts_their_own_universes(engine: Engine) -> None:
+    run = WEEK1 + timedelta(weeks=1, minutes=5)
+    with session_scope(engine) as s:
+        s.add(market("10", end_date=run + timedelta(days=3), volume=10.0))
+        s.add(market("20", end_date=run + timedelta(days=60), volume=20.0))
+    lineup = parse_lineup(CASH_ONLY)
+    start_cohort(engine, WEEK1, lineup, Methodology())
+    start_cohort(engine, run, lineup, Methodology(), horizon_days=14)
+    responders, close = default_responders(load_settings(), sleep=lambda _s: None)
+    try:
+        run_decisions(engine, run, lineup, Methodology(), responders)
+    finally:
+        close()
+    with session_scope(engine) as s:
+        rows = s.exec(select(Cohort.number, Decision).join(Decision)).all()
+        shown = {
+            number: (
+                [i.market_id for i in snapshot_items(s, d.market_snapshot_id)],
+                HORIZON_HEADING in (d.prompt_system or ""),
+            )
+            for number, d in rows
+        }
+    assert shown == {1: (["20", "10"], False), 2: (["10"], True)}
