@@ -127,7 +127,7 @@ def test_a_run_gives_v1_and_horizon_cohorts_their_own_universes(engine: Engine) 
         rows = s.exec(select(Cohort.number, Decision).join(Decision)).all()
         shown = {
             number: (
-                [i.market_id for i in snapshot_items(s, d.market_snapshot_id)],
+                [i.market_id for i in snapshot_items(s, d.market_snapshot_id or 0)],
                 HORIZON_HEADING in (d.prompt_system or ""),
             )
             for number, d in rows
