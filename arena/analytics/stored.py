@@ -29,6 +29,7 @@ from arena.analytics.stats.leaderboard import leaderboard
 from arena.analytics.stats.replicates import replicate_agents, replicate_analysis
 from arena.analytics.stats.stated import stated_probability
 from arena.analytics.views.database import overview
+from arena.analytics.views.detectability import detectability_frame
 from arena.analytics.views.execution import robustness_flags
 from arena.config import METHODOLOGY_VERSION, STALE_AFTER
 from arena.storage.tables import ANALYSIS_RESULTS as RESULTS
@@ -77,6 +78,10 @@ ANALYSES: dict[str, Analysis] = {
     # and the stored book, each with the leaderboard's cluster bootstrap (the Execution page,
     # and the leaderboard's "rank not robust to the execution rule" flag).
     "execution_sensitivity": Analysis(execution_sensitivity, per_version=True),
+    # "When will we know?" (issue 35): every pair's and each family's MDE and the cohorts its
+    # gap needs, from the leaderboard's bootstrap draw and a 200-seed random null (~0.7 s on a
+    # six-week demo, more with history).
+    "detectability": Analysis(detectability_frame, per_version=True),
 }
 ALL = "all"
 

@@ -1,0 +1,242 @@
+"""The "When will we know?" read model: for every comparison the leaderboard implies, the
+smallest difference it can detect now and how many more cohorts an observed gap would need.
+
+Why one bootstrap draw: the pair figures are standard errors of A − B over the replicates of
+the leaderboard's own paired cluster bootstrap (`family_bootstrap`): one draw resamples the same
+events for every family, so A − B is paired and market difficulty cancels out of its SE.
+
+Three comparisons, each a row per metric (long format: one stored frame, stable ids):
+
+- ``pair``: family A − family B, return (pp) and Brier; k = the cohorts both entered.
+- ``market``: the family against the market. Return against 0 (a trader at the market's own
+  prices expects nothing); Brier as skill vs market (family Brier − the market price's Brier on
+  the same bets, the leaderboard's ``skill_vs_market`` replicates). k = the family's cohorts.
+- ``null``: the family's return against the random null's mean return on the family's cohorts;
+  SE = the null's spread (sd of the random traders' returns there, what the leaderboard's
+  percentile compares against). No Brier row: the null replays P/L only (`null_replay` draws
+  legs and settles them; it records no implied confidence, so it has no Brier).
+
+The arithmetic is `arena.core.detectability` (MDE, detectable now, cohorts needed).
+"""
+
+import math
+from collections.abc import Iterator
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy.engine import Engine
+
+from arena.analytics.query.selects import ratio
+from arena.analytics.stats.bootstrap import FamilyBootstrap, family_bootstrap
+from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS, database_random_null
+from arena.config import METHODOLOGY_VERSION
+from arena.core import stats
+from arena.core.detectability import Detectability, detectability, projection_words
+
+DETECTABILITY_COLUMNS: tuple[str, ...] = (
+    "comparison",  # pair | market | null
+    "family_a",
+    "family_b",  # a family id, "market" or "random-null"
+    "name_a",
+    "name_b",
+    "kind_a",
+    "kind_b",
+    "metric",  # return (pp) | brier
+    "value_a",
+    "value_b",
+    "difference",
+    "se",
+    "mde",
+    "detectable",
+    "cohorts",
+    "cohorts_needed",
+    "more_cohorts",
+    "verdict",  # separable | not_yet | no_gap | unknown
+    "sentence",
+)
+MARKET = "market"
+NULL = "random-null"
+NAMES = {MARKET: "the market", NULL: "random traders"}
+
+
+def replicate_se(replicates: np.ndarray) -> float:
+    """The sd (ddof 1) of the finite replicates; NaN with fewer than two."""
+    finite = replicates[np.isfinite(replicates)]
+    return float(np.std(finite, ddof=1)) if finite.size >= 2 else math.nan
+
+
+def _resamplable(fb: FamilyBootstrap) -> bool:
+    """Whether the draw varies at all: some cohort holds two clusters (events) or more. With
+    one cluster per cohort every replicate equals the data and every SE would be 0."""
+    _, counts = np.unique(fb.boot.stratum_of, return_counts=True)
+    return bool(counts.size) and int(counts.max()) >= 2
+
+
+def _se(replicates: np.ndarray, column: int) -> float:
+    return replicate_se(replicates[:, column])
+
+
+def difference_text(metric: str, value: float) -> str:
+    """A difference as the page shows it: "+3.1 pp" (return), "−0.012" (Brier)."""
+    if math.isnan(value):
+        return "—"
+    text = f"{value:+.1f} pp" if metric == "return" else f"{value:+.3f}"
+    return text.replace("-", "−")
+
+
+def _row(
+    comparison: str,
+    a: tuple[str, str, str],
+    b: tuple[str, str, str],
+    metric: str,
+    values: tuple[float, float],
+    se: float,
+    cohorts: int,
+) -> dict[str, object]:
+    """One comparison's row: a / b are (id, display name, kind)."""
+    difference = values[0] - values[1]
+    if math.isnan(difference) or (se == 0 and difference != 0):
+        # Nothing observed yet, or a draw whose replicates never vary (one event behind the
+        # figure): unknown, never "no gap" nor a "separable" resting on an SE of 0.
+        se = math.nan
+    found: Detectability = detectability(difference, se, cohorts)
+    return {
+        "comparison": comparison,
+        "family_a": a[0],
+        "family_b": b[0],
+        "name_a": a[1],
+        "name_b": b[1],
+        "kind_a": a[2],
+        "kind_b": b[2],
+        "metric": metric,
+        "value_a": values[0],
+        "value_b": values[1],
+        "difference": difference,
+        "se": found.se,
+        "mde": found.mde,
+        "detectable": found.detectable,
+        "cohorts": cohorts,
+        "cohorts_needed": found.cohorts_needed,
+        "more_cohorts": found.more_cohorts,
+        "verdict": found.verdict,
+        "sentence": f"{a[1]} vs {b[1]} ({metric} {difference_text(metric, difference)}): "
+        + projection_words(found.verdict, found.more_cohorts),
+    }
+
+
+def _family_rows(
+    fb: FamilyBootstrap, null_seeds: int, engine: Engine, scope: dict
+) -> Iterator[dict[str, object]]:
+    """Every pair, then each family against the market and the null."""
+    s, boot = fb.sums, fb.boot
+    resamplable = _resamplable(fb)
+    capital = fb.head["capital"].to_numpy()
+    returns = fb.pnl_replicates() / capital * 100.0
+    return_pct = fb.head["pnl"].to_numpy() / capital * 100.0
+    brier_reps = boot.ratio(s["brier_sum"], s["brier_n"])
+    skill_reps = boot.ratio(s["skill_family_sum"] - s["skill_market_sum"], s["skill_n"])
+    totals = {name: matrix.sum(axis=0) for name, matrix in s.items()}
+    brier = ratio(totals["brier_sum"], totals["brier_n"])
+    on_bets = ratio(totals["skill_family_sum"], totals["skill_n"])  # its Brier on priced bets
+    market_brier = ratio(totals["skill_market_sum"], totals["skill_n"])
+    entered = fb.data.agents.groupby("family_id")["cohort_number"].agg(lambda c: set(map(int, c)))
+    who = [(f, *fb.names.get(f, (f, "llm"))) for f in fb.families]
+    # Best return first (ties by id), so a pair reads "better vs worse" on return.
+    order = sorted(range(len(who)), key=lambda i: (-return_pct[i], who[i][0]))
+    for i, j in combinations(order, 2):
+        shared = len(entered[fb.families[i]] & entered[fb.families[j]])
+        for metric, observed, reps in (
+            ("return", return_pct, returns),
+            ("brier", brier, brier_reps),
+        ):
+            se = replicate_se(reps[:, i] - reps[:, j]) if resamplable else math.nan
+            yield _row("pair", who[i], who[j], metric, (observed[i], observed[j]), se, shared)
+    market = (MARKET, NAMES[MARKET], "reference")
+    if not resamplable:  # every SE below would be a zero that means nothing
+        returns, skill_reps = np.full_like(returns, np.nan), np.full_like(skill_reps, np.nan)
+    for i in order:
+        k = len(entered[fb.families[i]])
+        yield _row("market", who[i], market, "return", (return_pct[i], 0.0), _se(returns, i), k)
+        yield _row(
+            "market", who[i], market, "brier", (on_bets[i], market_brier[i]), _se(skill_reps, i), k
+        )
+    yield from _null_rows(
+        fb, entered, [who[i] for i in order], return_pct[order], null_seeds, engine, scope
+    )
+
+
+def _null_rows(
+    fb: FamilyBootstrap,
+    entered: pd.Series,
+    who: list[tuple[str, str, str]],
+    return_pct: np.ndarray,
+    null_seeds: int,
+    engine: Engine,
+    scope: dict[str, Any],
+) -> Iterator[dict[str, object]]:
+    """Each family's return against the random traders' on its own cohorts (none: no seeds)."""
+    if null_seeds <= 0:
+        return
+    null = database_random_null(engine, seeds=range(null_seeds), **scope)
+    if null.empty:
+        return
+    pnl = null.pivot(index="seed", columns="cohort_number", values="pnl")
+    reference = (NULL, NAMES[NULL], "reference")
+    capital = fb.head.set_index("family_id")["capital"]
+    for i, (family, _, _) in enumerate(who):
+        seen = sorted(n for n in entered[family] if n in pnl.columns)
+        if not seen:
+            continue
+        traders = pnl[seen].sum(axis=1).to_numpy() / float(capital[family]) * 100.0
+        values = (float(return_pct[i]), float(traders.mean()))
+        yield _row("null", who[i], reference, "return", values, replicate_se(traders), len(seen))
+
+
+def detectability_frame(
+    engine: Engine,
+    *,
+    cohort: int | None = None,
+    methodology: str = METHODOLOGY_VERSION,
+    replicates: int = stats.DEFAULT_REPLICATES,
+    seed: int = 0,
+    null_seeds: int = DEFAULT_NULL_SEEDS,
+) -> pd.DataFrame:
+    """Every comparison's figures on a scope (cohort number `cohort`, or every cohort of
+    `methodology`: a version or a protocol group's key), columns `DETECTABILITY_COLUMNS`:
+    pairs in leaderboard-family order, then each family against the market, then against the
+    null. Unknown cohort or group → InputError."""
+    fb = family_bootstrap(
+        engine, cohort=cohort, methodology=methodology, replicates=replicates, seed=seed
+    )
+    scope = {"cohort": cohort, "methodology": methodology}
+    rows = list(_family_rows(fb, null_seeds, engine, scope)) if fb.families else []
+    frame = pd.DataFrame(rows, columns=list(DETECTABILITY_COLUMNS))
+    for column in ("cohorts",):
+        frame[column] = frame[column].astype("int64")
+    frame["detectable"] = frame["detectable"].astype(bool)
+    return frame
+
+
+def pair_sentences(frame: pd.DataFrame) -> list[str]:
+    """One sentence per pair, on return, with Brier's verdict after it: "GPT-5.2 vs Claude
+    Opus 4.5: not separable yet; about 14 more weekly cohorts if the gap holds (return +3.1
+    pp); Brier: no gap to detect"."""
+    pairs = frame[frame["comparison"] == "pair"]
+    out = []
+    for _, group in pairs.groupby(["family_a", "family_b"], sort=False):
+        by = {row.metric: row for row in group.itertuples(index=False)}
+        head = by.get("return")
+        if head is None:
+            continue
+        text = (
+            f"{head.name_a} vs {head.name_b}: "
+            f"{projection_words(head.verdict, head.more_cohorts)} "
+            f"(return {difference_text('return', head.difference)})"
+        )
+        brier = by.get("brier")
+        if brier is not None:
+            text += f"; Brier: {projection_words(brier.verdict, brier.more_cohorts)}"
+        out.append(text)
+    return out
