@@ -41,6 +41,9 @@ PAGES = {
         st.Page("app_pages/stated.py", title="Stated probability", icon=":material/percent:"),
         st.Page("app_pages/replicates.py", title="Replicates", icon=":material/stacks:"),
         st.Page("app_pages/execution.py", title="Execution", icon=":material/swap_horiz:"),
+        st.Page(
+            "app_pages/detectability.py", title="When will we know?", icon=":material/hourglass:"
+        ),
     ],
     "Evidence": [
         st.Page("app_pages/decisions.py", title="Decisions", icon=":material/receipt_long:"),

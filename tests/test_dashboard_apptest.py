@@ -41,6 +41,7 @@ PAGES = {
     "stated": "Stated probability",
     "replicates": "Replicates",
     "execution": "Execution",
+    "detectability": "When will we know?",
     "cohorts": "Cohorts",
     "agent": "Agent",
     "decisions": "Decisions",

@@ -240,3 +240,55 @@ def pair_sentences(frame: pd.DataFrame) -> list[str]:
             text += f"; Brier: {projection_words(brier.verdict, brier.more_cohorts)}"
         out.append(text)
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Presentation: the page's and the CLI's text (the CSV keeps the raw columns)
+
+METRIC_NAMES = {"return": "Return", "brier": "Brier"}
+
+
+def size_text(metric: str, value: float) -> str:
+    """An SE or MDE: "3.1 pp" (return), "0.012" (Brier), "—" when there is none."""
+    if math.isnan(value):
+        return "—"
+    return f"{value:.1f} pp" if metric == "return" else f"{value:.3f}"
+
+
+def verdict_text(verdict: str, more_cohorts: float) -> str:
+    """The table's verdict: "separable now", "14 more cohorts", "no gap", "—" (unknown)."""
+    if verdict == "separable":
+        return "separable now"
+    if verdict == "not_yet":
+        more = int(more_cohorts)
+        return f"{more:,} more cohort" + ("" if more == 1 else "s")
+    return "no gap" if verdict == "no_gap" else "—"
+
+
+def display(frame: pd.DataFrame, comparison: str) -> pd.DataFrame:
+    """The rows of one comparison (``pair``, or ``market`` and ``null`` together: pass
+    ``reference``) as text columns: who, metric, difference, SE, MDE, verdict, cohorts."""
+    wanted = ("market", "null") if comparison == "reference" else (comparison,)
+    rows = frame[frame["comparison"].isin(wanted)]
+    return pd.DataFrame(
+        {
+            "family_id": rows["family_a"].to_numpy(),
+            "kind": rows["kind_a"].to_numpy(),
+            "who": (rows["name_a"] + " vs " + rows["name_b"]).to_numpy()
+            if comparison == "pair"
+            else rows["name_a"].to_numpy(),
+            "against": rows["name_b"].to_numpy(),
+            "metric": [METRIC_NAMES[m] for m in rows["metric"]],
+            "difference": [
+                difference_text(m, v)
+                for m, v in zip(rows["metric"], rows["difference"], strict=True)
+            ],
+            "se": [size_text(m, v) for m, v in zip(rows["metric"], rows["se"], strict=True)],
+            "mde": [size_text(m, v) for m, v in zip(rows["metric"], rows["mde"], strict=True)],
+            "verdict": [
+                verdict_text(v, n)
+                for v, n in zip(rows["verdict"], rows["more_cohorts"], strict=True)
+            ],
+            "cohorts": rows["cohorts"].to_numpy(),
+        }
+    )

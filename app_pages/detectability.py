@@ -1,0 +1,118 @@
+"""When will we know?: for every pair of families, and each family against the market and the
+random traders, the smallest difference the data can detect now (80% power, α = 0.05) and how
+many more weekly cohorts the observed gap would need, if it holds, to become detectable."""
+
+from typing import Any
+
+import streamlit as st
+
+from arena.analytics.query.scope import protocol_label, protocols_present
+from arena.analytics.views.detectability import DETECTABILITY_COLUMNS, display, pair_sentences
+from arena.config import METHODOLOGY_VERSION
+from arena.core.detectability import z_sum
+from arena.dashboard import fmt, notices, picks, reads, tables
+from arena.dashboard.links import select_link
+
+NO_FAMILY = "No family has an agent in this scope yet: the figures appear once cohorts trade."
+
+
+def _numbers(numbers: list[int]) -> str:
+    """Cohort numbers as a person reads them: "cohort 3", "cohorts 1–6", "cohorts 1, 4, 9"."""
+    if len(numbers) == 1:
+        return f"cohort {numbers[0]}"
+    if numbers == list(range(numbers[0], numbers[-1] + 1)):
+        return f"cohorts {numbers[0]}–{numbers[-1]}"
+    return "cohorts " + ", ".join(str(n) for n in numbers)
+
+
+def _columns(first: str) -> dict[str, Any]:
+    return {
+        "who": st.column_config.Column(first, width=260, pinned=True),
+        "against": st.column_config.Column("Against", width=130),
+        "metric": st.column_config.Column("Metric", width=70),
+        "difference": st.column_config.Column(
+            "Difference", width=100, help="Return in percentage points; Brier (lower is better)."
+        ),
+        "se": st.column_config.Column("SE", width=80, help="Standard error of the difference."),
+        "mde": st.column_config.Column(
+            "MDE", width=80, help="Minimum detectable difference now: 2.80 × SE."
+        ),
+        "verdict": st.column_config.Column(
+            "When", width=150, help="Separable now, or the more cohorts the gap would need."
+        ),
+        "cohorts": st.column_config.Column("Cohorts", width=75, help="Cohorts it rests on."),
+    }
+
+
+st.title("When will we know?")
+st.caption(
+    f"For each comparison: the standard error (SE) of the difference from the leaderboard's "
+    f"paired cluster bootstrap (one draw for every family, so A − B is paired), the **minimum "
+    f"detectable difference** MDE = (z₀.₉₇₅ + z₀.₈) × SE = {z_sum():.2f} × SE (80% power, "
+    "α = 0.05 two-sided), whether the observed difference clears it, and — if the gap holds and "
+    "the SE shrinks as 1/√cohorts — how many more weekly cohorts it would take. The market: "
+    "return against 0 (a trader at the market's own prices expects nothing), Brier as skill vs "
+    "market on the same bets. Random traders: return against their mean on the same cohorts, "
+    "SE = their spread; no Brier (the null replays P/L, no forecasts)."
+)
+picks.cohorts_or_stop()
+groups: dict[str, list[int]] = reads.read(protocols_present)
+left, right = st.columns([2, 1])
+key = str(
+    select_link(
+        "Protocol",
+        "protocol",
+        list(groups),
+        default=next(iter(groups)),
+        format_func=lambda k: f"{protocol_label(k)} ({_numbers(groups[k])})",
+        container=left,
+        help="Cohorts run under different protocols are never pooled.",
+    )
+)
+numbers = sorted(groups[key], reverse=True)
+cohort = picks.cohort_link(numbers, all_label="All its cohorts", container=right)
+methodology = None if cohort is not None or key == METHODOLOGY_VERSION else key
+found = reads.stored_or_offer(
+    "detectability", "detectability", cohort=cohort, methodology=methodology
+)
+if found is None:
+    st.stop()
+frame, stored = found
+if frame.empty:
+    notices.nothing_yet(NO_FAMILY)
+reads.stored_caption(stored)
+notices.simulated_notice([str(f) for f in frame["family_a"]])
+
+st.subheader("Pairs of families")
+st.markdown("\n".join(f"- {sentence}" for sentence in pair_sentences(frame)))
+pairs = display(frame, "pair")
+tables.table(
+    pairs.drop(columns=["family_id", "kind", "against"]),
+    key="detectability-pairs",
+    column_config=_columns("Pair (better return first)"),
+)
+st.subheader("Against the market and random traders")
+tables.table(
+    display(frame, "reference").drop(columns=["family_id", "kind"]),
+    key="detectability-references",
+    column_config=_columns("Family"),
+)
+st.caption(
+    "More cohorts: ⌈k × (MDE / |difference|)²⌉ − k, k the cohorts the comparison rests on. The "
+    "projection assumes the gap holds; on the simulated world an early gap is often luck "
+    f"(see the methodology). {fmt.DASH}: no standard error yet (no resolved bet, or every "
+    "bootstrap replicate the same)."
+)
+scope = f"cohort-{cohort}" if cohort is not None else key
+raw = frame[list(DETECTABILITY_COLUMNS)]
+left, right = st.columns(2)
+with left:
+    tables.download_csv(
+        raw[raw["comparison"] == "pair"], f"detectability-pairs-{scope}", label="Pairs CSV"
+    )
+with right:
+    tables.download_csv(
+        raw[raw["comparison"] != "pair"],
+        f"detectability-references-{scope}",
+        label="Market and random traders CSV",
+    )

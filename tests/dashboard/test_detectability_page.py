@@ -1,0 +1,67 @@
+"""The "When will we know?" page (AppTest) over the suite's seasons: the hourly job's stored
+frame shown as sentences and two formatted tables with raw CSVs; the protocol picker scopes a
+read to one protocol group (computed live on request), and a link naming no group says so."""
+
+import pandas as pd
+import pytest
+from sqlalchemy import create_engine
+
+from arena.analytics.stored import current_stored
+from arena.analytics.views.detectability import display, pair_sentences
+from tests.dashboard.apptest import all_text, headings, read, run_page, widget
+
+
+def test_the_stored_frame_as_sentences_tables_and_csvs(on_analysed: str) -> None:
+    at = run_page("detectability")
+    assert not at.exception, [e.value for e in at.exception]
+    assert headings(at)[:3] == [
+        "When will we know?",
+        "Pairs of families",
+        "Against the market and random traders",
+    ]
+    engine = create_engine(on_analysed)
+    stored = current_stored(engine, "detectability")
+    engine.dispose()
+    assert stored is not None, "the analyses job stores the detectability frame"
+    text = read(all_text(at))
+    assert "by the hourly `analyses` job" in text
+    sentences = pair_sentences(stored.frame)
+    assert sentences and all(read(s) in text for s in sentences)
+    pairs, references = at.dataframe[0].value, at.dataframe[1].value
+    expected = display(stored.frame, "pair")
+    assert list(pairs["who"]) == list(expected["who"])
+    assert list(pairs["verdict"]) == list(expected["verdict"])
+    assert pairs["difference"].str.endswith("pp").sum() == len(expected) // 2
+    assert set(references["against"]) == {"the market", "random traders"}
+    assert [b.label for b in at.get("download_button")] == [
+        "Pairs CSV",
+        "Market and random traders CSV",
+    ]
+    assert widget(at, "selectbox", "Protocol").value == "v1"
+
+
+def test_a_protocol_group_is_read_alone_and_a_bad_link_named(on_mixed: str) -> None:
+    at = run_page("detectability", protocol="v1+stated_probability")
+    assert not at.exception, [e.value for e in at.exception]
+    picker = widget(at, "selectbox", "Protocol")
+    assert picker.value == "v1+stated_probability"
+    assert picker.options == ["v1 (cohort 1)", "v1 + stated probability (cohort 2)"]
+    # No stored frame for a protocol group: the page offers the live read.
+    widget(at, "button", "Compute the detectability now").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    pairs: pd.DataFrame = at.dataframe[0].value
+    assert set(pairs["cohorts"]) == {1}  # cohort 2 alone
+    assert "Computed live" in all_text(at)
+
+    bad = run_page("detectability", protocol="v9+nothing")
+    assert not bad.exception
+    assert any("v9+nothing" in read(str(w.value)) for w in bad.warning)
+    assert widget(bad, "selectbox", "Protocol").value == "v1"
+
+
+@pytest.mark.parametrize("cohort", ["1"])
+def test_a_cohort_of_the_group(on_analysed: str, cohort: str) -> None:
+    at = run_page("detectability", cohort=cohort)
+    assert not at.exception, [e.value for e in at.exception]
+    assert set(at.dataframe[0].value["cohorts"]) == {1}
+    assert at.query_params.get("cohort") == cohort
