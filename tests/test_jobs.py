@@ -35,7 +35,7 @@ from arena.engine.jobs import (
     slot_run,
 )
 from arena.lineup import parse_lineup
-from arena.markets.types import ParsedMarket
+from arena.markets.types import EndWindow, ParsedMarket
 from arena.storage.db import session_scope
 from arena.storage.models import (
     Agent,
@@ -65,10 +65,13 @@ class StaticSource:
         self.markets = {market.id: market for market in markets}
         self.fail = fail
 
-    def top_markets(self, at: datetime, limit_total: int) -> list[ParsedMarket]:
+    def top_markets(
+        self, at: datetime, limit_total: int, ending: EndWindow | None = None
+    ) -> list[ParsedMarket]:
         if self.fail:
             raise RuntimeError(self.fail)
-        return list(self.markets.values())[:limit_total]
+        listed = [m for m in self.markets.values() if ending is None or ending.holds(m.end_date)]
+        return listed[:limit_total]
 
     def get_market(self, market_id: str, at: datetime) -> ParsedMarket | None:
         if self.fail:

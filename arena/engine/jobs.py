@@ -47,7 +47,7 @@ from arena.engine.cohorts import CohortResult, start_cohort
 from arena.engine.decision_claims import new_owner
 from arena.engine.decisions import run_decisions
 from arena.engine.logs import log_event
-from arena.engine.market_sync import sync_markets
+from arena.engine.market_sync import horizons_to_sync, sync_markets
 from arena.engine.provenance import PriceReader
 from arena.engine.settlement import resolve_markets
 from arena.engine.snapshots import take_snapshots
@@ -262,9 +262,12 @@ def snapshot_job(ctx: JobContext, at: datetime) -> JobOutcome:
 
 
 def sync_markets_job(ctx: JobContext, at: datetime) -> JobOutcome:
-    """Refresh the top markets by volume and every held market from the source."""
-    size = ctx.settings.methodology.market_universe_size
-    return sync_markets(ctx.engine, ctx.source, at, size)
+    """Refresh the top markets by volume (overall, and per horizon still deciding) and every
+    held market from the source."""
+    s = ctx.settings
+    window = s.methodology.decision_window_weeks
+    horizons = horizons_to_sync(ctx.engine, at, window, s.horizon())
+    return sync_markets(ctx.engine, ctx.source, at, s.methodology.market_universe_size, horizons)
 
 
 def resolve_job(ctx: JobContext, at: datetime) -> JobOutcome:

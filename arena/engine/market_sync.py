@@ -1,5 +1,10 @@
 """`arena sync-markets`: the methodology's universe (top 500 by volume) plus every held market.
 
+While cohorts of the extension `horizon` still decide, the sync also fetches, per distinct
+horizon D, the top 500 among the markets ending within (`at`, `at` + D + `HORIZON_MARGIN`]: the
+decision run's horizon universe is the top by volume among markets ending within D days of
+the run, and many of the overall top end far later (`horizons_to_sync`).
+
 Markets are upserted by Gamma id. A value the source did not send never overwrites a known
 one, and a market the engine has settled (resolved / cancelled) keeps that final status.
 A market row of the other kind (simulated for a live source, live for the simulated world) is
@@ -10,22 +15,31 @@ counts it as skipped (`arena.engine.sources.foreign_markets`).
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import JSON, bindparam, case, func, insert, or_, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from arena.config import stamped_horizon_days
 from arena.core.errors import ArenaError
+from arena.core.timeutil import week_start
+from arena.engine.cohorts import cohorts_deciding
 from arena.engine.logs import log_event
 from arena.engine.sources import MarketSource, foreign_markets, skipped_line
-from arena.markets.types import ParsedMarket
+from arena.markets.types import EndWindow, ParsedMarket
 from arena.storage.db import bulk_execute, session_scope
 from arena.storage.models import FINAL_STATUSES, Position
 from arena.storage.tables import MARKETS as _MARKETS
 
 log = logging.getLogger("arena.engine.market_sync")
+
+# How far past `at` + D a horizon fetch reaches. A decision run filters `run < end <= run + D`
+# and refuses a market table synced more than an hour before it (`jobs.FRESH_UNIVERSE`), so the
+# run that uses this sync is at most an hour later: one hour covers every market it can show,
+# and no more, since every extra hour's markets take places in the fetched top the run drops.
+HORIZON_MARGIN = timedelta(hours=1)
 
 _OPTIONAL_FIELDS = (
     "slug",
@@ -54,9 +68,11 @@ class SyncResult:
     missing: list[str] = field(default_factory=list)
     # Markets of the other kind this sync left alone (not asked about, not overwritten).
     skipped: list[str] = field(default_factory=list)
+    # Per horizon D fetched ("14d"), how many markets its window's top brought.
+    horizon_top: dict[str, int] = field(default_factory=dict)
 
     def counts(self) -> dict[str, object]:
-        return {
+        counts: dict[str, object] = {
             "top": self.top,
             "held_refreshed": self.held_refreshed,
             "inserted": self.inserted,
@@ -64,6 +80,9 @@ class SyncResult:
             "missing": self.missing,
             "skipped": self.skipped,
         }
+        if self.horizon_top:  # a sync without horizon cohorts logs exactly what it did before
+            counts["horizon_top"] = self.horizon_top
+        return counts
 
 
 _PRICES_OR_NULL = JSON(none_as_null=True)  # a missing price list binds as SQL NULL
@@ -168,10 +187,62 @@ def held_market_ids(session: Session) -> set[str]:
     return set(session.exec(query).all())
 
 
+def horizon_window(at: datetime, days: int) -> EndWindow:
+    """The end dates a sync at `at` fetches for horizon D: (at, at + D + `HORIZON_MARGIN`]
+    (`at` itself included, as Gamma's filter is; the decision run drops it anyway)."""
+    return EndWindow(at, at + timedelta(days=days) + HORIZON_MARGIN)
+
+
+def horizons_to_sync(
+    engine: Engine, at: datetime, default_window: int, configured: int | None = None
+) -> list[int]:
+    """The distinct horizons (days) a sync at `at` fetches a short-dated top for, ascending.
+
+    Those stamped on the cohorts deciding at `at` (a Sunday's retries) or at the next week
+    start (the coming run), plus `configured`, the horizon of the cohort this process would
+    start (it may not exist yet when the Sunday 00:00 sync runs). Empty without `horizon`.
+    """
+    upcoming = week_start(at) + timedelta(weeks=1)
+    with session_scope(engine) as session:
+        cohorts = {
+            cohort.id: cohort
+            for instant in (at, upcoming)
+            for cohort in cohorts_deciding(session, instant, default_window)
+        }
+        stamped = {stamped_horizon_days(cohort.constants) for cohort in cohorts.values()}
+    return sorted(days for days in stamped | {configured} if days is not None)
+
+
+def _fetch(
+    source: MarketSource,
+    at: datetime,
+    universe_size: int,
+    horizons: Iterable[int],
+    result: SyncResult,
+) -> list[ParsedMarket]:
+    """The overall top, then each horizon's top (deduplicated, first listing wins); every read
+    before any write."""
+    top = source.top_markets(at, universe_size)
+    result.top = len(top)
+    fetched = {market.id: market for market in top}
+    for days in sorted(set(horizons)):
+        short = source.top_markets(at, universe_size, ending=horizon_window(at, days))
+        result.horizon_top[f"{days}d"] = len(short)
+        for market in short:
+            fetched.setdefault(market.id, market)
+    return list(fetched.values())
+
+
 def sync_markets(
-    engine: Engine, source: MarketSource, at: datetime, universe_size: int
+    engine: Engine,
+    source: MarketSource,
+    at: datetime,
+    universe_size: int,
+    horizons: Iterable[int] = (),
 ) -> SyncResult:
-    """Fetch the top markets and refresh every held one, then upsert all in one transaction.
+    """Fetch the top markets (and, per horizon D in `horizons`, the top among those ending
+    within D days and `HORIZON_MARGIN`) and refresh every held one, then upsert all in one
+    transaction.
 
     The source is read before anything is written, so a source that is down fails the job
     without a half-written sync. A held market the source no longer knows is logged and its
@@ -180,8 +251,7 @@ def sync_markets(
     and counted in `skipped`.
     """
     result = SyncResult()
-    top = source.top_markets(at, universe_size)
-    result.top = len(top)
+    top = _fetch(source, at, universe_size, horizons, result)
     with session_scope(engine) as session:
         held = held_market_ids(session)
         stored = stored_sources(session, held | {market.id for market in top})

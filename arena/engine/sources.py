@@ -10,15 +10,20 @@ from datetime import datetime
 from typing import Protocol
 
 from arena.markets.gamma import GammaClient
-from arena.markets.types import ParsedMarket
+from arena.markets.types import EndWindow, ParsedMarket
 
 
 class MarketSource(Protocol):
-    """What the engine needs of a market source; `at` is the job's instant."""
+    """What the engine needs of a market source; `at` is the job's instant.
+
+    `top_markets` with `ending` is the top among the open markets whose end date falls within
+    the window (the extension `horizon`'s short-dated universe, `market_sync`)."""
 
     name: str
 
-    def top_markets(self, at: datetime, limit_total: int) -> list[ParsedMarket]: ...
+    def top_markets(
+        self, at: datetime, limit_total: int, ending: EndWindow | None = None
+    ) -> list[ParsedMarket]: ...
 
     def get_market(self, market_id: str, at: datetime) -> ParsedMarket | None: ...
 
@@ -51,8 +56,10 @@ class GammaSource:
     def __init__(self, client: GammaClient) -> None:
         self.client = client
 
-    def top_markets(self, at: datetime, limit_total: int) -> list[ParsedMarket]:
-        return self.client.top_markets(limit_total)
+    def top_markets(
+        self, at: datetime, limit_total: int, ending: EndWindow | None = None
+    ) -> list[ParsedMarket]:
+        return self.client.top_markets(limit_total, ending)
 
     def get_market(self, market_id: str, at: datetime) -> ParsedMarket | None:
         return self.client.get_market(market_id)

@@ -15,6 +15,12 @@ Notes for the README (what this module assumes about Gamma, and why):
 - **Stopping.** The server clamps `limit` to 100, so a short page is NOT the end: paging stops on
   an empty page, a missing cursor, a cursor seen before (logged), a legacy page that brings no
   new id (the server ignoring `offset`, logged), `page_cap` pages, or `limit_total` markets.
+- **End-date window.** `top_markets(..., ending=EndWindow)` adds `end_date_min` and
+  `end_date_max` (ISO 8601, `2026-02-15T00:00:00Z`) to both endpoints' queries, the filters
+  Gamma's `/markets` and `/markets/keyset` take (public clients send them with `order` and
+  `after_cursor`); assumed inclusive at both ends. A market that comes back outside the window
+  (or without an end date) is dropped like a closed one, so a server that ignored the filter
+  yields fewer markets, never wrong ones. Without a window the queries are exactly as above.
 - **Dedupe and rank.** Markets are deduped by id, first occurrence wins; rank is order of
   appearance. A market that comes back closed or inactive despite the filter is dropped.
 - **Parsing.** Payloads are read through the Pydantic models of the wire format in
@@ -46,6 +52,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -64,7 +71,7 @@ from arena.markets.gamma_wire import (
 from arena.markets.http_client import USER_AGENT, OwnsHttpClient, json_http_client
 from arena.markets.retrying import RequestFailed, Retrier, RetryPolicy
 from arena.markets.retrying import snippet as _snippet
-from arena.markets.types import ParsedMarket
+from arena.markets.types import EndWindow, ParsedMarket
 
 __all__ = [
     "KEYSET_PATH",
@@ -101,6 +108,22 @@ class GammaUnavailable(ArenaError):
         super().__init__(message, "check ARENA_GAMMA_URL and the network, then run the job again")
         self.path = path
         self.status = status
+
+
+def _top_query(ending: EndWindow | None) -> dict[str, str]:
+    """The top-markets query: `TOP_MARKET_FILTER`, plus Gamma's end-date filters with a window."""
+    if ending is None:
+        return dict(TOP_MARKET_FILTER)
+    return {
+        **TOP_MARKET_FILTER,
+        "end_date_min": gamma_instant(ending.earliest),
+        "end_date_max": gamma_instant(ending.latest),
+    }
+
+
+def gamma_instant(at: datetime) -> str:
+    """An instant as Gamma's date filters take it: UTC, whole seconds, `Z` (`...T00:05:00Z`)."""
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # --------------------------------------------------------------------------------------------
@@ -152,20 +175,24 @@ class GammaClient(OwnsHttpClient):
 
     # ---- public API ------------------------------------------------------------------------
 
-    def top_markets(self, limit_total: int = 500) -> list[ParsedMarket]:
-        """The top `limit_total` open markets by volume, ranked by order of appearance."""
+    def top_markets(
+        self, limit_total: int = 500, ending: EndWindow | None = None
+    ) -> list[ParsedMarket]:
+        """The top `limit_total` open markets by volume, ranked by order of appearance; with
+        `ending`, the top among the markets whose end date falls within it."""
         collected: dict[str, ParsedMarket] = {}
         if limit_total <= 0:
             return []
+        query = _top_query(ending)
         try:
-            self._collect(self._keyset_pages(), collected, limit_total)
+            self._collect(self._keyset_pages(query), collected, limit_total, ending)
         except GammaUnavailable as keyset_error:
             logger.warning(
                 "Gamma keyset paging failed (%s); falling back to the offset list",
                 keyset_error.message,
             )
             try:
-                self._collect(self._legacy_pages(), collected, limit_total)
+                self._collect(self._legacy_pages(query), collected, limit_total, ending)
             except GammaUnavailable as legacy_error:
                 raise GammaUnavailable(
                     f"{legacy_error.message} (after {keyset_error.message})",
@@ -198,8 +225,10 @@ class GammaClient(OwnsHttpClient):
         pages: Iterator[list[Any]],
         collected: dict[str, ParsedMarket],
         limit_total: int,
+        ending: EndWindow | None = None,
     ) -> None:
-        """Add each page's new open markets to `collected` until `limit_total` is reached."""
+        """Add each page's new open markets (in `ending`, if given) to `collected` until
+        `limit_total` is reached."""
         for page in pages:
             for market in parse_page(page):
                 if market.id in collected:
@@ -207,16 +236,19 @@ class GammaClient(OwnsHttpClient):
                 if market.closed or not market.active:
                     logger.debug("dropping Gamma market %s: not open", market.id)
                     continue
+                if ending is not None and not ending.holds(market.end_date):
+                    logger.debug("dropping Gamma market %s: ends outside the window", market.id)
+                    continue
                 collected[market.id] = market
                 if len(collected) >= limit_total:
                     return
 
-    def _keyset_pages(self) -> Iterator[list[Any]]:
+    def _keyset_pages(self, query: Mapping[str, str]) -> Iterator[list[Any]]:
         """Raw market lists from `/markets/keyset`, following `next_cursor`."""
         cursor: str | None = None
         seen_cursors: set[str] = set()
         for _ in range(self.page_cap):
-            params = dict(TOP_MARKET_FILTER)
+            params = dict(query)
             if cursor is not None:
                 params["after_cursor"] = cursor
             items, next_cursor = self._keyset_page(params)
@@ -245,12 +277,12 @@ class GammaClient(OwnsHttpClient):
         cursor = body.get("next_cursor", body.get("nextCursor"))
         return items, (cursor if isinstance(cursor, str) and cursor else None)
 
-    def _legacy_pages(self) -> Iterator[list[Any]]:
+    def _legacy_pages(self, query: Mapping[str, str]) -> Iterator[list[Any]]:
         """Raw market lists from the legacy `/markets` array, paging by offset."""
         offset = 0
         seen_ids: set[str] = set()
         for _ in range(self.page_cap):
-            body = self._get_json(LEGACY_PATH, {**TOP_MARKET_FILTER, "offset": str(offset)})
+            body = self._get_json(LEGACY_PATH, {**query, "offset": str(offset)})
             if not isinstance(body, list):
                 raise GammaUnavailable(
                     f"Gamma GET {LEGACY_PATH} did not return a list ({_snippet(json.dumps(body))})",

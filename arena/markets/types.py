@@ -1,5 +1,6 @@
 """The parsed market every source produces (Gamma or simulated) and the engine consumes."""
 
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Literal
@@ -55,3 +56,23 @@ def classify_outcomes(outcomes: list[str]) -> MarketType:
     """Binary iff the outcomes are exactly Yes and No (any case, any order)."""
     normalised = sorted(outcome.strip().casefold() for outcome in outcomes)
     return "binary" if normalised == ["no", "yes"] else "named"
+
+
+@dataclass(frozen=True, slots=True)
+class EndWindow:
+    """An end-date window for a top-markets query: the markets whose end date is set and falls
+    within [`earliest`, `latest`] (both ends included, as Gamma's `end_date_min` / `end_date_max`
+    are). The live sync asks it for the short-dated universe of the extension `horizon`."""
+
+    earliest: datetime
+    latest: datetime
+
+    def __post_init__(self) -> None:
+        if self.earliest.tzinfo is None or self.latest.tzinfo is None:
+            raise ValueError("an end-date window needs timezone-aware instants")
+        if self.latest < self.earliest:
+            raise ValueError(f"an end-date window ends before it starts: {self}")
+
+    def holds(self, end_date: datetime | None) -> bool:
+        """Whether a market ending at `end_date` is in the window (no end date: never)."""
+        return end_date is not None and self.earliest <= end_date <= self.latest

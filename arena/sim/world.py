@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from arena.markets.types import ParsedMarket
+from arena.markets.types import EndWindow, ParsedMarket
 from arena.sim.books import clob_token_ids
 from arena.sim.clock import HOUR_US, instant, micros
 from arena.sim.listings import (
@@ -119,8 +119,11 @@ class SimulatedWorld:
 
     # --- Gamma-client mirror --------------------------------------------------------------
 
-    def top_markets(self, at: datetime, limit_total: int = 500) -> list[ParsedMarket]:
-        """Open markets (created, not yet ended) by volume desc, ties by id; at most limit_total."""
+    def top_markets(
+        self, at: datetime, limit_total: int = 500, ending: EndWindow | None = None
+    ) -> list[ParsedMarket]:
+        """Open markets (created, not yet ended) by volume desc, ties by id; at most limit_total.
+        With `ending`, only those whose end date falls within it (as Gamma's end-date filters)."""
         now = micros(at)
         if limit_total <= 0:
             return []
@@ -129,6 +132,7 @@ class SimulatedWorld:
                 (-market.volume_at(now), market.number, market)
                 for market in self._markets
                 if market.created_us <= now < market.end_us
+                and (ending is None or ending.holds(instant(market.end_us)))
             ),
             key=lambda row: (row[0], row[1]),
         )

@@ -26,7 +26,7 @@ from arena.config import load_settings
 from arena.engine.decisions import run_decisions
 from arena.engine.jobs import BUNDLE, RESOLVE, SNAPSHOT, JobContext, run_job, slot_for
 from arena.lineup import Lineup
-from arena.markets.types import ParsedMarket
+from arena.markets.types import EndWindow, ParsedMarket
 from arena.storage.db import create_db_engine
 from arena.storage.tables import MARKETS, TRADES
 from tests.analytics.season import LLM_A, START, Season, sqlite_season, writable_copy
@@ -81,7 +81,9 @@ class ResolvedSource:
         self.engine = engine
         self.void = void
 
-    def top_markets(self, at: datetime, limit_total: int) -> list[ParsedMarket]:
+    def top_markets(
+        self, at: datetime, limit_total: int, ending: EndWindow | None = None
+    ) -> list[ParsedMarket]:
         return []
 
     def get_market(self, market_id: str, at: datetime) -> ParsedMarket | None:

@@ -39,7 +39,7 @@ from arena.engine.jobs import (
     slot_for,
 )
 from arena.lineup import FamilySpec, Lineup
-from arena.markets.types import ParsedMarket
+from arena.markets.types import EndWindow, ParsedMarket
 from arena.sim.world import SimulatedWorld
 from arena.storage.db import create_db_engine, get_engine
 from arena.storage.migrate import init_db
@@ -77,10 +77,12 @@ class FlakySource:
         self.world = world
         self.fail_at = fail_at
 
-    def top_markets(self, at: datetime, limit_total: int) -> list[ParsedMarket]:
+    def top_markets(
+        self, at: datetime, limit_total: int, ending: EndWindow | None = None
+    ) -> list[ParsedMarket]:
         if at == self.fail_at:
             raise ConnectionError("simulated outage: Gamma did not answer")
-        return self.world.top_markets(at, limit_total)
+        return self.world.top_markets(at, limit_total, ending)
 
     def get_market(self, market_id: str, at: datetime) -> ParsedMarket | None:
         return self.world.get_market(market_id, at)

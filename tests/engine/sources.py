@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.markets.gamma import parse_market
-from arena.markets.types import ParsedMarket
+from arena.markets.types import EndWindow, ParsedMarket
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gamma"
 
@@ -43,9 +43,12 @@ class ScriptedSource:
         self.payloads = payloads
         self.calls: list[str] = []
 
-    def top_markets(self, at: datetime, limit_total: int) -> list[ParsedMarket]:
+    def top_markets(
+        self, at: datetime, limit_total: int, ending: EndWindow | None = None
+    ) -> list[ParsedMarket]:
         markets = [parse_market(raw) for raw in self.payloads.values() if raw is not None]
-        return [m for m in markets if not m.closed][:limit_total]
+        listed = [m for m in markets if not m.closed]
+        return [m for m in listed if ending is None or ending.holds(m.end_date)][:limit_total]
 
     def get_market(self, market_id: str, at: datetime) -> ParsedMarket | None:
         self.calls.append(market_id)

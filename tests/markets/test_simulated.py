@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from arena.markets.resolution import resolution_verdict
-from arena.markets.types import ParsedMarket
+from arena.markets.types import EndWindow, ParsedMarket
 from arena.sim.world import SimulatedWorld
 
 START = datetime(2026, 1, 4, tzinfo=UTC)
@@ -417,3 +417,21 @@ def test_the_posterior_forecasts_better_than_the_market_price(big_world: Simulat
         n += 1
     assert n > 500
     assert posterior_brier / n < price_brier / n
+
+
+def test_an_end_window_gives_the_top_among_the_markets_ending_within_it(
+    world: SimulatedWorld,
+) -> None:
+    """The world honours the sync's end-date window as Gamma does (extension `horizon`): the
+    top by volume among the open markets ending within it, both ends included."""
+    at = START + timedelta(days=12, hours=1)
+    window = EndWindow(at, at + timedelta(days=14, hours=1))
+    every = world.top_markets(at, 10_000)
+    inside = [m.id for m in every if window.holds(m.end_date)]
+    assert 0 < len(inside) < len(every)
+    assert [m.id for m in world.top_markets(at, 10_000, window)] == inside
+    assert [m.id for m in world.top_markets(at, 5, window)] == inside[:5]
+    edge = every[0].end_date
+    assert edge is not None
+    exact = EndWindow(edge, edge)
+    assert every[0].id in [m.id for m in world.top_markets(at, 10_000, exact)]

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from arena.engine.jobs import JobContext, JobRunResult
     from arena.engine.sources import MarketSource
     from arena.lineup import FamilySpec, Lineup
-    from arena.markets.types import ParsedMarket
+    from arena.markets.types import EndWindow, ParsedMarket
 
 
 @contextmanager
@@ -41,7 +41,9 @@ class _NoMarketSource:
 
     name = "none"
 
-    def top_markets(self, at: datetime, limit_total: int) -> "list[ParsedMarket]":
+    def top_markets(
+        self, at: datetime, limit_total: int, ending: "EndWindow | None" = None
+    ) -> "list[ParsedMarket]":
         raise RuntimeError("this command has no market source")
 
     def get_market(self, market_id: str, at: datetime) -> "ParsedMarket | None":
