@@ -84,7 +84,17 @@ reads.stored_caption(stored)
 notices.simulated_notice([str(f) for f in frame["family_a"]])
 
 st.subheader("Pairs of families")
-st.markdown("\n".join(f"- {sentence}" for sentence in pair_sentences(frame)))
+
+
+def _sentences(texts: list[str]) -> None:
+    st.markdown("\n".join(f"- {fmt.escaped(text)}" for text in texts))
+
+
+_sentences(pair_sentences(frame, models_only=True) or ["No two models in this scope."])
+with_baseline = pair_sentences(frame, models_only=False)
+if with_baseline:
+    with st.expander(f"Pairs with a baseline ({len(with_baseline)})"):
+        _sentences(with_baseline)
 pairs = display(frame, "pair")
 tables.table(
     pairs.drop(columns=["family_id", "kind", "against"]),

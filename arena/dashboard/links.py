@@ -38,6 +38,7 @@ LINK_KEYS: tuple[str, ...] = (
     "sort",
     "versus",
     "methodology",
+    "protocol",  # a protocol group's key (`scope.protocol_key`): When will we know?
 )
 
 

@@ -25,15 +25,20 @@ def test_the_stored_frame_as_sentences_tables_and_csvs(on_analysed: str) -> None
     assert stored is not None, "the analyses job stores the detectability frame"
     text = read(all_text(at))
     assert "by the hourly `analyses` job" in text
-    sentences = pair_sentences(stored.frame)
-    assert sentences and all(read(s) in text for s in sentences)
+    models, baselines = (pair_sentences(stored.frame, models_only=m) for m in (True, False))
+    assert sorted(models + baselines) == sorted(pair_sentences(stored.frame))
+    assert models and all(read(s) in text for s in models)
+    expander = at.expander[0]
+    assert [e.label for e in at.expander] == [f"Pairs with a baseline ({len(baselines)})"]
+    shown = read("\n".join(str(m.value) for m in expander.markdown))
+    assert all(s in shown for s in baselines)
     pairs, references = at.dataframe[0].value, at.dataframe[1].value
     expected = display(stored.frame, "pair")
     assert list(pairs["who"]) == list(expected["who"])
     assert list(pairs["verdict"]) == list(expected["verdict"])
     assert pairs["difference"].str.endswith("pp").sum() == len(expected) // 2
     assert set(references["against"]) == {"the market", "random traders"}
-    assert [b.label for b in at.get("download_button")] == [
+    assert [getattr(b, "label", None) for b in at.get("download_button")] == [
         "Pairs CSV",
         "Market and random traders CSV",
     ]

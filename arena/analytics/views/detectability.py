@@ -219,11 +219,15 @@ def detectability_frame(
     return frame
 
 
-def pair_sentences(frame: pd.DataFrame) -> list[str]:
+def pair_sentences(frame: pd.DataFrame, models_only: bool | None = None) -> list[str]:
     """One sentence per pair, on return, with Brier's verdict after it: "GPT-5.2 vs Claude
     Opus 4.5: not separable yet; about 14 more weekly cohorts if the gap holds (return +3.1
-    pp); Brier: no gap to detect"."""
+    pp); Brier: no gap to detect". `models_only` True: pairs of two LLM families; False: pairs
+    with a baseline; None: every pair."""
     pairs = frame[frame["comparison"] == "pair"]
+    if models_only is not None:
+        both = (pairs["kind_a"] == "llm") & (pairs["kind_b"] == "llm")
+        pairs = pairs[both if models_only else ~both]
     out = []
     for _, group in pairs.groupby(["family_a", "family_b"], sort=False):
         by = {row.metric: row for row in group.itertuples(index=False)}
