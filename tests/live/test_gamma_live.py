@@ -8,12 +8,14 @@ relies on, that every market parses, and that the filter and the cursor behave a
 
 import logging
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from arena.markets import gamma
 from arena.markets.gamma import KEYSET_PATH, GammaClient, parse_market
+from arena.markets.types import EndWindow
 from tests.live.network import require_network
 
 pytestmark = pytest.mark.live
@@ -90,3 +92,20 @@ def test_top_markets_and_one_market_by_id(
 
     one = client.get_market(top[0].id)  # how resolution reads a held market
     assert one is not None and one.id == top[0].id and one.question == top[0].question
+
+
+def test_the_end_date_window_is_honoured_by_gamma_itself(client: GammaClient) -> None:
+    """The horizon sync sends `end_date_min` / `end_date_max` (issue 35). The client drops a
+    market outside the window, so a Gamma that ignored them would only shrink the universe
+    silently: this asks the raw page, before the client's own check, and needs every market
+    on it to end inside the window."""
+    require_network(GAMMA_URL)
+    now = datetime.now(UTC).replace(microsecond=0)
+    window = EndWindow(now, now + timedelta(days=14))
+    params = {**gamma._top_query(window), "limit": str(LIMIT)}
+    body = client._get_json(KEYSET_PATH, params)
+    items = body.get("markets", body.get("data")) if isinstance(body, dict) else None
+    assert isinstance(items, list) and items, f"no markets in a 14-day window: {body!r:.300}"
+    ends = {str(raw.get("id")): parse_market(raw).end_date for raw in items}
+    outside = {mid: end for mid, end in ends.items() if not window.holds(end)}
+    assert not outside, f"Gamma ignored the end-date window {window}: {outside}"
