@@ -33,7 +33,7 @@ from arena.analytics.stats.bootstrap import FamilyBootstrap, family_bootstrap
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS, database_random_null
 from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
-from arena.core.detectability import Detectability, detectability, projection_words
+from arena.core.detectability import Detectability, detectability, projection_words, z_sum
 
 DETECTABILITY_COLUMNS: tuple[str, ...] = (
     "comparison",  # pair | market | null
@@ -296,3 +296,54 @@ def display(frame: pd.DataFrame, comparison: str) -> pd.DataFrame:
             "cohorts": rows["cohorts"].to_numpy(),
         }
     )
+
+
+def write_detectability_csv(frame: pd.DataFrame, handle: Any) -> None:
+    """The frame as CSV (`DETECTABILITY_COLUMNS`, raw numbers): floats with 6 decimals, NaN as
+    an empty cell, booleans as true/false, text cells formula-safe."""
+    import csv
+
+    from arena.core.csvsafe import cell
+
+    def written(value: Any) -> Any:
+        if isinstance(value, float | np.floating):
+            return "" if np.isnan(value) else f"{float(value):.6f}"
+        if isinstance(value, bool | np.bool_):
+            return "true" if value else "false"
+        return cell(int(value) if isinstance(value, np.integer) else value)
+
+    writer = csv.writer(handle, lineterminator="\n")
+    writer.writerow(DETECTABILITY_COLUMNS)
+    for row in frame[list(DETECTABILITY_COLUMNS)].itertuples(index=False, name=None):
+        writer.writerow([written(v) for v in row])
+
+
+def detectability_table(frame: pd.DataFrame, title: str) -> Any:
+    """A rich Table of every comparison (the page's two tables in one), text escaped."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    from arena.core.text import printable
+
+    table = Table(
+        title=title,
+        caption=f"MDE = {z_sum():.4f} × SE (80% power, α = 0.05 two-sided); more cohorts if "
+        "the gap holds and the SE shrinks as 1/√cohorts",
+        box=box.SIMPLE_HEAD,
+    )
+    for name in ("comparison", "A", "B", "metric", "difference", "SE", "MDE", "when", "cohorts"):
+        table.add_column(name, justify="right" if name in ("SE", "MDE", "cohorts") else "left")
+    for row in frame.itertuples(index=False):
+        table.add_row(
+            row.comparison,
+            escape(printable(str(row.name_a))),
+            escape(printable(str(row.name_b))),
+            row.metric,
+            difference_text(row.metric, row.difference),
+            size_text(row.metric, row.se),
+            size_text(row.metric, row.mde),
+            verdict_text(row.verdict, row.more_cohorts),
+            str(row.cohorts),
+        )
+    return table

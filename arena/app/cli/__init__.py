@@ -16,7 +16,7 @@ try:  # typer >= 0.20 vendors click; older releases use click itself
 except ImportError:  # pragma: no cover
     from click import exceptions as click_exceptions  # type: ignore[no-redef]
 
-from arena.app.cli import data, jobs, serve
+from arena.app.cli import data, detect, jobs, serve
 from arena.app.cli.errors import command_error_line
 from arena.core.errors import ArenaError
 
@@ -55,6 +55,7 @@ COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("model-server", serve.model_server),
     ("clob-server", serve.clob_server),
     ("leaderboard", data.leaderboard),
+    ("detectability", detect.detectability),
     ("export", data.export),
     ("bundle", data.bundle),
     ("verify", data.verify),
