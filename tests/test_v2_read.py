@@ -81,8 +81,8 @@ def test_the_job_stores_v2_apart_and_v1_as_before(
                 select(ANALYSIS_RESULTS.c.name).where(ANALYSIS_RESULTS.c.scope == "all:v2")
             ).scalars()
         )
-    # the v1 statistics and the execution sensitivity (every cohort, whatever its version) per
-    # version; the overview and the extensions' figures are not
+    # the v1 statistics, the execution sensitivity (every cohort, whatever its version) and
+    # the detectability figures per version; the overview and the extensions' figures are not
     assert names == {
         "leaderboard",
         "calibration_summary",
@@ -90,6 +90,7 @@ def test_the_job_stores_v2_apart_and_v1_as_before(
         "reliability_market",
         "brier_over_time",
         "execution_sensitivity",
+        "detectability",
     }
     for name in ("leaderboard", "calibration_summary", "brier_over_time"):
         ours, theirs = stored_result(both, name), stored_result(v1_only, name)
