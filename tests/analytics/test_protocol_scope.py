@@ -10,6 +10,7 @@ figures must not move, and the 7-day group must stay out of both.
 
 import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,10 @@ from arena.analytics.query.scope import (
     protocols_present,
 )
 from arena.analytics.stats.leaderboard import leaderboard
+from arena.analytics.stored import stored_result
 from arena.config import Methodology, cohort_stamp
 from arena.core.errors import InputError
+from arena.engine.analyses import store_analyses
 from arena.storage.db import create_db_engine
 from tests.stated_season import BASELINE_DAYS, BASELINES, DemoSeasons, checkpoint
 from tests.test_v2_scope import add_v2_season
@@ -99,3 +102,18 @@ def test_an_unknown_group_names_the_groups_run(
     with pytest.raises(InputError, match="no cohort ran protocol 'v1\\+horizon-30d'") as found:
         leaderboard(both, methodology="v1+horizon-30d", replicates=10, null_seeds=0)
     assert "v1+horizon-14d" in str(found.value.hint)
+
+
+def test_the_hourly_job_stores_each_group_apart(
+    groups: tuple[Engine, Engine, list[int], list[int]],
+) -> None:
+    """`arena analyses` stores every extended group's all-cohort scope (``all:<key>``), so a
+    page shows a horizon season's pooled figures without computing them."""
+    _, both, _, _ = groups
+    at = datetime(2026, 3, 1, tzinfo=UTC)
+    outcome = store_analyses(both, at)
+    assert {"all", "all:v1+horizon-14d", "all:v1+horizon-7d"} <= set(outcome.scopes)
+    found = stored_result(both, "leaderboard", methodology="v1+horizon-7d")
+    assert found is not None
+    live = leaderboard(both, methodology="v1+horizon-7d")
+    pd.testing.assert_frame_equal(found.frame, live, check_dtype=False)
