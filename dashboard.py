@@ -119,8 +119,9 @@ def main() -> None:
         st.sidebar.caption(
             f"Cohort{'s' if len(extended) > 1 else ''} {number_ranges(extended)} ran "
             f"protocol extensions ({', '.join(n.replace('_', ' ') for n in names)}): not stock "
-            "v1, so left out of the all-cohort figures"
-            + (f" (see {', '.join(pages)})." if pages else ".")
+            "v1, so left out of the plain v1 all-cohort figures; each protocol group's own "
+            "pooled figures: the Methodology selector below"
+            + (f" (see also {', '.join(pages)})." if pages else ".")
         )
     st.sidebar.caption(
         f"Read-only view, refreshed every {reads.CACHE_TTL_S} s. The address bar holds the "

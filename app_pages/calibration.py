@@ -138,7 +138,9 @@ selected = picks.methodology_link()
 methodology = selected if cohort is None else None
 version = {} if methodology is None else {"methodology": methodology}
 picks.version_caption(methodology, cohort)
-left_out = notices.left_out_note(cohort) if methodology in (None, "v1") else []
+# v1's note (its extended cohorts, pointing to the selector); a protocol group's (the rest).
+shows_left_out = methodology in (None, "v1") or "+" in str(methodology)
+left_out = notices.left_out_note(cohort, methodology=methodology) if shows_left_out else []
 found = reads.stored_or_offer(
     "calibration_summary", "calibration summary", cohort=cohort, methodology=methodology
 )

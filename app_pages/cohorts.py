@@ -4,6 +4,7 @@ it has none yet: `replay_status`), standings, curves and decisions week by week.
 import pandas as pd
 import streamlit as st
 
+from arena.analytics.query.scope import protocol_label, protocols_present
 from arena.analytics.replay.status import BundleStatus, bundle_status
 from arena.analytics.views.cohorts import (
     cohort_standings_realised,
@@ -156,16 +157,20 @@ cols[2].metric("Agents", int(row["agents"]))
 cols[3].metric("Decision weeks done", int(row["decision_weeks"]))
 cols[4].metric("Return (all agents)", fmt.signed_pct(row["return_pct"]))
 if str(row["extensions"]):
+    groups: dict[str, list[int]] = reads.read(protocols_present)
+    own_key = next((k for k, ns in groups.items() if cohort in ns), str(row["extensions"]))
     did = "; ".join(
         EXTENDED_BY.get(name.strip(), name.strip()) for name in str(row["extensions"]).split(",")
     )
     st.warning(
         f"This cohort ran the protocol extension {fmt.escaped(row['extensions'])} "
         f"({fmt.escaped(did)}), so its results are not stock "
-        f"{fmt.escaped(row['methodology_version'])} results and the all-cohort figures leave "
-        "it out. The extensions' own "
-        "figures are on the Stated probability and Replicates pages ([methodology: protocol "
-        f"extensions]({NOTES}))."
+        f"{fmt.escaped(row['methodology_version'])} results and the plain "
+        f"{fmt.escaped(row['methodology_version'])} all-cohort figures leave it out. Its own "
+        f"protocol's pooled figures: the sidebar's Methodology selector, "
+        f"{fmt.escaped(protocol_label(own_key))} (protocol groups are never pooled); the "
+        "extensions' own figures are on the Stated probability and Replicates pages "
+        f"([methodology: protocol extensions]({NOTES}))."
     )
 elif not bool(row["is_default"]):
     st.warning(

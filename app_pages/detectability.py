@@ -6,23 +6,13 @@ from typing import Any
 
 import streamlit as st
 
-from arena.analytics.query.scope import protocol_label, protocols_present
+from arena.analytics.query.scope import protocols_present
 from arena.analytics.views.detectability import DETECTABILITY_COLUMNS, display, pair_sentences
 from arena.config import METHODOLOGY_VERSION
 from arena.core.detectability import z_sum
 from arena.dashboard import fmt, notices, picks, reads, tables
-from arena.dashboard.links import select_link
 
 NO_FAMILY = "No family has an agent in this scope yet: the figures appear once cohorts trade."
-
-
-def _numbers(numbers: list[int]) -> str:
-    """Cohort numbers as a person reads them: "cohort 3", "cohorts 1–6", "cohorts 1, 4, 9"."""
-    if len(numbers) == 1:
-        return f"cohort {numbers[0]}"
-    if numbers == list(range(numbers[0], numbers[-1] + 1)):
-        return f"cohorts {numbers[0]}–{numbers[-1]}"
-    return "cohorts " + ", ".join(str(n) for n in numbers)
 
 
 def _columns(first: str) -> dict[str, Any]:
@@ -57,20 +47,14 @@ st.caption(
 )
 picks.cohorts_or_stop()
 groups: dict[str, list[int]] = reads.read(protocols_present)
-left, right = st.columns([2, 1])
-key = str(
-    select_link(
-        "Protocol",
-        "protocol",
-        list(groups),
-        default=next(iter(groups)),
-        format_func=lambda k: f"{protocol_label(k)} ({_numbers(groups[k])})",
-        container=left,
-        help="Cohorts run under different protocols are never pooled.",
-    )
-)
-numbers = sorted(groups[key], reverse=True)
-cohort = picks.cohort_link(numbers, all_label="All its cohorts", container=right)
+# The sidebar's scope, as on every page (None: plain v1 cohorts only): cohorts run under
+# different protocols are never pooled; its cohort filter offers the scope's own cohorts.
+selected = picks.methodology_link()
+key = selected or METHODOLOGY_VERSION
+numbers = sorted(groups.get(key, []), reverse=True)
+left, _ = st.columns([1, 2])
+cohort = picks.cohort_link(numbers, all_label="All its cohorts", container=left)
+picks.version_caption(selected, cohort)
 methodology = None if cohort is not None or key == METHODOLOGY_VERSION else key
 found = reads.stored_or_offer(
     "detectability", "detectability", cohort=cohort, methodology=methodology

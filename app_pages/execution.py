@@ -63,8 +63,8 @@ cohort = picks.cohort_link(numbers, container=left)
 selected = picks.methodology_link()
 methodology = selected if cohort is None else None
 picks.version_caption(methodology, cohort)
-if methodology in (None, "v1"):
-    notices.left_out_note(cohort)
+if methodology in (None, "v1") or "+" in str(methodology):  # v1's, or a protocol group's
+    notices.left_out_note(cohort, methodology=methodology)
 version = {} if methodology is None else {"methodology": methodology}
 note = books_note(reads.read(book_coverage, cohort, **version))
 if note:

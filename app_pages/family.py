@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from arena.analytics.query.scope import key_version, protocol_label
 from arena.analytics.stats.risk import leaderboard_risk
 from arena.analytics.views.agents import (
     best_llm_family,
@@ -84,7 +85,9 @@ st.title("Family")
 # The sidebar's version (None on a v1-only database, read exactly as before): whose cohorts the
 # figures across cohorts cover.
 methodology = picks.methodology_link()
-version = methodology or "v1"
+key = methodology or "v1"  # a version, or a protocol group (`scope.protocol_key`)
+version = protocol_label(key)  # as the text names it ("v1 + horizon 14d")
+rules = key_version(key)  # whose rules (Brier's name) the figures are read under
 scoped = picks.scoped(methodology)
 returns: pd.DataFrame = reads.read(family_returns, **scoped)
 if returns.empty:
@@ -119,7 +122,7 @@ mine = returns.set_index("family_id").loc[family]
 per_cohort: pd.DataFrame = reads.read(family_cohorts, family)
 # Its extended cohorts and its other version's are listed in the table, never counted in the
 # figures across cohorts.
-scope: VersionScope = reads.read(version_scope, version)
+scope: VersionScope = reads.read(version_scope, key)
 in_scope = per_cohort["cohort_number"].isin(scope.pooled)  # in the version's figures
 pooled = per_cohort[in_scope]
 resolved = int(pooled["resolved_bets"].sum())
@@ -142,7 +145,7 @@ own_extended = [n for n in left_out if n in scope.extended]
 own_other = {
     theirs: [n for n in numbers if n in left_out] for theirs, numbers in scope.other.items()
 }
-notices.left_out_caption(own_extended, LISTED_BELOW, other=own_other, version=version)
+notices.left_out_caption(own_extended, LISTED_BELOW, other=own_other, version=key)
 offered = reads.stored_or_offer("leaderboard", "leaderboard", cohort=None, methodology=methodology)
 row = None
 if offered is not None:
@@ -158,7 +161,7 @@ if row is not None:
     )
     metric(
         top[1],
-        BRIER.get(version, "Brier"),
+        BRIER.get(rules, "Brier"),
         fmt.prob(row["brier"]),
         interval(row, "brier", fmt.prob),
     )
@@ -192,7 +195,7 @@ if row is not None:
 else:  # no stored leaderboard yet (or no v1 cohort): the point numbers, without intervals
     why = f"no {version} cohort" if pooled.empty and left_out else NEEDS_BOARD
     metric(top[0], "Return", fmt.signed_pct(mine["return_pct"]))
-    metric(top[1], BRIER.get(version, "Brier"), fmt.prob(pooled_brier(pooled)))
+    metric(top[1], BRIER.get(rules, "Brier"), fmt.prob(pooled_brier(pooled)))
     metric(top[2], "P(rank #1)", fmt.DASH, why)
     ranked = int((returns["rank"] > 0).sum())
     metric(top[3], "Rank", fmt.rank_of(mine["rank"], ranked), help=RANK_HELP)

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from arena.analytics.query.scope import key_version, protocol_label
 from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_stored
 from arena.analytics.views.protocol import DECISION_SCHEDULE
@@ -126,7 +127,8 @@ notices.simulated_notice()
 # The sidebar's version (None on a v1-only database, read as v1 always was): whose cohorts the
 # leader is read over. v1 ranks by return, v2 by portfolio value; never pooled.
 methodology = picks.methodology_link() if status.cohorts else None
-version = methodology or "v1"
+version = key_version(methodology or "v1")  # a protocol group's rules: its version's
+named = protocol_label(methodology or version)  # the scope as the text names it
 
 st.subheader("Current leader")
 picks.version_caption(methodology)
@@ -183,7 +185,7 @@ elif stored is not None:
             else "by portfolio value (every agent starts with the same capital: the return's order)"
         )
         board.caption(
-            f"The best-ranked model over all {f'{version} ' if left_out else ''}cohorts, "
+            f"The best-ranked model over all {f'{named} ' if left_out else ''}cohorts, "
             f"{ranked_by}. {early}Intervals are 95% "
             "cluster-bootstrap intervals over Polymarket events "
             f"([how they are computed]({STATISTICS}))."

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.query.scope import cohort_version
+from arena.analytics.query.scope import cohort_version, key_version
 from arena.analytics.stats.cost import COST_COLUMNS, cost_frame
 from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED, portfolio_value, ranked
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS
@@ -22,6 +22,11 @@ from arena.analytics.views.realised import (
 from arena.dashboard import documents, fmt, notices, picks, portfolio, reads, tables
 
 NO_AGENT = "This cohort has no agents: `arena start-cohort` creates one per enabled family."
+# The all-cohort board of a scope without an agent (a version or protocol group chosen).
+NO_SCOPE_AGENT = (
+    "No cohort of this protocol yet: `arena start-cohort` creates one per enabled family "
+    "(the sidebar's Methodology selector shows the protocols this database ran)."
+)
 STATS = documents.doc_link("methodology", "19-statistics-honest-uncertainty")
 SCORING = documents.doc_link("methodology", "11-scoring")
 
@@ -367,10 +372,10 @@ cohort = picks.cohort_link(numbers, container=pick)
 methodology = picks.methodology_link()  # in the sidebar; a bad cohort link is named first
 # The rules the table is read under: the chosen cohort's own version, else the selector's.
 chosen = reads.read(cohort_version, cohort) if cohort is not None else methodology
-version = chosen or "v1"
+version = key_version(chosen) if chosen else "v1"  # a protocol group: its version's rules
 picks.version_caption(methodology, cohort)
 if version == "v1":
-    notices.left_out_note(cohort)
+    notices.left_out_note(cohort, methodology=methodology)
 link.page_link(
     "app_pages/compare.py",
     label="Compare two families",
@@ -383,7 +388,7 @@ result = reads.stored_or_offer(
 if result is not None:
     board, stored = result
     if board.empty:
-        notices.nothing_yet(NO_AGENT)
+        notices.nothing_yet(NO_AGENT if cohort is not None else NO_SCOPE_AGENT)
     board = ranked(board.reset_index(drop=True), version)
     from arena.analytics.stored import execution_flags  # the analyses: only when shown
 
@@ -417,13 +422,14 @@ if result is not None:
             "order-book midpoints) on the capital given; Brier is shown as a diagnostic only "
             f"([methodology v2]({documents.doc_link('methodology-v2')}))."
         )
-    scope = f"cohort-{cohort}" if cohort is not None else "all" if version == "v1" else version
+    plain = methodology in (None, "v1")
+    scope = f"cohort-{cohort}" if cohort is not None else "all" if plain else str(methodology)
     tables.download_csv(board[[c for c in CSV_COLUMNS if c in board]], f"leaderboard-{scope}")
     cost_section(board, scope)
 
 st.subheader("Portfolio over time")
 # Across cohorts the summed curves are the selector's version's own, never v1's and v2's mixed.
-summed = methodology if cohort is None and version != "v1" else None
+summed = methodology if cohort is None and methodology not in (None, "v1") else None
 portfolio.curve_section(
     f"leaderboard-{summed}" if summed else "leaderboard", cohort=cohort, methodology=summed
 )

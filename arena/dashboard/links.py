@@ -17,6 +17,7 @@ from typing import Any
 
 import streamlit as st
 
+from arena.analytics.query.scope import normalised_key
 from arena.dashboard import fmt
 
 LINK_KEYS: tuple[str, ...] = (
@@ -38,8 +39,13 @@ LINK_KEYS: tuple[str, ...] = (
     "sort",
     "versus",
     "methodology",
-    "protocol",  # a protocol group's key (`scope.protocol_key`): When will we know?
 )
+# Old link keys, read as the key that replaced them: "When will we know?" had its own
+# protocol picker (``protocol``) before every page shared the sidebar's selector.
+ALIASES: dict[str, str] = {"protocol": "methodology"}
+# Link keys whose value is a protocol key (`scope.normalised_key`: a hand-typed "+" arrives
+# as a space).
+KEY_VALUED: tuple[str, ...] = ("methodology",)
 
 
 _LINKS = "_arena_links"
@@ -112,12 +118,29 @@ def restore_links(page: str) -> None:
     st.session_state[_PAGE] = page
     st.session_state[_USED] = set()
     params = st.query_params
+    _read_aliases(params)
     for key in LINK_KEYS:
         mine = _remembered(key)
         if key in params:
             mine[key] = params[key]
         elif key in mine:
             params[key] = mine[key]
+
+
+def _read_aliases(params: Any) -> None:
+    """An old link's keys as their new ones (`ALIASES`; the new key wins when both are
+    given), and a protocol key's spaces as the "+" they were (`KEY_VALUED`)."""
+    for old, new in ALIASES.items():
+        if old in params:
+            value = params[old]
+            del params[old]
+            if new not in params:
+                params[new] = value
+    for key in KEY_VALUED:
+        if key in params:
+            fixed = normalised_key(params[key])
+            if fixed != params[key]:
+                params[key] = fixed
 
 
 def drop_unused_links() -> None:

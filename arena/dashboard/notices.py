@@ -10,6 +10,7 @@ from typing import NoReturn
 
 import streamlit as st
 
+from arena.analytics.query.scope import protocol_label
 from arena.analytics.views.protocol import number_ranges
 from arena.analytics.views.simulated import SERVED_BY, simulated_families
 from arena.analytics.views.versions import VersionScope, version_scope
@@ -24,42 +25,56 @@ COHORT_FILTER = (
 )
 
 
+# Where a left-out cohort's own pooled figures are, when the sidebar offers its protocol.
+SELECTOR = (
+    "Their protocol's own pooled figures: the sidebar's Methodology selector (protocol groups "
+    "are never pooled)."
+)
+
+
 def left_out_text(
     numbers: Sequence[int],
     how: tuple[str, str] = COHORT_FILTER,
     *,
     other: Mapping[str, Sequence[int]] | None = None,
     version: str = METHODOLOGY_VERSION,
+    selector: bool = False,
 ) -> str:
-    """What an all-cohort view's figures of `version` leave out, by why ("" when nothing):
+    """What an all-cohort view's figures of `version` (or of a protocol group, `version` its
+    key) leave out, by why ("" when nothing):
 
     - `numbers`, its cohorts with protocol extensions: "2 extended cohorts (#3, #4) are left
-      out of these v1 figures; choose one in the cohort filter to see it.";
+      out of these v1 figures; choose one in the cohort filter to see it." (`selector`: the
+      sidebar offers their protocol groups, and the note says so);
     - `other`, the cohorts of another methodology version, by version (never pooled: not
       extended, so never called so): "v2 cohorts 5–8 are not in these v1 figures: another
       methodology version, never pooled with v1 (the sidebar's Methodology selector shows
-      theirs)."
+      theirs)."; by protocol key under a group's view ("another protocol").
     """
+    name = protocol_label(version)
     parts: list[str] = []
     if numbers:
         listed = ", ".join(f"#{n}" for n in numbers)
         if len(numbers) == 1:
             parts.append(
-                f"1 extended cohort ({listed}) is left out of these {version} figures; {how[0]}."
+                f"1 extended cohort ({listed}) is left out of these {name} figures; {how[0]}."
             )
         else:
             parts.append(
-                f"{len(numbers)} extended cohorts ({listed}) are left out of these {version} "
+                f"{len(numbers)} extended cohorts ({listed}) are left out of these {name} "
                 f"figures; {how[1]}."
             )
+        if selector:
+            parts.append(SELECTOR)
     for theirs, group in sorted((other or {}).items()):
         if group:
             several = len(group) > 1
+            kind = "protocol" if "+" in theirs or "+" in version else "methodology version"
             parts.append(
-                f"{theirs} cohort{'s' if several else ''} {number_ranges(list(group))} "
-                f"{'are' if several else 'is'} not in these {version} figures: another "
-                f"methodology version, never pooled with {version} (the sidebar's Methodology "
-                "selector shows theirs)."
+                f"{protocol_label(theirs)} cohort{'s' if several else ''} "
+                f"{number_ranges(list(group))} {'are' if several else 'is'} not in these "
+                f"{name} figures: another {kind}, never pooled with {name} (the sidebar's "
+                "Methodology selector shows theirs)."
             )
     return " ".join(parts)
 
@@ -76,7 +91,7 @@ def left_out_note(
     if cohort is not None:
         return []
     scope: VersionScope = read(version_scope, methodology or METHODOLOGY_VERSION)
-    left_out_caption(scope.extended, how, other=scope.other, version=scope.version)
+    left_out_caption(scope.extended, how, other=scope.other, version=scope.version, selector=True)
     return scope.left_out
 
 
@@ -86,10 +101,11 @@ def left_out_caption(
     *,
     other: Mapping[str, Sequence[int]] | None = None,
     version: str = METHODOLOGY_VERSION,
+    selector: bool = False,
 ) -> None:
     """The note of `left_out_note` (`left_out_text`'s arguments; nothing when there are
     none)."""
-    text = left_out_text(numbers, how, other=other, version=version)
+    text = left_out_text(numbers, how, other=other, version=version, selector=selector)
     if text:
         st.caption(f":material/filter_alt_off: {text}")
 

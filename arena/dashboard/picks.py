@@ -1,13 +1,20 @@
 """The cohort picker every page shares, the "no cohort yet" stop before it, and the sidebar's
-methodology selector (shown only once a database holds a cohort of another version than v1)."""
+methodology selector (shown only once a database holds a cohort of another protocol than plain
+v1: another version, or a protocol group such as ``v1+horizon-14d``)."""
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import streamlit as st
 
-from arena.analytics.query.scope import cohort_version, versions_present
+from arena.analytics.query.scope import (
+    cohort_version,
+    key_version,
+    protocol_label,
+    protocols_present,
+)
 from arena.analytics.views.cohorts import cohort_numbers
+from arena.analytics.views.protocol import number_ranges
 from arena.analytics.views.versions import version_scope
 from arena.config import METHODOLOGY_VERSION
 from arena.dashboard.links import (
@@ -88,33 +95,53 @@ VERSION_RULES = {
 }
 
 
-def methodology_link() -> str | None:
-    """The sidebar's methodology selector, bound to link ``methodology``: which version's
-    cohorts the page's all-cohort figures cover (v1 and v2 are never pooled).
+def scope_name(key: str, numbers: Sequence[int]) -> str:
+    """A selector option as a person reads it: a version as before ("v1 (archived): Gamma
+    prices"), a protocol group as its label and cohorts ("v1 + horizon 14d (cohorts 1–8)")."""
+    if "+" not in key:
+        return VERSION_NAMES.get(key, key)
+    several = len(numbers) > 1
+    return f"{protocol_label(key)} (cohort{'s' if several else ''} {number_ranges(list(numbers))})"
 
-    Shown only when the database holds a cohort of a version other than v1; then it returns
-    the chosen version (v1 by default). A v1-only database shows nothing and returns None
-    (the page reads v1, as it always did); a link naming a version this database did not run
-    is named as a bad link, and forgotten (never carried to the next page).
+
+def shows_selector(groups: Mapping[str, Sequence[int]]) -> bool:
+    """Whether the sidebar offers a choice of scope: more than one protocol here, or none of
+    plain v1 (a horizon-only deployment opens on its own group, said so)."""
+    return len(groups) > 1 or (bool(groups) and METHODOLOGY_VERSION not in groups)
+
+
+def methodology_link() -> str | None:
+    """The sidebar's methodology selector, bound to link ``methodology``: whose cohorts the
+    page's all-cohort figures cover, a methodology version's plain cohorts (v1, v2) or one
+    protocol group's (`scope.protocol_key`: ``v1+horizon-14d``); never two pooled.
+
+    Shown when the database holds more than one protocol, or no plain v1 cohort; then it
+    returns the chosen key (v1 by default, else the first group). A database of plain v1
+    cohorts alone shows nothing and returns None (the page reads v1, as it always did); a
+    link naming a scope this database did not run is named as a bad link, and forgotten
+    (never carried to the next page). A hand-typed link's "+" arrives as a space
+    (`links.restore_links` puts it back).
 
     The choice is the session's (`links.SESSION_KEYS`): every page that calls this finds the
-    version picked on another. Picking another version drops this page's cohort when it is
-    not of that version, so the page shows the version picked (all its cohorts, or its
-    newest) rather than a cohort of the other."""
-    versions: list[str] = read(versions_present)
+    scope picked on another. Picking another drops this page's cohort when it is not in it,
+    so the page shows the scope picked (all its cohorts, or its newest) rather than a cohort
+    of another."""
+    groups: dict[str, list[int]] = read(protocols_present)
     wanted = get_link("methodology")
-    others = [v for v in versions if v != METHODOLOGY_VERSION]
-    if wanted is not None and wanted not in (versions if others else [METHODOLOGY_VERSION]):
+    shown = shows_selector(groups)
+    if wanted is not None and wanted not in (groups if shown else [METHODOLOGY_VERSION]):
         forget_link("methodology")
-    if others:
+    if shown:
         chosen = select_link(
             "Methodology",
             "methodology",
-            versions,
-            default=METHODOLOGY_VERSION,
-            format_func=lambda v: VERSION_NAMES.get(v, v),
+            list(groups),
+            default=METHODOLOGY_VERSION if METHODOLOGY_VERSION in groups else next(iter(groups)),
+            format_func=lambda key: scope_name(key, groups[key]),
             container=st.sidebar,
-            help="Whose cohorts the all-cohort figures cover: v1 and v2 are never pooled.",
+            help="Whose cohorts the all-cohort figures cover: one methodology version's plain "
+            "cohorts, or one protocol group's (the same version, extensions and parameters). "
+            "Never two pooled.",
             after_change=_keep_cohort_of,
         )
         return str(chosen)
@@ -123,11 +150,17 @@ def methodology_link() -> str | None:
     return None
 
 
-def _keep_cohort_of(version: Any) -> None:
-    """After the selector changed to `version`: drop this page's cohort link when that cohort
-    ran another version (the page then opens on the version's own cohorts)."""
+def _keep_cohort_of(key: Any) -> None:
+    """After the selector changed to `key`: drop this page's cohort link when that cohort ran
+    another version (a protocol group: is not one of the group's), so the page then opens on
+    the scope's own cohorts."""
     number = id_value(st.query_params.get("cohort"))
-    if number is not None and read(cohort_version, number) != version:
+    if number is None:
+        return
+    if "+" in str(key):
+        if number not in read(protocols_present).get(str(key), []):
+            set_link("cohort", None)
+    elif read(cohort_version, number) != key:
         set_link("cohort", None)
 
 
@@ -139,8 +172,12 @@ def cohort_versions() -> dict[int, str] | None:
 
 
 def newest_of(numbers: Sequence[int], methodology: str | None) -> int:
-    """The cohort a page about one cohort opens on: the newest of version `methodology` among
-    `numbers` (newest first), else the newest of all (None: a v1-only database)."""
+    """The cohort a page about one cohort opens on: the newest of version `methodology` (of
+    the protocol group it names) among `numbers` (newest first), else the newest of all
+    (None: a v1-only database)."""
+    if methodology is not None and "+" in methodology:
+        group = set(read(protocols_present).get(methodology, []))
+        return next((n for n in numbers if n in group), numbers[0])
     versions = cohort_versions() if methodology is not None else None
     if versions:
         mine = [n for n in numbers if versions.get(n) == methodology]
@@ -173,12 +210,27 @@ def cohort_version_caption(number: int | None) -> str | None:
 
 
 def version_caption(methodology: str | None, cohort: int | None = None) -> None:
-    """Say which version's cohorts the all-cohort figures below cover (nothing on a v1-only
-    database, or when one cohort is chosen: a cohort is read as it is)."""
+    """Say which version's (protocol group's) cohorts the all-cohort figures below cover
+    (nothing on a v1-only database, or when one cohort is chosen: a cohort is read as it is)."""
     if methodology is None or cohort is not None:
         return
-    if methodology == METHODOLOGY_VERSION:
-        text = "**Methodology v1** (archived): every v1 cohort; v2 cohorts are never pooled in."
+    if "+" in methodology:
+        numbers = read(protocols_present).get(methodology, [])
+        version = key_version(methodology)
+        rules = VERSION_RULES.get(version)
+        text = (
+            f"**Protocol {protocol_label(methodology)}** "
+            f"(cohort{'s' if len(numbers) > 1 else ''} {number_ranges(numbers)}): "
+            f"every cohort run under this protocol, read under methodology {version}'s rules"
+            + (f" ({rules})" if rules else "")
+            + "; cohorts of any other protocol or version are never pooled in (the sidebar "
+            "switches)."
+        )
+    elif methodology == METHODOLOGY_VERSION:
+        text = (
+            "**Methodology v1** (archived): every plain v1 cohort; cohorts of another version "
+            "or protocol group are never pooled in."
+        )
     else:
         text = (
             f"**Methodology {methodology}**: every {methodology} cohort without protocol "

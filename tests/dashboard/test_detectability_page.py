@@ -1,6 +1,9 @@
 """The "When will we know?" page (AppTest) over the suite's seasons: the hourly job's stored
-frame shown as sentences and two formatted tables with raw CSVs; the protocol picker scopes a
-read to one protocol group (computed live on request), and a link naming no group says so."""
+frame shown as sentences and two formatted tables with raw CSVs; the sidebar's Methodology
+selector (as on every page) scopes a read to one protocol group (computed live on request),
+and a link naming no group says so."""
+
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -8,7 +11,7 @@ from sqlalchemy import create_engine
 
 from arena.analytics.stored import current_stored
 from arena.analytics.views.detectability import display, pair_sentences
-from tests.dashboard.apptest import all_text, headings, read, run_page, widget
+from tests.dashboard.apptest import all_text, headings, read, run_page
 
 
 def test_the_stored_frame_as_sentences_tables_and_csvs(on_analysed: str) -> None:
@@ -42,26 +45,30 @@ def test_the_stored_frame_as_sentences_tables_and_csvs(on_analysed: str) -> None
         "Pairs CSV",
         "Market and random traders CSV",
     ]
-    assert widget(at, "selectbox", "Protocol").value == "v1"
+    # Plain v1 cohorts only: no scope to choose, as on every page.
+    assert "Methodology" not in [box.label for box in at.sidebar.selectbox]
+    assert "Protocol" not in [box.label for box in at.selectbox]
+
+
+def _selector(at: Any) -> Any:
+    return next(box for box in at.sidebar.selectbox if box.label == "Methodology")
 
 
 def test_a_protocol_group_is_read_alone_and_a_bad_link_named(on_mixed: str) -> None:
-    at = run_page("detectability", protocol="v1+stated_probability")
+    at = run_page("detectability", methodology="v1+stated_probability")
     assert not at.exception, [e.value for e in at.exception]
-    picker = widget(at, "selectbox", "Protocol")
+    picker = _selector(at)  # the sidebar's, as on every page
     assert picker.value == "v1+stated_probability"
-    assert picker.options == ["v1 (cohort 1)", "v1 + stated probability (cohort 2)"]
-    # No stored frame for a protocol group: the page offers the live read.
-    widget(at, "button", "Compute the detectability now").click().run()
-    assert not at.exception, [e.value for e in at.exception]
+    assert picker.options == ["v1 (archived): Gamma prices", "v1 + stated probability (cohort 2)"]
+    # The hourly job stores every protocol group's all-cohort scope (``all:<key>``).
     pairs: pd.DataFrame = at.dataframe[0].value
     assert set(pairs["cohorts"]) == {1}  # cohort 2 alone
-    assert "Computed live" in all_text(at)
+    assert "by the hourly `analyses` job" in read(all_text(at))
 
-    bad = run_page("detectability", protocol="v9+nothing")
+    bad = run_page("detectability", methodology="v9+nothing")
     assert not bad.exception
     assert any("v9+nothing" in read(str(w.value)) for w in bad.warning)
-    assert widget(bad, "selectbox", "Protocol").value == "v1"
+    assert _selector(bad).value == "v1"
 
 
 @pytest.mark.parametrize("cohort", ["1"])

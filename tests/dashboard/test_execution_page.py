@@ -85,4 +85,4 @@ def test_the_sidebar_names_the_extensions_the_cohorts_ran(
     for _ in use_database(monkeypatch, db_url):
         sidebar = read(" ".join(str(c.value) for c in page("execution").sidebar.caption))
         assert "ran protocol extensions (book execution): not stock v1" in sidebar, sidebar
-        assert "(see Execution)" in sidebar and "stated" not in sidebar
+        assert "(see also Execution)" in sidebar and "stated" not in sidebar

@@ -76,6 +76,19 @@ def protocol_label(key: str) -> str:
     return " + ".join(part.replace("_", " ").replace("-", " ") for part in key.split("+"))
 
 
+def key_version(key: str) -> str:
+    """The methodology version a protocol key runs under (``v1+horizon-14d`` → ``v1``): the
+    rules a page reads a group's figures under (its columns, its ranking) are its version's."""
+    return key.split("+", 1)[0]
+
+
+def normalised_key(value: str) -> str:
+    """A protocol key as a link carried it: a hand-typed ``?methodology=v1+horizon-14d``
+    arrives as ``v1 horizon-14d`` (URLSearchParams decodes "+" as a space), and a key never
+    contains a space, so each run of spaces is its "+" again."""
+    return "+".join(value.split())
+
+
 def cohort_protocols(conn: Connection) -> dict[int, tuple[int, str]]:
     """Every cohort's protocol key, by database id: (cohort number, key)."""
     rows = conn.execute(

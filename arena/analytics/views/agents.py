@@ -15,7 +15,7 @@ from sqlalchemy.engine import Engine
 
 from arena.analytics.export.tables import EXPORTS, ExportFilters
 from arena.analytics.query.frames import FLOAT, INT, MONEY, TEXT, TIME, query_frame
-from arena.analytics.query.scope import cohort_in_scope, version_or_error
+from arena.analytics.query.scope import cohort_id_of, cohort_in_scope
 from arena.analytics.query.selects import (
     agent_book,
     agent_display_name,
@@ -234,8 +234,10 @@ def family_returns(engine: Engine, methodology: str = METHODOLOGY_VERSION) -> pd
     ``family_id``, ``display_name``, ``kind``, ``cohorts``, ``capital``, ``total_pnl``,
     ``return_pct``; ordered by rank (the unranked last), then family id.
     """
-    # v1's scope is None (the SQL it was before v2); another version's, its name.
-    scope = None if version_or_error(methodology) == METHODOLOGY_VERSION else methodology
+    # v1's scope is None (the SQL it was before v2); another version's, its name; a protocol
+    # group's, its cohorts' ids.
+    with engine.connect() as conn:
+        scope = cohort_id_of(conn, None, methodology)
     latest = latest_snapshots()
     open_cost = (
         select(POSITIONS.c.agent_id, func.sum(POSITIONS.c.cost_basis).label("open_cost"))

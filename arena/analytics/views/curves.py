@@ -43,7 +43,7 @@ from arena.analytics.query.frames import (
     epoch_times,
     raw_rows,
 )
-from arena.analytics.query.scope import cohort_in_scope, excluded_cohorts, version_or_error
+from arena.analytics.query.scope import cohort_id_of, cohort_in_scope, excluded_cohorts
 from arena.analytics.query.selects import agent_ids, fetch, newest_snapshots, typed_frame
 from arena.config import METHODOLOGY_VERSION
 from arena.core.errors import InputError
@@ -112,16 +112,23 @@ def bucket_width(range_key: str, span: timedelta | None) -> int:
     return BUCKET_LADDER[-1]
 
 
-def _pool(conn: Connection, cohort: int | None, methodology: str) -> str | None:
-    """The version whose plain cohorts an all-cohort curve sums (`cohort` None), or None when
-    no agent needs leaving out: a cohort is chosen, or v1 on a database of v1 cohorts alone
-    (its SQL then is what it was before extensions and v2 existed)."""
-    version = version_or_error(methodology)
+# What an all-cohort curve sums: a version's name (its plain cohorts) or a protocol group's
+# cohort ids (`cohort_id_of`); None: no agent left out.
+Pool = str | tuple[int, ...] | None
+
+
+def _pool(conn: Connection, cohort: int | None, methodology: str) -> Pool:
+    """The version whose plain cohorts an all-cohort curve sums (`cohort` None), or the ids of
+    the protocol group `methodology` names, or None when no agent needs leaving out: a cohort
+    is chosen, or v1 on a database of v1 cohorts alone (its SQL then is what it was before
+    extensions and v2 existed). An unknown version or group → InputError."""
+    scope = cohort_id_of(conn, None, methodology)
     if cohort is not None:
         return None
-    if version == METHODOLOGY_VERSION and not excluded_cohorts(conn):
-        return None
-    return version
+    if scope is None:
+        return METHODOLOGY_VERSION if excluded_cohorts(conn) else None
+    assert not isinstance(scope, int)  # an all-cohort scope is never one cohort's id
+    return scope
 
 
 def curve_window(
@@ -188,7 +195,7 @@ def portfolio_curves(
     return family_curves(np.concatenate([points, seeded]), agent_rows, first_bucket, width)
 
 
-def _agent_scope(cohort: int | None, family: str | None, pool: str | None) -> Any:
+def _agent_scope(cohort: int | None, family: str | None, pool: Pool) -> Any:
     """Select of the ids of the agents in scope, or None when every agent is (no cohort and
     no family chosen, and no cohort to leave out)."""
     if cohort is None and family is None and pool is None:
@@ -196,7 +203,7 @@ def _agent_scope(cohort: int | None, family: str | None, pool: str | None) -> An
     return _scope(agent_ids(cohort, family), None, None, pool)
 
 
-def _scope(query: Any, cohort: int | None, family: str | None, pool: str | None) -> Any:
+def _scope(query: Any, cohort: int | None, family: str | None, pool: Pool) -> Any:
     """`query` (joining agents and cohorts) restricted to cohort number `cohort` and
     `family`, either optional; `pool`: to the agents of that version's plain cohorts (v1's
     scope is `cohort_in_scope`'s None, exactly the SQL it was before v2)."""
@@ -210,7 +217,7 @@ def _scope(query: Any, cohort: int | None, family: str | None, pool: str | None)
     return query
 
 
-def _agents(cohort: int | None, family: str | None, pool: str | None) -> Any:
+def _agents(cohort: int | None, family: str | None, pool: Pool) -> Any:
     """The agents in scope: id, family, the family's name and kind, and the starting
     balance (in micro-dollars, `_units`)."""
     return _scope(
@@ -229,7 +236,7 @@ def _agents(cohort: int | None, family: str | None, pool: str | None) -> Any:
     )
 
 
-def _first_and_last_slot(cohort: int | None, family: str | None, pool: str | None) -> Any:
+def _first_and_last_slot(cohort: int | None, family: str | None, pool: Pool) -> Any:
     """SQL: the first and last snapshot slot in scope, by index seeks alone: for every
     snapshot, two seeks on the slot index; for a scope, per agent a min and a max seek on
     (agent_id, slot), then the min and max of those."""

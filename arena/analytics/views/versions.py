@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from arena.analytics.query.scope import extended, version_or_error
+from arena.analytics.query.scope import (
+    cohort_id_of,
+    extended,
+    protocols_present,
+    version_or_error,
+)
 from arena.config import METHODOLOGY_VERSION
 from arena.storage.tables import COHORTS
 
@@ -41,13 +46,19 @@ class VersionScope:
         return sorted([*self.extended, *(n for group in self.other.values() for n in group)])
 
     def newest(self) -> int | None:
-        """The newest cohort of the version viewed (plain or extended); None without one."""
+        """The newest cohort of the version viewed (plain or extended; a protocol group's: its
+        own); None without one."""
+        if "+" in self.version:
+            return max(self.pooled) if self.pooled else None
         mine = [n for n, v in self.versions.items() if v == self.version]
         return max(mine) if mine else None
 
 
 def version_scope(engine: Engine, methodology: str = METHODOLOGY_VERSION) -> VersionScope:
-    """The `VersionScope` of version `methodology` (an unknown version → InputError)."""
+    """The `VersionScope` of version `methodology` (an unknown version → InputError), or of
+    the protocol group it names (`scope.protocol_key`)."""
+    if "+" in methodology:
+        return group_scope(engine, methodology)
     version = version_or_error(methodology)
     query = select(COHORTS.c.number, COHORTS.c.methodology_version, extended()).order_by(
         COHORTS.c.number
@@ -64,4 +75,24 @@ def version_scope(engine: Engine, methodology: str = METHODOLOGY_VERSION) -> Ver
         extended=[n for n, of, ext in rows if of == version and ext],
         other=other,
         versions={n: of for n, of, _ in rows},
+    )
+
+
+def group_scope(engine: Engine, key: str) -> VersionScope:
+    """The `VersionScope` of protocol group `key`: its cohorts pooled, nothing extended left
+    out of it (an extension is part of its protocol), every other cohort by its own protocol
+    key under ``other`` (never pooled with it). A key no cohort ran → InputError."""
+    with engine.connect() as conn:
+        cohort_id_of(conn, None, key)  # names the groups run when none ran `key`
+        groups = protocols_present(conn)
+        versions = {
+            int(n): str(v)
+            for n, v in conn.execute(select(COHORTS.c.number, COHORTS.c.methodology_version))
+        }
+    return VersionScope(
+        version=key,
+        pooled=groups[key],
+        extended=[],
+        other={k: numbers for k, numbers in groups.items() if k != key},
+        versions=dict(sorted(versions.items())),
     )
