@@ -14,12 +14,15 @@ from arena.analytics.views.cohorts import (
 )
 from arena.analytics.views.realised import split_text
 from arena.dashboard import documents, fmt, notices, picks, portfolio, reads, tables
+from arena.dashboard.horizon_section import cohort_sentence, horizon_rows
 
 NOTES = documents.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
 # What each protocol extension changed, for the note on an extended cohort (methodology §18).
 EXTENDED_BY = {
     "stated_probability": "its prompt asked each bet for the model's probability",
     "replicates": "every family fielded several independent agents",
+    "book_execution": "its bets walked the stored order books and paid the taker fee",
+    "horizon": "it was shown only markets ending within its horizon of each decision run",
 }
 STATUS_HELP = {
     "deciding": "agents still decide weekly",
@@ -169,9 +172,12 @@ if str(row["extensions"]):
         f"{fmt.escaped(row['methodology_version'])} all-cohort figures leave it out. Its own "
         f"protocol's pooled figures: the sidebar's Methodology selector, "
         f"{fmt.escaped(protocol_label(own_key))} (protocol groups are never pooled); the "
-        "extensions' own figures are on the Stated probability and Replicates pages "
+        "extensions' own figures are on their pages "
         f"([methodology: protocol extensions]({NOTES}))."
     )
+    horizon = horizon_rows([int(row["cohort_number"])])
+    if not horizon.empty:
+        st.markdown(cohort_sentence(horizon.iloc[0]))
 elif not bool(row["is_default"]):
     st.warning(
         "This cohort ran with overridden methodology constants (a research run): its results "

@@ -11,6 +11,7 @@ from arena.analytics.views.detectability import DETECTABILITY_COLUMNS, display, 
 from arena.config import METHODOLOGY_VERSION
 from arena.core.detectability import z_sum
 from arena.dashboard import fmt, notices, picks, reads, tables
+from arena.dashboard.horizon_section import horizon_section
 
 NO_FAMILY = "No family has an agent in this scope yet: the figures appear once cohorts trade."
 
@@ -110,3 +111,4 @@ with right:
         f"detectability-references-{scope}",
         label="Market and random traders CSV",
     )
+horizon_section([cohort] if cohort is not None else numbers, scope)

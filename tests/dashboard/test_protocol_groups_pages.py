@@ -186,6 +186,18 @@ def test_when_will_we_know_uses_the_sidebar_and_reads_old_links(on_groups: str) 
     assert cohorts and cohorts[0].options == ["All its cohorts", "Cohort 3"]
     assert "protocol" not in at.query_params
     assert set(at.dataframe[0].value["cohorts"]) == {1}  # the stored group frame: cohort 3
+    # The group's horizon cohorts and how soon they finished (expected against actual).
+    text = read(all_text(at))
+    assert "How soon these cohorts finish" in text
+    completion = at.dataframe[-1].value
+    assert list(completion["cohort_text"]) == ["#3"] and list(completion["horizon"]) == ["14 days"]
+
+
+def test_a_horizon_cohort_says_its_horizon_and_completion(on_groups: str) -> None:
+    horizon = read(all_text(run_page("cohorts", cohort="3")))
+    assert "**Horizon 14 days**: every market shown ended within 14 days" in horizon
+    assert "expected to complete" in horizon and "Overruns:" in horizon
+    assert "Horizon 14 days" not in read(all_text(run_page("cohorts", cohort="1")))
 
 
 def test_a_horizon_only_database_opens_on_its_group(
