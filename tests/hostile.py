@@ -38,6 +38,7 @@ PAGES = {
     "stated": "Stated probability",
     "replicates": "Replicates",
     "execution": "Execution",
+    "detectability": "When will we know?",
     "decisions": "Decisions",
     "markets": "Markets",
     "exports": "Exports",

@@ -109,6 +109,9 @@ def test_a_key_its_version_and_its_hand_typed_form() -> None:
         "v1+replicates-3+stated_probability"
     )
     assert normalised_key(GROUP) == GROUP and normalised_key("v2") == "v2"
+    # Not a key: shown back as it came in the bad-link warning, spaces and all.
+    hostile = "[Session expired - log in](https://evil.example/login)"
+    assert normalised_key(hostile) == hostile
 
 
 def test_when_the_selector_shows_and_how_it_names_a_scope() -> None:

@@ -22,6 +22,7 @@ cohorts (a horizon season's leaderboard, its detectability) pools only cohorts t
 and never a plain cohort; a plain version's key is the version's name, read as before.
 """
 
+import re
 from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any
@@ -82,11 +83,19 @@ def key_version(key: str) -> str:
     return key.split("+", 1)[0]
 
 
+_KEY_PART = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
 def normalised_key(value: str) -> str:
     """A protocol key as a link carried it: a hand-typed ``?methodology=v1+horizon-14d``
     arrives as ``v1 horizon-14d`` (URLSearchParams decodes "+" as a space), and a key never
-    contains a space, so each run of spaces is its "+" again."""
-    return "+".join(value.split())
+    contains a space, so each run of spaces is its "+" again. Only a value whose every part
+    could belong to a key (letters, digits, ``_ . -``) is rewritten: anything else is shown
+    back as it came, in the warning naming a bad link."""
+    parts = value.split()
+    if not parts or not all(_KEY_PART.fullmatch(part) for part in parts):
+        return value
+    return "+".join(parts)
 
 
 def cohort_protocols(conn: Connection) -> dict[int, tuple[int, str]]:
