@@ -78,6 +78,9 @@ EXPECTED: dict[str, Callable[[dict[str, str]], Expected]] = {
     ),
     "decisions": _decisions,
     "markets": lambda q: Expected((f"Market {q['market']}",)),
+    "detectability": lambda q: Expected(
+        ("When will we know?",), {"Cohort": f"Cohort {q['cohort']}"}
+    ),
     "methodology": lambda q: Expected(
         ("The outside contract" if q.get("doc") == "contract" else "Methodology",)
     ),
