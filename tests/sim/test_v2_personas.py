@@ -153,16 +153,16 @@ def test_under_v2_personas_keep_their_bets_within_the_total_cap(world: Simulated
 
 # ---- a v2 demo season ----------------------------------------------------------------------
 
-WEEKS = 3  # three decision Sundays: 1 + 2 + 3 cohorts of the seven LLM families decide
+WEEKS = 2  # two decision Sundays: 1 + 2 cohorts of the seven LLM families decide (21)
 # The named rate: decisions with an answer refused for the total cap. The personas' mean
-# overspend is 0.039 a betting answer; 0.08 leaves room for chance over 42 decisions.
+# overspend is 0.039 a betting answer; 0.08 leaves room for chance (one refusal in 21).
 CAP_DECISION_RATE = 0.08
 
 
 @pytest.fixture(scope="module")
 def v2_season(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Any]]:
-    """A v2 demo season with the bundled lineup, stopped just after its third decision run;
-    its LLM families' decisions."""
+    """A v2 demo season with the bundled lineup, stopped just after its second decision run
+    (16 s; a third run doubled it for the same check); its LLM families' decisions."""
     path: Path = tmp_path_factory.mktemp("v2_personas") / "demo.db"
     url = f"sqlite:///{path}"
     engine = create_db_engine(url)
@@ -184,11 +184,13 @@ def v2_season(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Any]]:
 
 
 def test_a_v2_season_refuses_few_decisions_for_the_total_cap(v2_season: list[Any]) -> None:
-    """Before the personas knew v2's cap, this season (seed 3) had 5 of its 42 LLM decisions
-    (11.9%) refused for it, 4 of them ending as fallback HOLDs (the persona repeated its plan
-    on every retry); now at most `CAP_DECISION_RATE` are (2 of 42 when written), and a refused
-    plan is answered again within the cap: none is lost to a fallback HOLD."""
-    assert len(v2_season) == 7 * (1 + 2 + 3)
+    """Before the personas knew v2's cap, three weeks of this season (seed 3) had 5 of their 42
+    LLM decisions (11.9%) refused for it, 4 of them ending as fallback HOLDs (the persona
+    repeated its plan on every retry); now at most `CAP_DECISION_RATE` are (2 of 42 over
+    three weeks, 1 of the 21 of these two when written), and a refused plan is answered again
+    within the cap: none is lost to a fallback HOLD."""
+    assert len(v2_season) == 7 * (1 + 2)
+    assert any(CAP_REFUSAL in e for row in v2_season for e in row.validation_errors or [])
     refused = [
         row for row in v2_season if any(CAP_REFUSAL in e for e in row.validation_errors or [])
     ]
