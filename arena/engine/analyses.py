@@ -13,6 +13,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics.query.scope import protocols_present, versions_present
 from arena.analytics.query.selects import newest_slot
+from arena.analytics.stats.random_null import shared_nulls
 from arena.analytics.stored import ANALYSES, frame_bytes, scope_of
 from arena.config import METHODOLOGY_VERSION
 from arena.storage.tables import ANALYSIS_RESULTS as RESULTS
@@ -81,16 +82,19 @@ def store_analyses(engine: Engine, at: datetime, reader: Engine | None = None) -
             and (version == METHODOLOGY_VERSION or a.per_version)
         ]
         scope = scope_of(cohort, version)
-        rows = [
-            {
-                "name": name,
-                "scope": scope,
-                "computed_at": at,
-                "data_as_of": as_of,
-                "frame": frame_bytes(ANALYSES[name](reader, cohort=cohort, methodology=version)),
-            }
-            for name in names
-        ]
+        with shared_nulls():  # the leaderboard's and the detectability's null: one replay
+            rows = [
+                {
+                    "name": name,
+                    "scope": scope,
+                    "computed_at": at,
+                    "data_as_of": as_of,
+                    "frame": frame_bytes(
+                        ANALYSES[name](reader, cohort=cohort, methodology=version)
+                    ),
+                }
+                for name in names
+            ]
         with engine.begin() as conn:
             conn.execute(delete(RESULTS).where(RESULTS.c.scope == scope, RESULTS.c.name.in_(names)))
             conn.execute(insert(RESULTS), rows)

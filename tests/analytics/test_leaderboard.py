@@ -328,3 +328,27 @@ def test_cli_leaderboard_on_an_empty_database(
     ]
     code, out, _ = run(["leaderboard"], capsys)
     assert code == 0 and "no cohort yet" in out
+
+
+def test_one_run_of_the_analyses_replays_each_scopes_null_once(
+    season: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside `shared_nulls` (one run of the hourly analyses) the leaderboard's percentiles
+    and the detectability's null rows share one replay per scope; outside, each call replays
+    afresh (the database may have changed)."""
+    replays: list[tuple[int | None, str]] = []
+    replay = random_null.replay_database_null
+
+    def counted(engine: Engine, **scope: object) -> pd.DataFrame:
+        replays.append((scope.get("cohort"), str(scope.get("methodology"))))  # type: ignore[arg-type]
+        return replay(engine, **scope)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(random_null, "replay_database_null", counted)
+    with random_null.shared_nulls():
+        first = random_null.database_random_null(season, seeds=range(20))
+        again = random_null.database_random_null(season, seeds=range(20))
+        one = random_null.database_random_null(season, cohort=1, seeds=range(20))
+    pd.testing.assert_frame_equal(first, again)
+    assert len(one) < len(first) and replays == [(None, "v1"), (1, "v1")]
+    random_null.database_random_null(season, seeds=range(20))
+    assert len(replays) == 3
