@@ -13,7 +13,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics.query.scope import protocols_present, versions_present
 from arena.analytics.query.selects import newest_slot
-from arena.analytics.stats.random_null import shared_nulls
+from arena.analytics.stats.one_run import one_run
 from arena.analytics.stored import ANALYSES, frame_bytes, scope_of
 from arena.config import METHODOLOGY_VERSION
 from arena.storage.tables import ANALYSIS_RESULTS as RESULTS
@@ -82,7 +82,7 @@ def store_analyses(engine: Engine, at: datetime, reader: Engine | None = None) -
             and (version == METHODOLOGY_VERSION or a.per_version)
         ]
         scope = scope_of(cohort, version)
-        with shared_nulls():  # the leaderboard's and the detectability's null: one replay
+        with one_run():  # one bootstrap draw and one random null per scope, shared
             rows = [
                 {
                     "name": name,

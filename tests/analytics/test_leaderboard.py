@@ -19,6 +19,7 @@ from arena.analytics.stats import leaderboard as lb
 from arena.analytics.stats import paired, random_null
 from arena.analytics.stats.bootstrap import family_bootstrap
 from arena.analytics.stats.null_replay import candidate
+from arena.analytics.stats.one_run import one_run
 from arena.app.cli import main
 from arena.core import stats
 from arena.core.errors import InputError
@@ -333,7 +334,7 @@ def test_cli_leaderboard_on_an_empty_database(
 def test_one_run_of_the_analyses_replays_each_scopes_null_once(
     season: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Inside `shared_nulls` (one run of the hourly analyses) the leaderboard's percentiles
+    """Inside `one_run` (one run of the hourly analyses) the leaderboard's percentiles
     and the detectability's null rows share one replay per scope; outside, each call replays
     afresh (the database may have changed)."""
     replays: list[tuple[int | None, str]] = []
@@ -344,7 +345,7 @@ def test_one_run_of_the_analyses_replays_each_scopes_null_once(
         return replay(engine, **scope)  # type: ignore[arg-type]
 
     monkeypatch.setattr(random_null, "replay_database_null", counted)
-    with random_null.shared_nulls():
+    with one_run():
         first = random_null.database_random_null(season, seeds=range(20))
         again = random_null.database_random_null(season, seeds=range(20))
         one = random_null.database_random_null(season, cohort=1, seeds=range(20))

@@ -22,6 +22,7 @@ from arena.analytics.stats.leaderboard_inputs import (
     float_values,
     load_inputs,
 )
+from arena.analytics.stats.one_run import once
 from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
 
@@ -134,7 +135,15 @@ def family_bootstrap(
     replicates: int = stats.DEFAULT_REPLICATES,
     seed: int = 0,
 ) -> FamilyBootstrap:
-    """Load the scope (unknown cohort → InputError) and draw its cluster bootstrap once."""
+    """Load the scope (unknown cohort → InputError) and draw its cluster bootstrap once (once
+    per run of the hourly analyses too: `one_run`, shared by every analysis of the scope)."""
+    key = ("family_bootstrap", id(engine), cohort, methodology, replicates, seed)
+    return once(key, lambda: _draw(engine, cohort, methodology, replicates, seed))
+
+
+def _draw(
+    engine: Engine, cohort: int | None, methodology: str, replicates: int, seed: int
+) -> FamilyBootstrap:
     data, names = load_inputs(engine, cohort, methodology)
     books = _agent_books(data.agents)
     head = _headline(books)

@@ -7,9 +7,7 @@ from `load_null_inputs`), or over the demo's simulated season (`random_null`, no
 `null_percentiles` places each family's return among them for the leaderboard.
 """
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -29,6 +27,7 @@ from arena.analytics.stats.null_replay import (
     candidate,
     simulate_random_pnl,
 )
+from arena.analytics.stats.one_run import once
 from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
 from arena.core.accounting import BetLimits
@@ -177,25 +176,6 @@ def _universe(
 NULL_COLUMNS: tuple[str, ...] = ("seed", "cohort_number", "pnl", "capital", "return_pct")
 
 
-# Within one `shared_nulls()` block (one run of the hourly analyses), each scope's null is
-# computed once: the leaderboard's percentiles and the detectability's null rows replay the
-# very same traders. None outside such a block (a page computes afresh).
-_SHARED: ContextVar[dict[tuple[Any, ...], pd.DataFrame] | None] = ContextVar(
-    "shared_nulls", default=None
-)
-
-
-@contextmanager
-def shared_nulls() -> Iterator[None]:
-    """Compute each scope's random null once inside the block (nothing outlives it: the
-    database changes between runs of the analyses)."""
-    token = _SHARED.set({})
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
-
-
 def database_random_null(
     engine: Engine,
     *,
@@ -203,17 +183,14 @@ def database_random_null(
     seeds: Iterable[int] = range(DEFAULT_NULL_SEEDS),
     methodology: str = METHODOLOGY_VERSION,
 ) -> pd.DataFrame:
-    """`replay_database_null`, computed once per scope and seeds inside `shared_nulls()`."""
+    """`replay_database_null`, replayed once per scope and seeds within one run of the hourly
+    analyses (`one_run`: the leaderboard's percentiles and the detectability's null rows)."""
     chosen = tuple(seeds)
-    shared = _SHARED.get()
-    if shared is None:
-        return replay_database_null(engine, cohort=cohort, seeds=chosen, methodology=methodology)
-    key = (id(engine), cohort, methodology, chosen)
-    if key not in shared:
-        shared[key] = replay_database_null(
-            engine, cohort=cohort, seeds=chosen, methodology=methodology
-        )
-    return shared[key].copy()
+    key = ("random_null", id(engine), cohort, methodology, chosen)
+    return once(
+        key,
+        lambda: replay_database_null(engine, cohort=cohort, seeds=chosen, methodology=methodology),
+    ).copy()
 
 
 def replay_database_null(
