@@ -76,6 +76,12 @@ def test_words() -> None:
     )
     assert projection_words(NOT_YET, 1.0).endswith("about 1 more weekly cohort if the gap holds")
     assert projection_words(SEPARABLE, 0.0) == "separable now"
+    # Past ten years of weekly cohorts the number is not spoken (the CSV keeps it).
+    at_limit = projection_words(NOT_YET, 520.0)
+    assert at_limit.endswith("about 520 more weekly cohorts if the gap holds")
+    assert projection_words(NOT_YET, 8519.0) == (
+        "not separable yet; not within ten years of weekly cohorts if the gap holds"
+    )
     assert projection_words(NO_GAP, math.nan) == "no gap to detect"
 
 
@@ -103,3 +109,12 @@ def test_scale_invariant(d: float, se: float, scale: float, k: int) -> None:
     if one.cohorts_needed % 1 > 1e-6 and abs(one.mde - d) > 1e-9 * d:
         assert other.more_cohorts == one.more_cohorts
         assert other.verdict == one.verdict
+
+
+def test_the_tables_verdict_says_a_decade_in_words() -> None:
+    from arena.analytics.views.detectability import verdict_text
+
+    assert verdict_text(NOT_YET, 14.0) == "14 more cohorts"
+    assert verdict_text(NOT_YET, 1.0) == "1 more cohort"
+    assert verdict_text(NOT_YET, 6304.0) == "over 10 years"
+    assert verdict_text(SEPARABLE, 0.0) == "separable now"

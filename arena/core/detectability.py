@@ -25,6 +25,10 @@ ALPHA = 0.05
 POWER = 0.8
 # The verdicts, stable ids for CSVs: detectable now; more cohorts needed; no gap to detect;
 # no standard error (or no cohort) to judge by.
+# Past this many more weekly cohorts (ten years) a projection is said in words, not as a
+# number: "about 8,519 more weekly cohorts" reads as precision the 1/√cohorts rule cannot
+# give, and means no gap a benchmark will see. The CSV keeps the number.
+SPOKEN_LIMIT = 520
 SEPARABLE = "separable"
 NOT_YET = "not_yet"
 NO_GAP = "no_gap"
@@ -80,6 +84,8 @@ def projection_words(verdict: str, more_cohorts: float) -> str:
     if the gap holds", "no gap to detect", "no standard error yet"."""
     if verdict == SEPARABLE:
         return "separable now"
+    if verdict == NOT_YET and more_cohorts > SPOKEN_LIMIT:
+        return "not separable yet; not within ten years of weekly cohorts if the gap holds"
     if verdict == NOT_YET:
         more = int(more_cohorts)
         unit = "weekly cohort" if more == 1 else "weekly cohorts"

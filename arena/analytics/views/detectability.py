@@ -33,7 +33,13 @@ from arena.analytics.stats.bootstrap import FamilyBootstrap, family_bootstrap
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS, database_random_null
 from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
-from arena.core.detectability import Detectability, detectability, projection_words, z_sum
+from arena.core.detectability import (
+    SPOKEN_LIMIT,
+    Detectability,
+    detectability,
+    projection_words,
+    z_sum,
+)
 
 DETECTABILITY_COLUMNS: tuple[str, ...] = (
     "comparison",  # pair | market | null
@@ -264,6 +270,8 @@ def verdict_text(verdict: str, more_cohorts: float) -> str:
     if verdict == "separable":
         return "separable now"
     if verdict == "not_yet":
+        if more_cohorts > SPOKEN_LIMIT:
+            return "over 10 years"
         more = int(more_cohorts)
         return f"{more:,} more cohort" + ("" if more == 1 else "s")
     return "no gap" if verdict == "no_gap" else "—"
