@@ -51,7 +51,7 @@ def visit(page: Page, base: str, path: str) -> None:
     main = page.get_by_test_id("stMain")
     # A page's heading, or (a bad link stops some pages before it) its warning.
     assert main.get_by_role("heading").count() or main.get_by_test_id("stAlert").count(), path
-    page.wait_for_timeout(300)
+    # `settle` waited for the run's end: its exception, if any, is on the page by then.
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
 
@@ -100,8 +100,7 @@ def test_every_page_shows_hostile_database_text_as_text(
         if index == 0:
             visit(page, hostile_server, path)
         else:
-            navigate(page, path, heading)
-            page.wait_for_timeout(300)
+            navigate(page, path, heading)  # it settles: the run has ended
             expect(page.get_by_test_id("stException")).to_have_count(0)
         expect(page.get_by_role("heading", name=heading, exact=True).first).to_be_visible()
         expect(page.get_by_text("Page not found")).to_have_count(0)
