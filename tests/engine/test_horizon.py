@@ -16,7 +16,7 @@ from arena.engine.decisions import run_decisions
 from arena.engine.settlement import settle_market
 from arena.engine.snapshots import take_snapshots
 from arena.engine.universe import freeze_universe, snapshot_items, tradable_markets
-from arena.lineup import parse_lineup
+from arena.lineup import Lineup, load_lineup
 from arena.markets.resolution import Verdict
 from arena.storage.db import session_scope
 from arena.storage.models import Cohort, Decision, Market, PortfolioSnapshot, Position
@@ -99,15 +99,8 @@ def test_a_bet_whose_end_date_moves_past_the_horizon_stays_held_valued_and_settl
     assert abs(summary["days_late"] - 27.0) < 1e-9
 
 
-CASH_ONLY = """
-[[family]]
-id = "baseline-cash"
-display_name = "Cash"
-provider = "Arena"
-model = "baseline/cash"
-kind = "baseline"
-strategy = "cash"
-"""
+# The bundled lineup's cash baseline alone (as tests/bench/test_make_year.py picks it).
+CASH_ONLY = Lineup(families=[f for f in load_lineup(None).families if f.id == "baseline-cash"])
 
 
 def test_a_run_gives_v1_and_horizon_cohorts_their_own_universes(engine: Engine) -> None:
@@ -115,7 +108,7 @@ def test_a_run_gives_v1_and_horizon_cohorts_their_own_universes(engine: Engine) 
     with session_scope(engine) as s:
         s.add(market("10", end_date=run + timedelta(days=3), volume=10.0))
         s.add(market("20", end_date=run + timedelta(days=60), volume=20.0))
-    lineup = parse_lineup(CASH_ONLY)
+    lineup = CASH_ONLY
     start_cohort(engine, WEEK1, lineup, Methodology())
     start_cohort(engine, run, lineup, Methodology(), horizon_days=14)
     responders, close = default_responders(load_settings(), sleep=lambda _s: None)
