@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from arena.analytics.query.scope import is_group
 from arena.analytics.stats.calibration import MIN_BIN_COUNT, family_names, reliability_diagram
 from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_or_live
@@ -139,7 +140,7 @@ methodology = selected if cohort is None else None
 version = {} if methodology is None else {"methodology": methodology}
 picks.version_caption(methodology, cohort)
 # v1's note (its extended cohorts, pointing to the selector); a protocol group's (the rest).
-shows_left_out = methodology in (None, "v1") or "+" in str(methodology)
+shows_left_out = methodology in (None, "v1") or is_group(methodology)
 left_out = notices.left_out_note(cohort, methodology=methodology) if shows_left_out else []
 found = reads.stored_or_offer(
     "calibration_summary", "calibration summary", cohort=cohort, methodology=methodology

@@ -5,6 +5,7 @@ P(rank #1), the legs a rule could not execute, and the flag the leaderboard show
 
 import streamlit as st
 
+from arena.analytics.query.scope import is_group
 from arena.analytics.stats.execution import RULES
 from arena.analytics.stats.execution_inputs import book_coverage
 from arena.analytics.views.execution import (
@@ -63,7 +64,7 @@ cohort = picks.cohort_link(numbers, container=left)
 selected = picks.methodology_link()
 methodology = selected if cohort is None else None
 picks.version_caption(methodology, cohort)
-if methodology in (None, "v1") or "+" in str(methodology):  # v1's, or a protocol group's
+if methodology in (None, "v1") or is_group(methodology):  # v1's, or a protocol group's
     notices.left_out_note(cohort, methodology=methodology)
 version = {} if methodology is None else {"methodology": methodology}
 note = books_note(reads.read(book_coverage, cohort, **version))

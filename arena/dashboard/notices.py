@@ -10,7 +10,7 @@ from typing import NoReturn
 
 import streamlit as st
 
-from arena.analytics.query.scope import protocol_label
+from arena.analytics.query.scope import is_group, protocol_label
 from arena.analytics.views.protocol import number_ranges
 from arena.analytics.views.simulated import SERVED_BY, simulated_families
 from arena.analytics.views.versions import VersionScope, version_scope
@@ -69,7 +69,7 @@ def left_out_text(
     for theirs, group in sorted((other or {}).items()):
         if group:
             several = len(group) > 1
-            kind = "protocol" if "+" in theirs or "+" in version else "methodology version"
+            kind = "protocol" if is_group(theirs) or is_group(version) else "methodology version"
             parts.append(
                 f"{protocol_label(theirs)} cohort{'s' if several else ''} "
                 f"{number_ranges(list(group))} {'are' if several else 'is'} not in these "

@@ -9,6 +9,7 @@ import streamlit as st
 
 from arena.analytics.query.scope import (
     cohort_version,
+    is_group,
     key_version,
     protocol_label,
     protocols_present,
@@ -98,7 +99,7 @@ VERSION_RULES = {
 def scope_name(key: str, numbers: Sequence[int]) -> str:
     """A selector option as a person reads it: a version as before ("v1 (archived): Gamma
     prices"), a protocol group as its label and cohorts ("v1 + horizon 14d (cohorts 1–8)")."""
-    if "+" not in key:
+    if not is_group(key):
         return VERSION_NAMES.get(key, key)
     several = len(numbers) > 1
     return f"{protocol_label(key)} (cohort{'s' if several else ''} {number_ranges(list(numbers))})"
@@ -157,7 +158,7 @@ def _keep_cohort_of(key: Any) -> None:
     number = id_value(st.query_params.get("cohort"))
     if number is None:
         return
-    if "+" in str(key):
+    if is_group(str(key)):
         if number not in read(protocols_present).get(str(key), []):
             set_link("cohort", None)
     elif read(cohort_version, number) != key:
@@ -175,7 +176,7 @@ def newest_of(numbers: Sequence[int], methodology: str | None) -> int:
     """The cohort a page about one cohort opens on: the newest of version `methodology` (of
     the protocol group it names) among `numbers` (newest first), else the newest of all
     (None: a v1-only database)."""
-    if methodology is not None and "+" in methodology:
+    if is_group(methodology):
         group = set(read(protocols_present).get(methodology, []))
         return next((n for n in numbers if n in group), numbers[0])
     versions = cohort_versions() if methodology is not None else None
@@ -214,7 +215,7 @@ def version_caption(methodology: str | None, cohort: int | None = None) -> None:
     (nothing on a v1-only database, or when one cohort is chosen: a cohort is read as it is)."""
     if methodology is None or cohort is not None:
         return
-    if "+" in methodology:
+    if is_group(methodology):
         numbers = read(protocols_present).get(methodology, [])
         version = key_version(methodology)
         rules = VERSION_RULES.get(version)

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.engine import Connection, Engine
 
-from arena.analytics.query.scope import protocols_present, versions_present
+from arena.analytics.query.scope import is_group, protocols_present, versions_present
 from arena.analytics.query.selects import newest_slot
 from arena.analytics.stats.one_run import one_run
 from arena.analytics.stored import ANALYSES, frame_bytes, scope_of
@@ -68,7 +68,7 @@ def store_analyses(engine: Engine, at: datetime, reader: Engine | None = None) -
         as_of = newest_slot(conn)
         scopes = scopes_due(conn, at)
         versions = versions_present(conn)
-        groups = [key for key in protocols_present(conn) if "+" in key]
+        groups = [key for key in protocols_present(conn) if is_group(key)]
     due: list[tuple[int | None, str]] = [(cohort, METHODOLOGY_VERSION) for cohort in scopes]
     # Each other version's all-cohort scope (``all:v2``), only once a cohort ran under it.
     due += [(None, v) for v in versions if v != METHODOLOGY_VERSION]

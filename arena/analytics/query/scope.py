@@ -25,7 +25,7 @@ and never a plain cohort; a plain version's key is the version's name, read as b
 import re
 from collections.abc import Mapping
 from datetime import date, datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 from sqlalchemy import (
     Boolean,
@@ -60,6 +60,17 @@ EXTENSION_PARAMETERS: dict[str, tuple[str, str]] = {
 }
 
 
+# Joins a protocol key's parts: a plain version's key is the version alone, so a key with it
+# names an extended group (`is_group`).
+SEPARATOR = "+"
+
+
+def is_group(key: str | None) -> TypeGuard[str]:
+    """Whether a protocol key (a selector's value) names an extended protocol group rather
+    than a methodology version's plain cohorts (None: plain v1)."""
+    return key is not None and SEPARATOR in key
+
+
 def protocol_key(version: str, constants: Mapping[str, Any] | None) -> str:
     """The protocol a cohort ran, as a stable id: its version, then each extension it is
     stamped with (sorted), with its parameter where it has one: ``v1``, ``v2``,
@@ -69,18 +80,18 @@ def protocol_key(version: str, constants: Mapping[str, Any] | None) -> str:
         key, unit = EXTENSION_PARAMETERS.get(name, ("", ""))
         value = (constants or {}).get(key) if key else None
         parts.append(f"{name}-{value}{unit}" if value is not None else name)
-    return "+".join(parts)
+    return SEPARATOR.join(parts)
 
 
 def protocol_label(key: str) -> str:
     """A protocol key as a person reads it: ``v1 + horizon 14d`` (underscores as spaces)."""
-    return " + ".join(part.replace("_", " ").replace("-", " ") for part in key.split("+"))
+    return " + ".join(part.replace("_", " ").replace("-", " ") for part in key.split(SEPARATOR))
 
 
 def key_version(key: str) -> str:
     """The methodology version a protocol key runs under (``v1+horizon-14d`` → ``v1``): the
     rules a page reads a group's figures under (its columns, its ranking) are its version's."""
-    return key.split("+", 1)[0]
+    return key.split(SEPARATOR, 1)[0]
 
 
 _KEY_PART = re.compile(r"[A-Za-z0-9_.+-]+")
@@ -95,7 +106,7 @@ def normalised_key(value: str) -> str:
     parts = value.split()
     if not parts or not all(_KEY_PART.fullmatch(part) for part in parts):
         return value
-    return "+".join(parts)
+    return SEPARATOR.join(parts)
 
 
 def cohort_protocols(conn: Connection) -> dict[int, tuple[int, str]]:
@@ -117,7 +128,7 @@ def protocols_present(engine: Engine | Connection) -> dict[str, list[int]]:
     groups: dict[str, list[int]] = {}
     for number, key in sorted(found.values()):
         groups.setdefault(key, []).append(number)
-    return dict(sorted(groups.items(), key=lambda item: ("+" in item[0], item[0])))
+    return dict(sorted(groups.items(), key=lambda item: (is_group(item[0]), item[0])))
 
 
 def _protocol_ids(conn: Connection, key: str) -> tuple[int, ...]:
@@ -144,7 +155,7 @@ def cohort_id_of(
     version `methodology` (None for v1, the version's name otherwise), or of the protocol group
     `methodology` names (an extended `protocol_key`: its cohorts' ids). Unknown → InputError."""
     if cohort is None:
-        if "+" in methodology:
+        if is_group(methodology):
             return _protocol_ids(conn, methodology)
         version = version_or_error(methodology)
         return None if version == METHODOLOGY_VERSION else version

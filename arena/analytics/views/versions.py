@@ -16,6 +16,7 @@ from sqlalchemy.engine import Engine
 from arena.analytics.query.scope import (
     cohort_id_of,
     extended,
+    is_group,
     protocols_present,
     version_or_error,
 )
@@ -48,7 +49,7 @@ class VersionScope:
     def newest(self) -> int | None:
         """The newest cohort of the version viewed (plain or extended; a protocol group's: its
         own); None without one."""
-        if "+" in self.version:
+        if is_group(self.version):
             return max(self.pooled) if self.pooled else None
         mine = [n for n, v in self.versions.items() if v == self.version]
         return max(mine) if mine else None
@@ -57,7 +58,7 @@ class VersionScope:
 def version_scope(engine: Engine, methodology: str = METHODOLOGY_VERSION) -> VersionScope:
     """The `VersionScope` of version `methodology` (an unknown version → InputError), or of
     the protocol group it names (`scope.protocol_key`)."""
-    if "+" in methodology:
+    if is_group(methodology):
         return group_scope(engine, methodology)
     version = version_or_error(methodology)
     query = select(COHORTS.c.number, COHORTS.c.methodology_version, extended()).order_by(
