@@ -12,7 +12,6 @@ from arena.analytics.views.cohorts import (
     decision_grid,
     decisions_by_week,
 )
-from arena.analytics.views.realised import split_text
 from arena.dashboard import documents, fmt, notices, picks, portfolio, reads, tables
 from arena.dashboard.horizon_section import cohort_sentence, horizon_rows
 
@@ -210,7 +209,7 @@ else:
         "Select a row to open that agent."
     )
     splits = zip(standings["resolved_share"], standings["marked_share"], strict=True)
-    shown = standings.assign(realised=[split_text(r, m) for r, m in splits])
+    shown = standings.assign(realised=[fmt.realised_split(r, m) for r, m in splits])
     rows = tables.table(
         shown[list(STANDING_COLUMNS)],
         key=f"cohort-standings:{cohort}",

@@ -16,7 +16,6 @@ from arena.analytics.views.execution import with_flags
 from arena.analytics.views.realised import (
     SHOWN_COLUMNS,
     realised_by_family,
-    split_text,
     with_realised,
 )
 from arena.dashboard import documents, fmt, notices, picks, portfolio, reads, tables
@@ -232,7 +231,7 @@ def realised_texts(board: pd.DataFrame) -> list[str]:
     if "resolved_share" not in board:
         return ["—"] * len(board)
     pairs = zip(board["resolved_share"], board["marked_share"], strict=True)
-    return [split_text(resolved, marked) for resolved, marked in pairs]
+    return [fmt.realised_split(resolved, marked) for resolved, marked in pairs]
 
 
 def display(board: pd.DataFrame, version: str = "v1") -> pd.DataFrame:

@@ -328,7 +328,7 @@ def test_leaderboard_shows_the_read_model_and_switches_range(season_engine: Engi
     split = realised.realised_by_family(season_engine).set_index("family_id")
     split = split.loc[expected["family_id"]]
     texts = zip(split["resolved_share"], split["marked_share"], strict=True)
-    assert shown["realised"].tolist() == [realised.split_text(r, m) for r, m in texts]
+    assert shown["realised"].tolist() == [fmt.realised_split(r, m) for r, m in texts]
     assert any(t.endswith("marked") and not t.startswith("0%") for t in shown["realised"])
     # The Cost section: derived from the same frame (no other read), paying families first.
     spend = cost_frame(expected)
@@ -370,7 +370,7 @@ def test_cohorts_page_shows_the_cohort_view(season_engine: Engine) -> None:
     split = realised.realised_by_cohort(season_engine, cohort=1).set_index("family_id")
     split = split.loc[expected["family_id"]]
     texts = zip(split["resolved_share"], split["marked_share"], strict=True)
-    assert standings["realised"].tolist() == [realised.split_text(r, m) for r, m in texts]
+    assert standings["realised"].tolist() == [fmt.realised_split(r, m) for r, m in texts]
     assert list(weeks.columns) == ["family", "week 1", "week 2"]
     by_family = weeks.set_index("family")
     assert by_family.loc["Model B", "week 1"] == "HOLD [fallback_hold]"

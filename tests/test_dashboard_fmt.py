@@ -263,3 +263,11 @@ def test_a_writer_without_a_grid_format_has_none() -> None:
     assert fmt.reference_id(0) == fmt.reference_id(None) == fmt.DASH
     assert fmt.reference_id(12.0) == "12"
     assert fmt.milliseconds(1234) == "1.2 s"
+
+
+def test_the_split_reads_as_whole_percents_never_hiding_a_mark() -> None:
+    assert fmt.realised_split(0.62, 0.38) == "62% resolved · 38% marked"
+    assert fmt.realised_split(1.0, 0.0) == "100% resolved · 0% marked"
+    assert fmt.realised_split(0.998, 0.002) == ">99% resolved · <1% marked"
+    assert fmt.realised_split(math.nan, math.nan) == "—"
+    assert fmt.realised_split(None, None) == "—"

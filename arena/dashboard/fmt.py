@@ -140,6 +140,29 @@ def share(value: Any, places: int = 0) -> str:
     return DASH if missing(value) else f"{float(value):.{places}%}"
 
 
+def realised_split(resolved_share: Any, marked_share: Any) -> str:
+    """62% resolved · 38% marked: how much of the stakes has resolved against how much is still
+    at a mark (`arena.analytics.views.realised`); "—" without a stake. Whole percents, except
+    that a share strictly between 0 and 1 never shows as 0% or 100% ("<1%", ">99%"): a reader
+    must see that some of it is still marked."""
+    if missing(resolved_share) or missing(marked_share):
+        return DASH
+    return (
+        f"{_never_all_or_none(resolved_share)} resolved · {_never_all_or_none(marked_share)} marked"
+    )
+
+
+def _never_all_or_none(value: Any) -> str:
+    """A share as a whole percent (`share`), but "<1%" / ">99%" for one strictly between 0
+    and 1 that would round to 0% or 100%."""
+    number = float(value)
+    if 0 < number < 0.005:
+        return "<1%"
+    if 0.995 < number < 1:
+        return ">99%"
+    return share(number)
+
+
 def share_interval(value: Any, low: Any, high: Any, places: int = 0) -> str:
     """54% [41, 66]: a 0–1 share with its interval, in percent."""
     if missing(value):

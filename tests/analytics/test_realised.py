@@ -15,7 +15,6 @@ from arena.analytics.views.realised import (
     FAMILY_REALISED_COLUMNS,
     realised_by_cohort,
     realised_by_family,
-    split_text,
     with_shares,
 )
 from arena.config import Methodology
@@ -108,11 +107,3 @@ def test_shares_are_exact_and_sum_to_one() -> None:
     assert shared["resolved_share"] == 2 / 3 and shared["marked_share"] == 1 / 3
     none = with_shares({"stakes": D(0), "marked_stakes": D(0)})
     assert np.isnan(none["resolved_share"]) and np.isnan(none["marked_share"])
-
-
-def test_the_split_reads_as_whole_percents_never_hiding_a_mark() -> None:
-    assert split_text(0.62, 0.38) == "62% resolved · 38% marked"
-    assert split_text(1.0, 0.0) == "100% resolved · 0% marked"
-    assert split_text(0.998, 0.002) == ">99% resolved · <1% marked"
-    assert split_text(np.nan, np.nan) == "—"
-    assert split_text(None, None) == "—"

@@ -200,24 +200,6 @@ def realised_by_family(
     return typed_frame(rows, FAMILY_REALISED_COLUMNS)
 
 
-def split_text(resolved_share: Any, marked_share: Any) -> str:
-    """The split as a person reads it, "62% resolved · 38% marked"; "—" without a stake.
-    Whole percents, except that a share strictly between 0 and 1 never shows as 0% or
-    100% ("<1%", ">99%"): a reader must see that some of it is still marked."""
-    if resolved_share is None or pd.isna(resolved_share) or pd.isna(marked_share):
-        return "—"
-    return f"{_pct(float(resolved_share))} resolved · {_pct(float(marked_share))} marked"
-
-
-def _pct(share: float) -> str:
-    """A share as a whole percent; a share above 0 but under 0.5% is "<1%", never "0%"."""
-    if 0 < share < 0.005:
-        return "<1%"
-    if 0.995 < share < 1:
-        return ">99%"
-    return f"{share:.0%}"
-
-
 # The columns a page adds beside its own frame (its CSV's last columns), in this order.
 SHOWN_COLUMNS: tuple[str, ...] = (
     "stakes",
