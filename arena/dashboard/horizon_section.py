@@ -87,10 +87,9 @@ def cohort_sentence(row: pd.Series) -> str:
 
 def horizon_rows(numbers: Sequence[int] | None = None) -> pd.DataFrame:
     """The summary of the horizon cohorts among `numbers` (None: all of them), read cached."""
-    summary: pd.DataFrame = reads.read(horizon_summary)
-    if numbers is None or summary.empty:
-        return summary
-    return summary[summary["cohort"].isin(list(numbers))].reset_index(drop=True)
+    chosen = None if numbers is None else tuple(sorted(numbers))
+    summary: pd.DataFrame = reads.read(horizon_summary, chosen)
+    return summary
 
 
 def horizon_section(numbers: Sequence[int], scope: str) -> None:

@@ -4,6 +4,7 @@ held markets, and a bet whose market's end date moves past the horizon (issue 35
 from datetime import timedelta
 from decimal import Decimal as D
 
+import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
@@ -88,6 +89,8 @@ def test_a_bet_whose_end_date_moves_past_the_horizon_stays_held_valued_and_settl
     assert summary["expected_completion"] == AT + D14
     assert summary["window_end"] == WEEK1 + timedelta(weeks=5)
     assert summary["last_resolution"] is None and summary["open_positions"] == 1
+    pd.testing.assert_frame_equal(horizon_summary(engine, [1]), horizon_summary(engine))
+    assert horizon_summary(engine, [2]).empty  # a page asks only for the cohorts it shows
 
     settled_at = AT + timedelta(days=41)
     settle_market(engine, "842093", Verdict("resolved", "Yes", "test"), settled_at)

@@ -73,13 +73,13 @@ class HorizonCohort:
     window_weeks: int
 
 
-def horizon_cohorts(conn: Connection) -> list[HorizonCohort]:
-    """Every cohort whose stamp names `horizon`, oldest first (v1 cohorts have none)."""
-    rows = conn.execute(
-        select(COHORTS.c.id, COHORTS.c.number, COHORTS.c.week_start, COHORTS.c.constants).order_by(
-            COHORTS.c.number
-        )
-    )
+def horizon_cohorts(conn: Connection, numbers: Sequence[int] | None = None) -> list[HorizonCohort]:
+    """Every cohort whose stamp names `horizon` (among cohort numbers `numbers`, when given),
+    oldest first (v1 cohorts have none)."""
+    query = select(COHORTS.c.id, COHORTS.c.number, COHORTS.c.week_start, COHORTS.c.constants)
+    if numbers is not None:
+        query = query.where(COHORTS.c.number.in_(list(numbers)))
+    rows = conn.execute(query.order_by(COHORTS.c.number))
     found = []
     for cid, number, start, constants in rows:
         days = stamped_horizon_days(constants)
@@ -169,11 +169,12 @@ def _cohort_times(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[Any, 
     return {cid: (runs.get(cid), settled.get(cid), int(open_.get(cid, 0))) for cid in ids}
 
 
-def horizon_summary(engine: Engine) -> pd.DataFrame:
-    """One row per horizon cohort (columns `SUMMARY_COLUMNS`), oldest first: the window's end,
+def horizon_summary(engine: Engine, numbers: Sequence[int] | None = None) -> pd.DataFrame:
+    """One row per horizon cohort (among cohort numbers `numbers`, when given: a page reads
+    only the cohorts it shows) (columns `SUMMARY_COLUMNS`), oldest first: the window's end,
     the expected completion (last decision run + D), the actual one, and its overruns."""
     with engine.connect() as conn:
-        cohorts = horizon_cohorts(conn)
+        cohorts = horizon_cohorts(conn, numbers)
         ids = [c.id for c in cohorts]
         times = _cohort_times(conn, ids) if ids else {}
         bets = _bets(conn, ids) if ids else []
