@@ -120,6 +120,12 @@ def _bets(conn: Connection, ids: Sequence[int]) -> list[Any]:
     return list(conn.execute(query))
 
 
+def _horizon_end(run: datetime, days: int) -> datetime:
+    """Where a run's horizon ends: a bet overruns when its market now ends after it, and a
+    cohort is expected to complete there after its last run."""
+    return run + timedelta(days=days)
+
+
 def _days(delta: timedelta) -> float:
     return delta.total_seconds() / 86400
 
@@ -133,7 +139,7 @@ def horizon_overruns(engine: Engine) -> pd.DataFrame:
     rows = []
     for cid, trade_id, agent_id, market_id, side, run, then, now, status in bets:
         cohort = cohorts[cid]
-        end = run + timedelta(days=cohort.days)
+        end = _horizon_end(run, cohort.days)
         if now is not None and now > end:
             row = (cohort.number, trade_id, agent_id, market_id, side, run, end, then, now)
             rows.append((*row, _days(now - end), status))
@@ -188,13 +194,13 @@ def horizon_summary(engine: Engine, numbers: Sequence[int] | None = None) -> pd.
     by_id = {c.id: c for c in cohorts}
     for cid, _trade, _agent, market_id, _side, run, _then, now, _status in bets:
         counts[cid][0] += 1
-        if now is not None and now > run + timedelta(days=by_id[cid].days):
+        if now is not None and now > _horizon_end(run, by_id[cid].days):
             counts[cid][1] += 1
             markets[cid].add(market_id)
     rows = []
     for c in cohorts:
         run, settled, open_positions = times[c.id]
-        expected = run + timedelta(days=c.days) if run is not None else None
+        expected = _horizon_end(run, c.days) if run is not None else None
         last = settled if open_positions == 0 else None
         bets_n, over = counts[c.id]
         late = _days(last - expected) if last is not None and expected is not None else None
