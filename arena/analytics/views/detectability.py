@@ -34,6 +34,9 @@ from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS, database_rando
 from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
 from arena.core.detectability import (
+    NO_GAP,
+    NOT_YET,
+    SEPARABLE,
     SPOKEN_LIMIT,
     Detectability,
     detectability,
@@ -267,14 +270,14 @@ def size_text(metric: str, value: float) -> str:
 
 def verdict_text(verdict: str, more_cohorts: float) -> str:
     """The table's verdict: "separable now", "14 more cohorts", "no gap", "—" (unknown)."""
-    if verdict == "separable":
+    if verdict == SEPARABLE:
         return "separable now"
-    if verdict == "not_yet":
+    if verdict == NOT_YET:
         if more_cohorts > SPOKEN_LIMIT:
             return "over 10 years"
         more = int(more_cohorts)
         return f"{more:,} more cohort" + ("" if more == 1 else "s")
-    return "no gap" if verdict == "no_gap" else "—"
+    return "no gap" if verdict == NO_GAP else "—"
 
 
 def display(frame: pd.DataFrame, comparison: str) -> pd.DataFrame:
