@@ -137,7 +137,7 @@ cohort = picks.cohort_link(numbers, container=left)
 # cohort is read as it is.
 selected = picks.methodology_link()
 methodology = selected if cohort is None else None
-version = {} if methodology is None else {"methodology": methodology}
+version = picks.scoped(methodology)
 picks.version_caption(methodology, cohort)
 # v1's note (its extended cohorts, pointing to the selector); a protocol group's (the rest).
 shows_left_out = methodology in (None, "v1") or is_group(methodology)

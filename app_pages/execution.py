@@ -66,7 +66,7 @@ methodology = selected if cohort is None else None
 picks.version_caption(methodology, cohort)
 if methodology in (None, "v1") or is_group(methodology):  # v1's, or a protocol group's
     notices.left_out_note(cohort, methodology=methodology)
-version = {} if methodology is None else {"methodology": methodology}
+version = picks.scoped(methodology)
 note = books_note(reads.read(book_coverage, cohort, **version))
 if note:
     st.info(note)

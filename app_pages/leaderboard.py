@@ -400,7 +400,7 @@ if result is not None:
     board = with_flags(board, flags)
     # Beside the (maybe stored) frame: a read of milliseconds, for the same scope.
     # (The scope as the stored frame's: a cohort alone, else the selector's version, if any.)
-    scope_version = {"methodology": methodology} if cohort is None and methodology else {}
+    scope_version = picks.scoped(methodology if cohort is None else None)
     board = with_realised(board, reads.read(realised_by_family, cohort, **scope_version))
     reads.stored_caption(stored)
     notices.simulated_notice([str(f) for f in board["family_id"]])
