@@ -20,7 +20,6 @@ from arena.engine.jobs import FRESH_UNIVERSE, JobContext, sync_markets_job
 from arena.engine.market_sync import HORIZON_MARGIN, horizons_to_sync
 from arena.engine.sources import GammaSource
 from arena.engine.universe import snapshot_items
-from arena.lineup import parse_lineup
 from arena.markets.gamma import KEYSET_PATH, GammaClient, GammaUnavailable
 from arena.storage.db import session_scope
 from arena.storage.models import Cohort, Decision, Market
@@ -64,9 +63,7 @@ def sync(engine: Engine, server: GammaServer) -> dict[str, object]:
     options: dict[str, object] = {"min_interval": 0.0, "max_attempts": 1, "timeout": 2.0}
     try:
         with GammaClient(server.url, rng=random.Random(1), **options) as client:  # type: ignore[arg-type]
-            ctx = JobContext(
-                engine, settings, parse_lineup(CASH_ONLY), GammaSource(client), responders
-            )
+            ctx = JobContext(engine, settings, CASH_ONLY, GammaSource(client), responders)
             return sync_markets_job(ctx, AT).counts()
     finally:
         close()
@@ -75,7 +72,7 @@ def sync(engine: Engine, server: GammaServer) -> dict[str, object]:
 def universes(engine: Engine) -> dict[int, list[str]]:
     responders, close = default_responders(load_settings(), sleep=lambda _s: None)
     try:
-        run_decisions(engine, RUN, parse_lineup(CASH_ONLY), METHOD, responders)
+        run_decisions(engine, RUN, CASH_ONLY, METHOD, responders)
     finally:
         close()
     with session_scope(engine) as s:
@@ -88,7 +85,7 @@ def universes(engine: Engine) -> dict[int, list[str]]:
 def test_a_horizon_cohort_gets_the_short_dated_top_though_the_overall_top_is_long_dated(
     engine: Engine, gamma: GammaServer
 ) -> None:
-    lineup = parse_lineup(CASH_ONLY)
+    lineup = CASH_ONLY
     start_cohort(engine, WEEK1, lineup, METHOD)
     start_cohort(engine, RUN, lineup, METHOD, horizon_days=14)
     counts = sync(engine, gamma)
@@ -100,7 +97,7 @@ def test_a_horizon_cohort_gets_the_short_dated_top_though_the_overall_top_is_lon
 def test_a_database_without_horizon_cohorts_syncs_with_the_one_request_it_always_made(
     engine: Engine, gamma: GammaServer
 ) -> None:
-    start_cohort(engine, WEEK1, parse_lineup(CASH_ONLY), METHOD)
+    start_cohort(engine, WEEK1, CASH_ONLY, METHOD)
     counts = sync(engine, gamma)
     assert [r.query for r in gamma.requests_to(KEYSET_PATH)] == [TOP]
     assert "horizon_top" not in counts and counts["inserted"] == N
@@ -110,7 +107,7 @@ def test_a_database_without_horizon_cohorts_syncs_with_the_one_request_it_always
 
 
 def test_a_horizon_fetch_that_fails_fails_the_sync_with_nothing_written(engine: Engine) -> None:
-    start_cohort(engine, RUN, parse_lineup(CASH_ONLY), METHOD, horizon_days=14)
+    start_cohort(engine, RUN, CASH_ONLY, METHOD, horizon_days=14)
     with serve() as server:
         server.script(
             KEYSET_PATH, Reply(503, "down"), query={"end_date_min": WINDOW["end_date_min"]}
