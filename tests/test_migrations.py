@@ -168,9 +168,39 @@ def test_the_book_fill_migration_goes_down_and_up(db_url: str) -> None:
     assert "book_fill" not in {c["name"] for c in inspect(eng).get_columns("trades")}
     assert _counts(eng) == before
     init_db(eng)
-    assert current_revision(eng) == head_revision() == "0012"
+    assert current_revision(eng) == head_revision()
     assert _counts(eng) == before
     with eng.connect() as conn:
         filled = conn.execute(text("SELECT count(*) FROM trades WHERE book_fill IS NOT NULL"))
         assert filled.scalar_one() == 0
+    eng.dispose()
+
+
+def test_the_late_entry_migration_goes_down_and_up(db_url: str) -> None:
+    """0013 down restores the plain week-start and number uniques (cohorts keep their rows);
+    up makes them partial to live cohorts and adds a shadow's key: a second live cohort of a
+    week is still refused, a shadow of it is not, and a second shadow per family is."""
+    eng = create_db_engine(db_url)
+    seed_basic(eng)
+    before = _counts(eng)
+    downgrade(eng, "0012")
+    assert "late_entry_of" not in {c["name"] for c in inspect(eng).get_columns("cohorts")}
+    assert _counts(eng) == before
+    init_db(eng)
+    assert current_revision(eng) == head_revision() == "0013"
+    assert _counts(eng) == before
+    copy = (
+        "INSERT INTO cohorts (number, week_start, methodology_version, constants, status, "
+        "created_at, late_entry_of, late_entry_family) SELECT number, week_start, "
+        "methodology_version, constants, status, created_at, {of}, {family} FROM cohorts "
+        "WHERE late_entry_of IS NULL"
+    )
+    with pytest.raises(IntegrityError), eng.begin() as conn:
+        conn.execute(text(copy.format(of="NULL", family="NULL")))
+    with eng.begin() as conn:
+        conn.execute(text(copy.format(of="id", family="'newcomer'")))
+    with pytest.raises(IntegrityError), eng.begin() as conn:
+        conn.execute(text(copy.format(of="id", family="'newcomer'")))
+    with pytest.raises(IntegrityError), eng.begin() as conn:  # a shadow names its family
+        conn.execute(text(copy.format(of="id", family="NULL")))
     eng.dispose()

@@ -2,7 +2,7 @@
 
 Money and shares are `Fixed` (exact Decimals stored as integers), timestamps `UTCDateTime`.
 Natural keys, each a database constraint rather than a promise in process memory:
-cohort per week start and per number; agent per cohort × family × replicate; decision per
+live cohort per week start and per number, late entrant per original cohort × family; agent per cohort × family × replicate; decision per
 agent × week; one open position per agent × market × side; a decision leg executes once; a
 position settles once; portfolio snapshot per agent × slot; Brier row per trade; job run per
 job × slot.
@@ -106,14 +106,41 @@ class Family(SQLModel, table=True):
     updated_at: datetime = _ts(default_factory=utcnow)
 
 
+# A live cohort's row: not a late entrant's shadow (migration 0013). The partial unique indexes
+# below and every live job and read filter on it.
+LIVE_COHORT_SQL = "late_entry_of IS NULL"
+
+
 class Cohort(SQLModel, table=True):
-    """One weekly competition (§3): unique week start, unique number, constants stamped."""
+    """One weekly competition (§3): unique week start, unique number, constants stamped.
+
+    A *late entrant's shadow* (`late_entry_of` set, methodology §20) replays a finished live
+    cohort for one family: it shares its original's number and week start (the uniques hold
+    among live cohorts only) and is unique per original × family, so a second
+    `arena late-entry` finds it instead of starting another.
+    """
 
     __tablename__ = "cohorts"
     __table_args__ = (
-        UniqueConstraint("week_start", name="uq_cohorts_week_start"),
-        UniqueConstraint("number", name="uq_cohorts_number"),
+        Index(
+            "uq_cohorts_week_start",
+            "week_start",
+            unique=True,
+            sqlite_where=text(LIVE_COHORT_SQL),
+            postgresql_where=text(LIVE_COHORT_SQL),
+        ),
+        Index(
+            "uq_cohorts_number",
+            "number",
+            unique=True,
+            sqlite_where=text(LIVE_COHORT_SQL),
+            postgresql_where=text(LIVE_COHORT_SQL),
+        ),
+        UniqueConstraint("late_entry_of", "late_entry_family", name="uq_cohorts_late_entry"),
         CheckConstraint(_in("status", COHORT_STATUSES), name="ck_cohorts_status"),
+        CheckConstraint(
+            "(late_entry_of IS NULL) = (late_entry_family IS NULL)", name="ck_cohorts_late_entry"
+        ),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -126,6 +153,12 @@ class Cohort(SQLModel, table=True):
     status: str = Field(default="deciding", max_length=16)
     created_at: datetime = _ts(default_factory=utcnow)
     completed_at: datetime | None = _ts(nullable=True, default=None)
+    # A late entrant's shadow: the live cohort it replays and the family it plays; NULL on
+    # every live cohort.
+    late_entry_of: int | None = Field(
+        default=None, sa_column_args=[ForeignKey("cohorts.id")], nullable=True
+    )
+    late_entry_family: str | None = Field(default=None, max_length=64, nullable=True)
 
 
 class Agent(SQLModel, table=True):
