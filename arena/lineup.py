@@ -1,6 +1,7 @@
 """The lineup: which model families compete, read from a TOML file (contract §3)."""
 
 import tomllib
+from datetime import date
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -26,6 +27,9 @@ class FamilySpec(BaseModel):
     base_url: str | None = None
     strategy: str | None = None
     enabled: bool = True
+    # The last day the model's training data may know (TOML date): the late-entry guard
+    # refuses a past cohort whose week starts on or before it (methodology §20.2).
+    knowledge_cutoff: date | None = None
     max_tokens: int | None = Field(default=None, ge=1)
     reasoning_budget: int | None = Field(default=None, ge=0)
     # List prices in USD per million prompt (input) and completion (output) tokens: data, used

@@ -4,7 +4,9 @@ The ORM classes in `arena.storage.models` define the tables; engine jobs and rea
 Core statements import the tables from here instead of each taking `Model.__table__` again.
 """
 
-from sqlalchemy import Table
+from typing import Any
+
+from sqlalchemy import ColumnElement, Table
 
 from arena.storage.models import (
     Agent,
@@ -56,3 +58,9 @@ POSITIONS = _table(Position)
 REPLAY_BUNDLES = _table(ReplayBundle)
 SYSTEM_LOGS = _table(SystemLog)
 TRADES = _table(Trade)
+
+
+def live_cohort(cohorts: Any = COHORTS) -> ColumnElement[bool]:
+    """SQL: the `cohorts` row (the table or an alias) is a live cohort, not a late entrant's
+    shadow (`cohorts.late_entry_of`): what every live job and live read keeps."""
+    return cohorts.c.late_entry_of.is_(None)
