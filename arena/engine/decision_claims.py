@@ -51,9 +51,20 @@ def new_owner() -> str:
 
 
 def claim_decision(
-    engine: Engine, agent: Agent, week: int, at: datetime, stale_after: timedelta, owner: str
+    engine: Engine,
+    agent: Agent,
+    week: int,
+    at: datetime,
+    stale_after: timedelta,
+    owner: str,
+    *,
+    claimed_at: datetime | None = None,
 ) -> Claim | None:
-    """Claim this agent's decision for `week`, or None if it is finished or held elsewhere."""
+    """Claim this agent's decision for `week`, or None if it is finished or held elsewhere.
+
+    `claimed_at`: the claim's own clock when the decision's time is not now (a late entrant
+    replays a past run at `at`, but a claim its killed process left goes stale by now)."""
+    clock = claimed_at or at
     token = uuid.uuid4().hex
     assert agent.id is not None
     try:
@@ -71,12 +82,14 @@ def claim_decision(
                     created_at=at,
                 )
             elif row.status in FINISHED or (
-                row.status == "in_progress" and row.claimed_at and row.claimed_at > at - stale_after
+                row.status == "in_progress"
+                and row.claimed_at
+                and row.claimed_at > clock - stale_after
             ):
                 return None
             row.status = "in_progress"
             row.claim_token = token
-            row.claimed_at = at
+            row.claimed_at = clock
             row.updated_at = at
             row.error = None
             save_row(session, row, ())

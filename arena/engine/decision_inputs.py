@@ -82,13 +82,16 @@ class FrozenUniverse:
     # Extension `book_execution`: the run's stored books by market, one per outcome in order;
     # None when no cohort of the run walks books (v1 / v2 never read them here).
     books: dict[str, tuple[LegBook, ...]] | None = None
+    # A late entrant's replay of a past run (`arena.engine.late_entry_runs`): tradability is
+    # frozen as it was at the run, never re-read from today's markets.
+    replayed: bool = False
 
     def tradable_now(self, session: Session, market_ids: set[str]) -> dict[str, SnapshotMarket]:
         """The snapshot with tradability re-read for `market_ids`: a market can close while
         a model is thinking, and a leg must not execute in a closed market."""
         frozen = self.snapshot
         ids = sorted(market_ids & frozen.keys())
-        if not ids:
+        if not ids or self.replayed:
             return frozen
         rows = session.exec(
             select(Market.id, Market.status, Market.closed).where(col(Market.id).in_(ids))

@@ -66,7 +66,7 @@ def _upsert_from(select_rows: Any, dialect: str) -> Any:
     )
 
 
-def _slot_statement(dialect: str) -> Any:
+def _slot_statement(dialect: str, one_agent: bool = False) -> Any:
     widths = _widths()
     rows = (
         select(
@@ -80,15 +80,23 @@ def _slot_statement(dialect: str) -> Any:
         .select_from(SNAPSHOTS.join(widths, true()))  # every row in every width
         .where(SNAPSHOTS.c.slot == bindparam("b_slot", type_=SNAPSHOTS.c.slot.type))
     )
+    if one_agent:
+        rows = rows.where(SNAPSHOTS.c.agent_id == bindparam("b_agent"))
     return _upsert_from(rows, dialect)
 
 
 _SLOT_STATEMENTS = {dialect: _slot_statement(dialect) for dialect in ("sqlite", "postgresql")}
+_AGENT_SLOT_STATEMENTS = {d: _slot_statement(d, one_agent=True) for d in ("sqlite", "postgresql")}
 
 
-def roll_up_slot(conn: Connection, slot: Any) -> None:
-    """Fold every snapshot of `slot` into every width's bucket (one statement)."""
-    conn.execute(_SLOT_STATEMENTS[conn.dialect.name], {"b_slot": slot})
+def roll_up_slot(conn: Connection, slot: Any, agent_id: int | None = None) -> None:
+    """Fold every snapshot of `slot` (of `agent_id` alone when given: a late entrant's
+    replayed snapshot) into every width's bucket (one statement)."""
+    if agent_id is None:
+        conn.execute(_SLOT_STATEMENTS[conn.dialect.name], {"b_slot": slot})
+    else:
+        statements = _AGENT_SLOT_STATEMENTS[conn.dialect.name]
+        conn.execute(statements, {"b_slot": slot, "b_agent": agent_id})
 
 
 def rebuild_rollups(target: Engine | Connection) -> int:

@@ -269,6 +269,38 @@ def settle_market(engine: Engine, market_id: str, verdict: Verdict, at: datetime
         return SettleOutcome(settled, scored)
 
 
+def settle_positions(
+    session: Session, market: Market, verdict: Verdict, at: datetime, agent_id: int
+) -> tuple[int, int]:
+    """Settle one agent's open positions in a market already settled (or decided), by the
+    rules of `settle_market`, and score that agent's unscored BUYs there; (settled, scored).
+
+    For a late entrant (methodology §20), whose positions settle at the market's recorded
+    resolution: the market row is not touched. A position whose side names no outcome is
+    left open, as `settle_market` leaves it."""
+    positions = list(
+        session.exec(
+            select(Position)
+            .where(
+                Position.market_id == market.id,
+                Position.agent_id == agent_id,
+                Position.status == "open",
+            )
+            .order_by(col(Position.id))
+            .with_for_update()
+        )
+    )
+    settled = 0
+    for position in positions:
+        if not _names_no_outcome(position.side, market):
+            _settle_position(session, position, market, verdict, at)
+            settled += 1
+    scored = (
+        0 if verdict.state == "cancelled" else _score_buys(session, market, verdict, at, agent_id)
+    )
+    return settled, scored
+
+
 def _names_no_outcome(side: str, market: Market) -> bool:
     """Whether a stored side names no outcome of the market (the executor's rule)."""
     try:
@@ -319,15 +351,21 @@ def _settle_position(
     session.flush()
 
 
-def _score_buys(session: Session, market: Market, verdict: Verdict, at: datetime) -> int:
-    """One Brier row per unscored BUY in this market: implied confidence vs the outcome."""
+def _score_buys(
+    session: Session, market: Market, verdict: Verdict, at: datetime, agent_id: int | None = None
+) -> int:
+    """One Brier row per unscored BUY in this market (of `agent_id` alone when given):
+    implied confidence vs the outcome."""
     assert verdict.winner is not None
-    buys = session.exec(
+    query = (
         select(Trade)
         .where(col(Trade.market_id) == market.id, col(Trade.trade_type) == "BUY")
         .where(~exists().where(col(BrierScore.trade_id) == col(Trade.id)))
         .order_by(col(Trade.id))
-    ).all()
+    )
+    if agent_id is not None:
+        query = query.where(Trade.agent_id == agent_id)
+    buys = session.exec(query).all()
     scored = 0
     for trade in buys:
         assert trade.id is not None

@@ -70,6 +70,7 @@ from arena.storage.tables import COHORTS as _cohorts
 from arena.storage.tables import MARKETS as _markets
 from arena.storage.tables import PORTFOLIO_SNAPSHOTS as _snapshots
 from arena.storage.tables import POSITIONS as _positions
+from arena.storage.tables import live_cohort
 
 log = logging.getLogger("arena.engine.snapshots")
 
@@ -244,8 +245,11 @@ def finish_pass(
 # The pass's statements are built once (it runs every 10 minutes for months, and in a demo
 # season ten thousand times); `b_now` binds the pass's `at`.
 _NOW = bindparam("b_now", type_=_cohorts.c.week_start.type)
-# a cohort still worth valuing at `b_now`: not completed and already started
-_LIVE_COHORT = and_(_cohorts.c.status != "completed", _cohorts.c.week_start <= _NOW)
+# a cohort still worth valuing at `b_now`: live (a late entrant's shadow is valued by its
+# player, never by this pass), not completed and already started
+_LIVE_COHORT = and_(
+    _cohorts.c.status != "completed", _cohorts.c.week_start <= _NOW, live_cohort(_cohorts)
+)
 
 
 def _copy_statement() -> Any:
@@ -258,6 +262,7 @@ def _copy_statement() -> Any:
         .where(
             _snapshots.c.slot == bindparam("b_source", type_=_snapshots.c.slot.type),
             _cohorts.c.status != "completed",
+            live_cohort(_cohorts),
         )
         .subquery("live")
     )
@@ -456,6 +461,25 @@ def _snapshot_row(
         "num_resolved_bets": resolved,
         "price_provenance": book.provenance,
     }
+
+
+def write_agent_snapshot(
+    conn: Connection,
+    agent_id: int,
+    cash: Decimal,
+    starting_balance: Decimal,
+    position_values: list[Decimal],
+    provenance: dict[str, Any] | None,
+    brier: tuple[float, int] | None,
+    slot: datetime,
+    at: datetime,
+) -> None:
+    """One agent's snapshot row for `slot` (upsert) and its rollups, nobody else's: a late
+    entrant's replayed valuation (`arena.engine.late_entry_runs`), in the caller's
+    transaction. The row is built as a pass builds every row (`_snapshot_row`)."""
+    book = _Book(agent_id, 0, cash, starting_balance, position_values, provenance)
+    _upsert_snapshots(conn, [_snapshot_row(book, brier, slot, at)], conn.dialect.name == "sqlite")
+    roll_up_slot(conn, slot, agent_id)
 
 
 def _upsert_snapshots(conn: Connection, rows: list[dict[str, Any]], on_sqlite: bool) -> int:

@@ -1,0 +1,458 @@
+"""`arena late-entry FAMILY --cohorts A-B`: a family plays finished past cohorts afterwards
+(methodology §20).
+
+For each chosen live cohort a *shadow cohort* (`cohorts.late_entry_of`) holds the late
+entrant's one agent. The original's decision runs are replayed in order, each at its own time,
+on its frozen universe and prices (`arena.engine.late_entry_runs`), through the same prompts,
+validation, retries and fallback as every live decision (`decisions.decide_one`) and the real
+client; the original cohort's stamp (version, extensions, constants) sets the rules. Between
+runs the recorded resolutions settle its positions; after the last run a market the database
+never saw resolved is asked of the market source now, and recorded (it is then settled for
+every holder, as the resolve job would).
+
+Idempotent per family × cohort, in the database: the shadow is unique per original × family,
+and each replayed decision is claimed under the engine's claims (unique per agent × week;
+finished ones are never redone; a claim left by a killed run is taken over once stale), so a
+second run finds the work done and an interrupted one resumes without duplicating a trade.
+"""
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from arena.agents.responders import ResponderFactory
+from arena.config import Methodology, executes_on_books
+from arena.core.errors import InputError
+from arena.core.late_entry import LateEntryStamp, leakage_guard, shadow_stamp
+from arena.core.timeutil import slot_start
+from arena.engine.cohorts import window_weeks_of
+from arena.engine.decision_claims import claim_decision, finish_error, new_owner
+from arena.engine.decisions import decide_one
+from arena.engine.late_entry_runs import (
+    OriginalRun,
+    clob_history,
+    original_runs,
+    replay_universe,
+    settle_recorded,
+    snapshot_shadow,
+)
+from arena.engine.logs import log_event
+from arena.engine.market_sync import upsert_markets
+from arena.engine.provenance import PriceReader
+from arena.engine.settlement import settle_market
+from arena.engine.sources import MarketSource
+from arena.lineup import FamilySpec, Lineup
+from arena.markets.resolution import resolution_verdict
+from arena.storage.db import session_scope
+from arena.storage.models import (
+    FINAL_STATUSES,
+    Agent,
+    Cohort,
+    Decision,
+    Market,
+    PortfolioSnapshot,
+    Position,
+)
+from arena.storage.seed import sync_families
+
+SOURCE = "late-entry"
+
+
+@dataclass
+class LateEntryResult:
+    """What one `arena late-entry` run did, for the CLI and the log."""
+
+    family: str
+    cohorts: list[int] = field(default_factory=list)
+    shadows_created: int = 0
+    runs: int = 0
+    decided: dict[str, int] = field(default_factory=dict)
+    already_done: int = 0
+    trades: int = 0
+    settled_recorded: int = 0
+    asked: list[str] = field(default_factory=list)  # markets asked of the source now
+    marks: dict[str, int] = field(default_factory=dict)  # by source (late_entry_runs)
+    completed: list[int] = field(default_factory=list)
+    contaminated: list[int] = field(default_factory=list)
+
+    def counts(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One chosen cohort: the original, its shadow, and the shadow's one agent."""
+
+    original: Cohort
+    shadow: Cohort
+    agent: Agent
+
+
+def play_late_entry(
+    engine: Engine,
+    at: datetime,
+    lineup: Lineup,
+    family_id: str,
+    numbers: Sequence[int],
+    responders: ResponderFactory,
+    *,
+    allow_contaminated: bool = False,
+    source: MarketSource | None = None,
+    prices: Callable[[], PriceReader] | None = None,
+    stale_after: timedelta = timedelta(minutes=60),
+    owner: str | None = None,
+) -> LateEntryResult:
+    """Play `family_id` over live cohorts `numbers` (module docstring); `at` is now (the shadow's
+    stamp and the claims' clock), every replayed run keeps its own time. Refused before any
+    write: an unknown family or cohort, a cohort still deciding, a cohort the leakage guard
+    refuses (unless `allow_contaminated`), a family no responder can answer for."""
+    family = _family(lineup, family_id)
+    responder = responders(family)
+    if responder is None:
+        raise InputError(
+            f"family {family_id!r} has no usable endpoint or key",
+            "set its base_url / API key (see the lineup) and run again",
+        )
+    sync_families(engine, lineup)
+    originals = _originals(engine, numbers, at)
+    verdicts = {
+        c.number: leakage_guard(c.number, c.week_start, family.knowledge_cutoff, allow_contaminated)
+        for c in originals
+    }
+    refused = [v.reason for v in verdicts.values() if not v.allowed and v.reason]
+    if refused:
+        raise InputError(
+            "late entry refused by the leakage guard: " + "; ".join(refused),
+            "--allow-contaminated plays them anyway, stamped contaminated on every page",
+        )
+    result = LateEntryResult(family_id, [c.number for c in originals])
+    result.contaminated = [n for n, v in verdicts.items() if v.contaminated]
+    owner = owner or new_owner()
+    history = clob_history(prices()) if prices is not None else None
+    marks: Counter[str] = Counter()
+    for original in originals:
+        stamp = LateEntryStamp(
+            original.number,
+            family_id,
+            at,
+            verdicts[original.number].contaminated,
+            family.knowledge_cutoff,
+        )
+        entry = _ensure_shadow(engine, original, family, stamp, at, result)
+        methodology = methodology_of(original)
+        runs = _runs(engine, original)
+        for run in runs:
+            marks += _replay_run(
+                engine, entry, run, methodology, responder, at, stale_after, owner, history, result
+            )
+        last = runs[-1].at if runs else None
+        marks += _finish(engine, entry, methodology, source, at, last, history, result)
+    result.marks = dict(marks)
+    with session_scope(engine) as session:
+        log_event(
+            session,
+            at,
+            "INFO",
+            SOURCE,
+            f"late entry of {family_id} over cohort(s) {', '.join(map(str, result.cohorts))}",
+            **result.counts(),
+        )
+    return result
+
+
+def _family(lineup: Lineup, family_id: str) -> FamilySpec:
+    try:
+        return lineup.get(family_id)
+    except KeyError:
+        known = ", ".join(f.id for f in lineup.families)
+        raise InputError(f"family {family_id!r} is not in the lineup", f"known: {known}") from None
+
+
+def _originals(engine: Engine, numbers: Sequence[int], at: datetime) -> list[Cohort]:
+    """The live cohorts `numbers`, each past its decision window at `at` (every run it will
+    ever have has happened); InputError naming what is wrong."""
+    if not numbers:
+        raise InputError("no cohort named", "write e.g. --cohorts 1-4")
+    with session_scope(engine) as session:
+        found = {
+            c.number: c
+            for c in session.exec(
+                select(Cohort).where(
+                    col(Cohort.number).in_(list(numbers)), col(Cohort.late_entry_of).is_(None)
+                )
+            )
+        }
+        missing = [n for n in numbers if n not in found]
+        if missing:
+            latest = session.exec(
+                select(Cohort.number)
+                .where(col(Cohort.late_entry_of).is_(None))
+                .order_by(col(Cohort.number).desc())
+            ).first()
+            hint = f"cohorts are numbered 1 to {latest}" if latest else "no cohort exists yet"
+            raise InputError(f"cohort(s) {', '.join(map(str, missing))} do not exist", hint)
+        for number in numbers:
+            cohort = found[number]
+            ends = cohort.week_start + timedelta(weeks=window_weeks_of(cohort, 5))
+            if at < ends:
+                raise InputError(
+                    f"cohort {number} is still deciding (its window ends {ends:%Y-%m-%d %H:%M})",
+                    "a late entrant plays finished decision runs only; run it after the window",
+                )
+        return [found[n] for n in sorted(numbers)]
+
+
+def methodology_of(cohort: Cohort) -> Methodology:
+    """The constants a cohort was stamped with, as the Methodology its runs used."""
+    stamp = cohort.constants or {}
+    known = {name: stamp[name] for name in Methodology.model_fields if name in stamp}
+    known["version"] = cohort.methodology_version
+    return Methodology(**known)
+
+
+def _ensure_shadow(
+    engine: Engine,
+    original: Cohort,
+    family: FamilySpec,
+    stamp: LateEntryStamp,
+    at: datetime,
+    result: LateEntryResult,
+) -> _Entry:
+    """The shadow of `original` for the family and its one agent, created once (the unique
+    original × family key: a racing second process reads the winner's)."""
+    for _ in range(2):
+        with session_scope(engine) as session:
+            found = _shadow_of(session, original, family.id)
+            if found is not None:
+                return found
+        try:
+            with session_scope(engine) as session:
+                shadow = Cohort(
+                    number=original.number,
+                    week_start=original.week_start,
+                    methodology_version=original.methodology_version,
+                    constants=shadow_stamp(original.constants, stamp),
+                    status="deciding",
+                    created_at=at,
+                    late_entry_of=original.id,
+                    late_entry_family=family.id,
+                )
+                session.add(shadow)
+                session.flush()
+                balance = methodology_of(original).starting_balance
+                session.add(
+                    Agent(
+                        cohort_id=shadow.id,  # type: ignore[arg-type]
+                        family_id=family.id,
+                        replicate=1,
+                        model_id=family.model,
+                        display_name=family.display_name,
+                        starting_balance=balance,
+                        cash_balance=balance,
+                        created_at=at,
+                    )
+                )
+                log_event(
+                    session,
+                    at,
+                    "INFO",
+                    SOURCE,
+                    f"late entrant {family.id} started on cohort {original.number}",
+                    cohort=original.number,
+                    family=family.id,
+                    contaminated=stamp.contaminated,
+                )
+            result.shadows_created += 1
+        except IntegrityError:
+            continue  # another process created it first: read it again
+    with session_scope(engine) as session:
+        found = _shadow_of(session, original, family.id)
+        assert found is not None
+        return found
+
+
+def _shadow_of(session: Session, original: Cohort, family_id: str) -> _Entry | None:
+    shadow = session.exec(
+        select(Cohort).where(
+            Cohort.late_entry_of == original.id, Cohort.late_entry_family == family_id
+        )
+    ).first()
+    if shadow is None:
+        return None
+    agent = session.exec(select(Agent).where(Agent.cohort_id == shadow.id)).one()
+    return _Entry(original, shadow, agent)
+
+
+def _runs(engine: Engine, original: Cohort) -> list[OriginalRun]:
+    with session_scope(engine) as session:
+        return original_runs(session, original.id)  # type: ignore[arg-type]
+
+
+def _replay_run(
+    engine: Engine,
+    entry: _Entry,
+    run: OriginalRun,
+    methodology: Methodology,
+    responder: Any,
+    at: datetime,
+    stale_after: timedelta,
+    owner: str,
+    history: Any,
+    result: LateEntryResult,
+) -> Counter[str]:
+    """One original run: settle what resolved before it, decide (claimed), value at its prices."""
+    agent_id = entry.agent.id
+    assert agent_id is not None
+    result.settled_recorded += len(settle_recorded(engine, agent_id, run.at))
+    result.runs += 1
+    with session_scope(engine) as session:
+        universe = replay_universe(session, run, executes_on_books(entry.shadow.constants))
+        played_on = _played_past(session, agent_id, run)
+    claim = None
+    if not played_on:
+        claim = claim_decision(
+            engine, entry.agent, run.week, run.at, stale_after, owner, claimed_at=at
+        )
+    if claim is None:
+        result.already_done += 1
+    else:
+        try:
+            status, trades = decide_one(
+                engine,
+                claim,
+                entry.agent,
+                entry.shadow,
+                run.week,
+                run.at,
+                responder,
+                universe,
+                methodology,
+            )
+        except Exception as exc:  # one decision's failure is its error row, as in a live run
+            status = finish_error(
+                engine,
+                claim,
+                f"unexpected {type(exc).__name__}: {exc}",
+                [],
+                0,
+                run.at,
+                tuple(getattr(responder, "secrets", ())),
+            )
+            trades = 0
+        result.decided[status] = result.decided.get(status, 0) + 1
+        result.trades += trades
+    interval = methodology.snapshot_interval_minutes
+    with session_scope(engine) as session:
+        if _has_snapshot(session, agent_id, slot_start(run.at, interval)):
+            return Counter()  # valued when it was played: history is never rewritten
+    return snapshot_shadow(engine, agent_id, universe, run.at, interval, history)
+
+
+def _played_past(session: Session, agent_id: int, run: OriginalRun) -> bool:
+    """Whether a later run was already played: then this run's decision is final whatever its
+    status (re-deciding an `error` week after later weeks traded would reorder history)."""
+    later = session.exec(
+        select(Decision.id).where(Decision.agent_id == agent_id, Decision.decision_week > run.week)
+    ).first()
+    return later is not None
+
+
+def _has_snapshot(session: Session, agent_id: int, slot: datetime) -> bool:
+    found = session.exec(
+        select(PortfolioSnapshot.id).where(
+            PortfolioSnapshot.agent_id == agent_id, PortfolioSnapshot.slot == slot
+        )
+    ).first()
+    return found is not None
+
+
+def _finish(
+    engine: Engine,
+    entry: _Entry,
+    methodology: Methodology,
+    source: MarketSource | None,
+    at: datetime,
+    last_run: datetime | None,
+    history: Any,
+    result: LateEntryResult,
+) -> Counter[str]:
+    """After the last run: every recorded resolution, the source asked about the rest, the
+    final snapshot, and the shadow's status (completed once nothing is open)."""
+    agent_id = entry.agent.id
+    assert agent_id is not None
+    times = settle_recorded(engine, agent_id, None)
+    result.settled_recorded += len(times)
+    if source is not None:
+        times += _ask_source(engine, agent_id, source, at, result)
+    with session_scope(engine) as session:
+        open_left = session.exec(
+            select(Position.id).where(Position.agent_id == agent_id, Position.status == "open")
+        ).first()
+    marks: Counter[str] = Counter()
+    if times:
+        marks = snapshot_shadow(
+            engine, agent_id, None, max(times), methodology.snapshot_interval_minutes, history
+        )
+    final = max([*times, *([last_run] if last_run else [])], default=at)
+    with session_scope(engine) as session:
+        shadow = session.get(Cohort, entry.shadow.id)
+        assert shadow is not None
+        if open_left is None:
+            if shadow.status != "completed":
+                shadow.status, shadow.completed_at = "completed", final
+            result.completed.append(shadow.number)
+        else:
+            shadow.status = "tracking"
+        session.add(shadow)
+    return marks
+
+
+def _ask_source(
+    engine: Engine, agent_id: int, source: MarketSource, at: datetime, result: LateEntryResult
+) -> list[datetime]:
+    """Ask the source about each market the late entrant still holds that the database never
+    saw resolved; a decided one is recorded and settled for every holder at `at` (as the
+    resolve job would), with its provenance in the event log."""
+    with session_scope(engine) as session:
+        held = sorted(
+            session.exec(
+                select(Position.market_id)
+                .join(Market, col(Market.id) == col(Position.market_id))
+                .where(Position.agent_id == agent_id, Position.status == "open")
+                .where(col(Market.status).not_in(FINAL_STATUSES))
+                .distinct()
+            ).all()
+        )
+    times = []
+    for market_id in held:
+        fresh = source.get_market(market_id, at)
+        if fresh is None:
+            continue
+        with session_scope(engine) as session:
+            upsert_markets(session, [fresh], at)
+        verdict = resolution_verdict(fresh)
+        if verdict.state == "unresolved":
+            continue
+        outcome = settle_market(engine, market_id, verdict, at)
+        result.asked.append(market_id)
+        with session_scope(engine) as session:
+            log_event(
+                session,
+                at,
+                "INFO",
+                SOURCE,
+                f"market {market_id} resolution asked of {source.name} for a late entrant: "
+                f"{verdict.state} {verdict.winner or ''}".rstrip(),
+                market_id=market_id,
+                asked=source.name,
+                reason=verdict.reason,
+                positions=outcome.settled,
+            )
+        times.append(at)
+    return times
