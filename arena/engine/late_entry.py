@@ -80,6 +80,8 @@ class LateEntryResult:
     marks: dict[str, int] = field(default_factory=dict)  # by source (late_entry_runs)
     completed: list[int] = field(default_factory=list)
     contaminated: list[int] = field(default_factory=list)
+    # Cohorts left where another process holds a run's claim (not yet stale): run again later.
+    held: list[int] = field(default_factory=list)
 
     def counts(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -148,11 +150,16 @@ def play_late_entry(
         methodology = methodology_of(original)
         runs = _runs(engine, original)
         for run in runs:
-            marks += _replay_run(
+            played = _replay_run(
                 engine, entry, run, methodology, responder, at, stale_after, owner, history, result
             )
-        last = runs[-1].at if runs else None
-        marks += _finish(engine, entry, methodology, source, at, last, history, result)
+            if played is None:  # held by a running process: its later runs must wait
+                result.held.append(original.number)
+                break
+            marks += played
+        else:
+            last = runs[-1].at if runs else None
+            marks += _finish(engine, entry, methodology, source, at, last, history, result)
     result.marks = dict(marks)
     with session_scope(engine) as session:
         log_event(
@@ -196,7 +203,9 @@ def _originals(engine: Engine, numbers: Sequence[int], at: datetime) -> list[Coh
                 .order_by(col(Cohort.number).desc())
             ).first()
             hint = f"cohorts are numbered 1 to {latest}" if latest else "no cohort exists yet"
-            raise InputError(f"cohort(s) {', '.join(map(str, missing))} do not exist", hint)
+            named = ", ".join(map(str, missing))
+            verb = "cohort {} does not exist" if len(missing) == 1 else "cohorts {} do not exist"
+            raise InputError(verb.format(named), hint)
         for number in numbers:
             cohort = found[number]
             ends = cohort.week_start + timedelta(weeks=window_weeks_of(cohort, 5))
@@ -305,8 +314,9 @@ def _replay_run(
     owner: str,
     history: Any,
     result: LateEntryResult,
-) -> Counter[str]:
-    """One original run: settle what resolved before it, decide (claimed), value at its prices."""
+) -> Counter[str] | None:
+    """One original run: settle what resolved before it, decide (claimed), value at its prices;
+    None when another process holds the run's claim (nothing after it may be played yet)."""
     agent_id = entry.agent.id
     assert agent_id is not None
     result.settled_recorded += len(settle_recorded(engine, agent_id, run.at))
@@ -320,6 +330,8 @@ def _replay_run(
             engine, entry.agent, run.week, run.at, stale_after, owner, claimed_at=at
         )
     if claim is None:
+        if not played_on and _held(engine, agent_id, run.week):
+            return None
         result.already_done += 1
     else:
         try:
@@ -352,6 +364,17 @@ def _replay_run(
         if _has_snapshot(session, agent_id, slot_start(run.at, interval)):
             return Counter()  # valued when it was played: history is never rewritten
     return snapshot_shadow(engine, agent_id, universe, run.at, interval, history)
+
+
+def _held(engine: Engine, agent_id: int, week: int) -> bool:
+    """Whether the run's decision is claimed by a process still within its claim."""
+    with session_scope(engine) as session:
+        status = session.exec(
+            select(Decision.status).where(
+                Decision.agent_id == agent_id, Decision.decision_week == week
+            )
+        ).first()
+    return status == "in_progress"
 
 
 def _played_past(session: Session, agent_id: int, run: OriginalRun) -> bool:
