@@ -211,7 +211,7 @@ def snapshot_shadow(
             position.mark_price, position.marked_at = mark.price, at
             session.add(position)
             values.append(mark_value(position.shares, mark.price))
-            provenance[str(position.id)] = {"source": mark.source, "price": str(mark.price)}
+            provenance[str(position.id)] = {"source": mark.source, "price": f"{mark.price:.6f}"}
         brier = session.exec(
             select(func.avg(BrierScore.brier_score), func.count()).where(
                 BrierScore.agent_id == agent_id

@@ -26,13 +26,16 @@ from arena.core.accounting import side_price
 from arena.core.errors import InputError
 from arena.core.late_entry import stamped_late_entry
 from arena.engine.late_entry import LateEntryResult, play_late_entry
+from arena.engine.late_entry_runs import clob_history, snapshot_shadow
 from arena.lineup import FamilySpec, Lineup
+from arena.markets.clob import ClobClient
 from arena.storage.db import create_db_engine
 from arena.storage.tables import (
     AGENTS,
     COHORTS,
     DECISIONS,
     MARKET_SNAPSHOT_ITEMS,
+    MARKETS,
     PORTFOLIO_SNAPSHOTS,
     POSITIONS,
     TRADES,
@@ -45,6 +48,7 @@ from tests.analytics.finished_season import (
 )
 from tests.analytics.season import Season, writable_copy
 from tests.analytics.season import lineup as season_lineup
+from tests.markets.clob_server import serve
 from tests.pg import PostgresCluster
 
 NOW = FINISHED_AT + timedelta(days=2)
@@ -172,6 +176,43 @@ def test_the_late_entrant_sees_what_the_incumbents_saw_and_fills_at_frozen_price
             )
             frozen = side_price(item["market_type"], item["outcomes"], item["prices"], buy.side)
             assert Decimal(buy.price) == frozen
+    _marks_from_clob_history(engine)
+
+
+def _marks_from_clob_history(engine: Engine) -> None:
+    """Between runs, a market without a frozen price is marked from the CLOB's price history
+    (a real client on a loopback CLOB), else carried; each snapshot records which."""
+    with engine.connect() as conn:
+        held = conn.execute(
+            select(POSITIONS.c.agent_id, POSITIONS.c.id, POSITIONS.c.side, MARKETS.c.clob_token_ids)
+            .join(MARKETS, MARKETS.c.id == POSITIONS.c.market_id)
+            .join(AGENTS, AGENTS.c.id == POSITIONS.c.agent_id)
+            .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+            .where(COHORTS.c.late_entry_of.is_not(None), POSITIONS.c.status == "open")
+            .order_by(POSITIONS.c.id)
+        ).all()
+    agent_id = held[0].agent_id
+    mine = [row for row in held if row.agent_id == agent_id]
+    assert len(mine) >= 2 and all(row.clob_token_ids for row in mine)
+    at = NOW + timedelta(days=1)
+    with serve() as clob:
+        first = mine[0]
+        token = first.clob_token_ids[0 if first.side.upper() == "YES" else 1]
+        clob.history[token] = [{"t": int(at.timestamp()) - 600, "p": 0.42}]
+        client = ClobClient(clob.url, min_interval=0.0, timeout=2.0)
+        try:
+            counts = snapshot_shadow(engine, agent_id, None, at, 10, clob_history(client))
+        finally:
+            client.close()
+    assert counts == {"clob_history": 1, "carried": len(mine) - 1}
+    with engine.connect() as conn:
+        provenance = conn.execute(
+            select(PORTFOLIO_SNAPSHOTS.c.price_provenance).where(
+                PORTFOLIO_SNAPSHOTS.c.agent_id == agent_id,
+                PORTFOLIO_SNAPSHOTS.c.slot == at,
+            )
+        ).scalar_one()
+    assert provenance[str(first.id)] == {"source": "clob_history", "price": "0.420000"}
 
 
 def test_a_second_run_does_nothing_and_the_source_settles_the_rest(engine: Engine) -> None:
