@@ -7,6 +7,8 @@ import streamlit as st
 
 from arena.analytics.stats.paired import MIN_EVENTS, family_comparison
 from arena.analytics.views.agents import agent_index
+from arena.analytics.views.late_entry import late_comparison, late_entries, late_incumbents
+from arena.core.late_entry import entrant_family, is_entrant
 from arena.dashboard import documents, fmt, links, notices, picks, reads, tables
 
 NO_AGENT = "No agent yet: run `arena start-cohort` (one agent per enabled family) or `make demo`."
@@ -46,6 +48,22 @@ def display(frame: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def late_note(entries: pd.DataFrame, pair: list[str]) -> None:
+    """Say on which cohorts a late entrant is compared, and label a contaminated one."""
+    shown = entries[entries["entrant_id"].isin(pair)]
+    numbers = ", ".join(str(n) for n in sorted({int(n) for n in shown["cohort_number"]}))
+    st.caption(
+        f"A late entrant is compared on its own cohorts ({numbers}): only the markets both "
+        "traded in the same original cohort are paired."
+    )
+    for name in sorted(set(shown.loc[shown["entrant_contaminated"].astype(bool), "display_name"])):
+        st.warning(
+            f"**Contaminated** — {fmt.escaped(name)}: its cohorts started on or before its "
+            "knowledge cutoff, so it may have known how their markets resolved.",
+            icon=":material/warning:",
+        )
+
+
 st.title("Compare")
 st.caption(
     "Two families on the markets both traded in the same cohort, so how hard a market was "
@@ -82,6 +100,22 @@ ordered = scope.drop_duplicates("family_id").sort_values(
 )
 families = [str(f) for f in ordered["family_id"]]
 names = {str(f): str(n) for f, n in zip(ordered["family_id"], ordered["display_name"], strict=True)}
+# Late entrants (methodology §20) of the protocol shown (or the chosen cohort), after the
+# incumbents: each compared with an incumbent on its own cohorts, by its entrant id.
+entries = reads.read(late_entries, None if cohort is not None else (methodology or "v1"))
+if cohort is not None:
+    entries = entries[entries["cohort_number"] == cohort]
+protocol = str(entries["protocol"].iloc[0]) if len(entries) else (methodology or "v1")
+late_names = dict(zip(entries["entrant_id"], entries["display_name"], strict=True))
+if late_names:  # the incumbents of the entrants' cohorts are choices too
+    incumbents = reads.read(late_incumbents, protocol)
+    if cohort is None:  # (a chosen cohort's incumbents are the scope's already)
+        for fid, name in zip(incumbents["family_id"], incumbents["display_name"], strict=True):
+            if fid not in names:
+                families.append(str(fid))
+                names[str(fid)] = str(name)
+families += sorted(late_names, key=lambda f: late_names[f].lower())
+names.update(late_names)
 if len(families) < 2:
     notices.nothing_yet(
         "This scope has fewer than two families: pick all cohorts, or another cohort."
@@ -110,15 +144,22 @@ if family is None or versus is None:
     )
 if family == versus:
     notices.nothing_yet("Pick two different families.")
-notices.simulated_notice([family, versus])
+notices.simulated_notice([entrant_family(family), entrant_family(versus)])
 
-frame: pd.DataFrame = reads.read(
-    family_comparison,
-    family,
-    versus,
-    cohort=cohort,
-    **picks.scoped(methodology if cohort is None else None),
-)
+late_pair = is_entrant(family) or is_entrant(versus)
+if late_pair:
+    frame: pd.DataFrame = reads.read(
+        late_comparison, family, versus, cohort=cohort, methodology=protocol
+    )
+    late_note(entries, [family, versus])
+else:
+    frame = reads.read(
+        family_comparison,
+        family,
+        versus,
+        cohort=cohort,
+        **picks.scoped(methodology if cohort is None else None),
+    )
 st.subheader(f"{fmt.escaped(names[family])} − {fmt.escaped(names[versus])}")
 tables.table(
     display(frame, names),

@@ -10,9 +10,15 @@ import streamlit as st
 
 from arena.analytics.query.scope import cohort_version, key_version
 from arena.analytics.stats.cost import COST_COLUMNS, cost_frame
-from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED, portfolio_value, ranked
+from arena.analytics.stats.leaderboard import (
+    DEFAULT_MIN_RESOLVED,
+    leaderboard,
+    portfolio_value,
+    ranked,
+)
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS
 from arena.analytics.views.execution import with_flags
+from arena.analytics.views.late_entry import cohort_sentence, late_entries, with_late_columns
 from arena.analytics.views.realised import (
     SHOWN_COLUMNS,
     realised_by_family,
@@ -352,6 +358,47 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
         )
 
 
+def late_section(cohort: int | None, methodology: str | None, version: str) -> None:
+    """Late entrants on the same cohorts (methodology §20), when the protocol shown (or the
+    chosen cohort) has any: the incumbents of those cohorts and the late entrants, ranked on
+    those cohorts alone with the main table's intervals and P(rank #1), and its own CSV."""
+    entries = reads.read(late_entries, None if cohort is not None else (methodology or "v1"))
+    if cohort is not None:
+        entries = entries[entries["cohort_number"] == cohort]
+    if entries.empty:
+        return
+    protocol = str(entries["protocol"].iloc[0])
+    board = reads.read(
+        leaderboard, cohort=cohort, methodology=protocol, late_entry=True, null_seeds=0
+    )
+    board = with_late_columns(ranked(board.reset_index(drop=True), version), entries)
+    with st.container(key="late-entrants"):
+        st.subheader("Late entrants on the same cohorts")
+        st.caption(
+            cohort_sentence(entries)
+            + " Each late entrant is ranked as its own row, on those cohorts alone, paired "
+            "with their incumbents by cohort (the same events resampled for both); it is never "
+            f"pooled with the live table above ([statistics]({STATS}))."
+        )
+        tables.table(
+            display(board, version),
+            key="leaderboard-late-table",
+            reference=board["kind"] == "baseline",
+            grey=board["too_early"],
+            formats={**FORMATS, "portfolio_value": fmt.money},
+            column_config={
+                key: st.column_config.Column(label, width=width, help=help, pinned=key == "family")
+                for key, label, width, help in table_columns(board, version)
+            },
+        )
+        late_csv = [c for c in CSV_COLUMNS if c in board and c != "random_null_percentile"]
+        tables.download_csv(
+            board[[*late_csv, "late_entry", "contaminated"]],
+            f"leaderboard-late-{cohort if cohort is not None else protocol}",
+            label="Download late-entry CSV",
+        )
+
+
 st.title("Leaderboard")
 st.caption(
     "**Return** is P/L over the capital given, summed over a family's cohorts; **Brier** the "
@@ -425,6 +472,8 @@ if result is not None:
     scope = f"cohort-{cohort}" if cohort is not None else "all" if plain else str(methodology)
     tables.download_csv(board[[c for c in CSV_COLUMNS if c in board]], f"leaderboard-{scope}")
     cost_section(board, scope)
+
+late_section(cohort, methodology, version)
 
 st.subheader("Portfolio over time")
 # Across cohorts the summed curves are the selector's version's own, never v1's and v2's mixed.

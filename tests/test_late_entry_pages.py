@@ -1,0 +1,87 @@
+"""The Leaderboard's "Late entrants on the same cohorts" section and a Compare pair with a
+late entrant (issue 36), with Streamlit's AppTest on the finished season plus shadows."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import Engine
+
+from arena.analytics.stats.leaderboard import leaderboard, ranked
+from arena.analytics.views.late_entry import late_comparison
+from arena.dashboard import fmt
+from arena.storage.db import create_db_engine
+from tests.analytics.finished_season import finished_season
+from tests.analytics.season import LLM_A, writable_copy
+from tests.dashboard.apptest import all_text, read, run_page, use_database
+from tests.late_entry_rows import copy_shadow
+
+LATE_A = f"late:{LLM_A}"
+LATE_B = f"late:{LLM_A}-late"
+TAINTED = "Model A (new) · late entry, contaminated"
+
+
+@pytest.fixture(scope="module")
+def late_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The finished season with llm-a replaying cohorts 1-2 and a contaminated copy of
+    llm-a on cohort 1 as a new family (SQLite: the read model is tested on both backends
+    in tests/analytics/test_late_entry_board.py)."""
+    base = tmp_path_factory.getbasetemp()
+    url = writable_copy(finished_season(base), Path(base) / "late-pages.db")
+    engine = create_db_engine(url)
+    copy_shadow(engine, 1, LLM_A, LLM_A)
+    copy_shadow(engine, 2, LLM_A, LLM_A)
+    copy_shadow(engine, 1, LLM_A, contaminated=True)
+    engine.dispose()
+    return url
+
+
+@pytest.fixture
+def reader(late_db: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
+    for _ in use_database(monkeypatch, late_db):
+        engine = create_db_engine(late_db, role="reader")
+        try:
+            yield engine
+        finally:
+            engine.dispose()
+
+
+def _ok(at: object) -> None:
+    assert not at.exception, [e.value for e in at.exception]  # type: ignore[attr-defined]
+    assert not at.error, [e.value for e in at.error]  # type: ignore[attr-defined]
+
+
+def test_the_leaderboard_shows_late_entrants_beside_their_incumbents(reader: Engine) -> None:
+    at = run_page("leaderboard")
+    _ok(at)
+    text = all_text(at)
+    assert "Late entrants on the same cohorts" in text
+    assert (
+        f"Late entrants replayed cohorts 1, 2; {TAINTED}: contaminated: its cohorts started on "
+        "or before its knowledge cutoff." in text
+    )
+    expected = ranked(leaderboard(reader, methodology="v1", late_entry=True, null_seeds=0), "v1")
+    shown = at.dataframe[0].value  # the live board waits for its button; this is the section's
+    assert shown["family"].tolist() == expected["display_name"].tolist()
+    assert (
+        TAINTED in shown["family"].tolist() and "Model A · late entry" in shown["family"].tolist()
+    )
+    returns = zip(
+        expected["return_pct"], expected["return_ci_low"], expected["return_ci_high"], strict=True
+    )
+    assert shown["return"].tolist() == [fmt.pct_interval(*r) for r in returns]
+    assert shown["p_rank_1"].tolist() == expected["p_rank_1"].tolist()
+
+
+def test_compare_pairs_a_contaminated_late_entrant_with_an_incumbent(reader: Engine) -> None:
+    at = run_page("compare", family=LATE_B, versus=LLM_A)
+    _ok(at)
+    warned = [read(str(w.value)) for w in at.warning]
+    assert any(TAINTED in w and "Contaminated" in w for w in warned), warned
+    assert "compared on its own cohorts (1)" in all_text(at)
+    expected = late_comparison(reader, LATE_B, LLM_A)
+    table = at.dataframe[0].value
+    assert table["markets"].tolist() == expected["markets"].tolist()
+    assert expected["mean_difference"].tolist() == [0.0, 0.0]  # a copy of llm-a's cohort 1
+    assert "$0.00" in table["difference"].tolist()[0]
+    assert at.query_params["family"] == LATE_B
