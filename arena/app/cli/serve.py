@@ -5,7 +5,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -21,6 +21,12 @@ from arena.config import (
 from arena.core.errors import ArenaError, InputError
 
 if TYPE_CHECKING:  # the servers are imported by their commands only: `arena --help` stays light
+    from sqlalchemy.engine import Engine
+
+    from arena.app.demo import DemoSummary
+    from arena.config import Settings
+    from arena.engine.late_entry import LateEntryResult
+    from arena.lineup import Lineup
     from arena.sim.loopback import LoopbackServer
 
 _S = TypeVar("_S")
@@ -63,9 +69,16 @@ def demo(
             "against a simulated CLOB); default: ARENA_METHODOLOGY, else v1."
         ),
     ] = None,
+    late_entry: Annotated[
+        str | None,
+        typer.Option(
+            "--late-entry",
+            help="After the season, play this lineup family (e.g. newcomer) as a late entrant "
+            "over the finished cohorts; on a database holding a finished demo season, only that.",
+        ),
+    ] = None,
 ) -> None:
     """Run an offline simulated season into the configured database."""
-    from arena.app.demo import ensure_empty, format_summary, progress_bar, run_demo
     from arena.config import get_settings, parse_extensions
     from arena.lineup import load_lineup
     from arena.sim.world import DEFAULT_TAIL_WEEKS, horizon_tail_weeks
@@ -98,23 +111,67 @@ def demo(
     engine = open_engine(create=True)
     try:
         run_init(engine)
-        ensure_empty(engine)
         lineup = load_lineup(settings.lineup)
         days = settings.horizon()
         tail = DEFAULT_TAIL_WEEKS if days is None else horizon_tail_weeks(days)
-        with progress_bar(weeks, tail) as on_tick:
-            summary = run_demo(
-                engine, settings, lineup, weeks=weeks, seed=seed, on_tick=on_tick, tail_weeks=tail
-            )
+        summary, entry = _play_demo(engine, settings, lineup, late_entry, weeks, seed, tail)
     finally:
         dispose_engines()  # close every connection: the SQLite file is complete on exit
-    for line in format_summary(summary):
+    _print_demo(summary, entry, days, tail)
+
+
+def _print_demo(
+    summary: "DemoSummary | None",
+    entry: "tuple[LateEntryResult, list[Any]] | None",
+    days: int | None,
+    tail: int,
+) -> None:
+    """The season's summary (none when only a late entrant played), the late entrant's."""
+    from arena.app.demo import format_summary
+
+    for line in format_summary(summary) if summary is not None else []:
         typer.echo(line)
+    if entry is not None:
+        from arena.app.cli.late_entry import summary_lines
+
+        for line in summary_lines(entry[0]):
+            typer.echo(line)
+        typer.echo(f"late entrant served by the simulated model server: {len(entry[1])} request(s)")
     if days is not None:
         typer.echo(
             f"horizon: {days} days (markets ending within {days} days of each decision run; "
             f"settling tail up to {tail} weeks)"
         )
+
+
+def _play_demo(
+    engine: "Engine",
+    settings: "Settings",
+    lineup: "Lineup",
+    late_entry: str | None,
+    weeks: int,
+    seed: int,
+    tail: int,
+) -> tuple["DemoSummary | None", "tuple[LateEntryResult, list[Any]] | None"]:
+    """The season into an empty database, then the late entrant if one is named; a database
+    holding a finished demo season plays only the late entrant (`make demo`'s second step)."""
+    from arena.app.demo import ensure_empty, progress_bar, run_demo
+    from arena.app.demo_late_entry import check_entrant, play_demo_late_entry, season_finished
+
+    if late_entry is not None:
+        check_entrant(lineup, late_entry)  # before a season is played, not after
+    summary = None
+    if late_entry is None or not season_finished(engine):
+        ensure_empty(engine)
+        with progress_bar(weeks, tail) as on_tick:
+            summary = run_demo(
+                engine, settings, lineup, weeks=weeks, seed=seed, on_tick=on_tick, tail_weeks=tail
+            )
+    if late_entry is None:
+        return summary, None
+    return summary, play_demo_late_entry(
+        engine, settings, lineup, late_entry, seed=seed, weeks=weeks, tail_weeks=tail
+    )
 
 
 def model_server(
