@@ -34,6 +34,7 @@ NO_SCOPE_AGENT = (
 )
 STATS = documents.doc_link("methodology", "19-statistics-honest-uncertainty")
 SCORING = documents.doc_link("methodology", "11-scoring")
+LATE_ENTRY = documents.doc_link("methodology", "20-4-never-pooled-idempotent")
 
 # The CSV: raw numbers and stable ids (the earlier columns first, in their order).
 CSV_COLUMNS = [
@@ -378,7 +379,7 @@ def late_section(cohort: int | None, methodology: str | None, version: str) -> N
             cohort_sentence(entries)
             + " Each late entrant is ranked as its own row, on those cohorts alone, paired "
             "with their incumbents by cohort (the same events resampled for both); it is never "
-            f"pooled with the live table above ([statistics]({STATS}))."
+            f"pooled with the live table above ([late entry]({LATE_ENTRY}))."
         )
         tables.table(
             display(board, version),
