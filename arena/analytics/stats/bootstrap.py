@@ -134,17 +134,35 @@ def family_bootstrap(
     methodology: str = METHODOLOGY_VERSION,
     replicates: int = stats.DEFAULT_REPLICATES,
     seed: int = 0,
+    late_entry: bool = False,
 ) -> FamilyBootstrap:
     """Load the scope (unknown cohort → InputError) and draw its cluster bootstrap once (once
-    per run of the hourly analyses too: `one_run`, shared by every analysis of the scope)."""
-    key = ("family_bootstrap", id(engine), cohort, methodology, replicates, seed)
-    return once(key, lambda: _draw(engine, cohort, methodology, replicates, seed))
+    per run of the hourly analyses too: `one_run`, shared by every analysis of the scope).
+    `late_entry`: the scope of late entrants on the same cohorts (`load_inputs`)."""
+    if late_entry:
+        key: tuple[object, ...] = (
+            "family_bootstrap",
+            id(engine),
+            cohort,
+            methodology,
+            replicates,
+            seed,
+            "late_entry",
+        )
+    else:
+        key = ("family_bootstrap", id(engine), cohort, methodology, replicates, seed)
+    return once(key, lambda: _draw(engine, cohort, methodology, replicates, seed, late_entry))
 
 
 def _draw(
-    engine: Engine, cohort: int | None, methodology: str, replicates: int, seed: int
+    engine: Engine,
+    cohort: int | None,
+    methodology: str,
+    replicates: int,
+    seed: int,
+    late_entry: bool = False,
 ) -> FamilyBootstrap:
-    data, names = load_inputs(engine, cohort, methodology)
+    data, names = load_inputs(engine, cohort, methodology, late_entry=late_entry)
     books = _agent_books(data.agents)
     head = _headline(books)
     families = list(head["family_id"])

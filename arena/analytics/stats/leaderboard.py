@@ -29,6 +29,7 @@ from sqlalchemy.engine import Engine
 
 from arena.analytics.query.selects import ratio
 from arena.analytics.stats.bootstrap import family_bootstrap
+from arena.analytics.stats.late_entry import late_risk, late_scope
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS, null_percentiles
 from arena.analytics.stats.risk import LEADERBOARD_RISK_COLUMNS, leaderboard_risk
 from arena.config import METHODOLOGY_VERSION
@@ -128,8 +129,14 @@ def leaderboard(
     min_resolved: int = DEFAULT_MIN_RESOLVED,
     null_seeds: int = DEFAULT_NULL_SEEDS,
     level: float = stats.CONFIDENCE,
+    late_entry: bool = False,
 ) -> pd.DataFrame:
     """One row per family (across cohorts, or within cohort number `cohort`), best first.
+
+    `late_entry`: rank the late entrants on the same cohorts instead (methodology §20): the
+    cohorts of protocol `methodology` that have late entrants, their incumbents' agents and
+    each late entrant as its own row (``family_id`` its entrant id ``late:<family>``), paired
+    with the incumbents by its original cohort (`arena.analytics.stats.late_entry`).
 
     Baselines are included (``kind`` = ``baseline``). Intervals are `level` (95%) percentile
     intervals of a stratified cluster bootstrap (`replicates` draws from `seed`): clusters are
@@ -182,7 +189,12 @@ def leaderboard(
       annualised with √365, r_f = 0, paper); NaN without two daily returns
     """
     fb = family_bootstrap(
-        engine, cohort=cohort, replicates=replicates, seed=seed, methodology=methodology
+        engine,
+        cohort=cohort,
+        replicates=replicates,
+        seed=seed,
+        methodology=methodology,
+        late_entry=late_entry,
     )
     if not fb.families:
         return pd.DataFrame(columns=list(LEADERBOARD_COLUMNS))
@@ -261,12 +273,21 @@ def leaderboard(
     frame["agent_replicates"] = spread["agent_replicates"].fillna(1).astype("int64").to_numpy()
     frame["replicate_return_low"] = spread["low"].to_numpy()
     frame["replicate_return_high"] = spread["high"].to_numpy()
-    risk = leaderboard_risk(engine, cohort=cohort, methodology=methodology).reindex(families)
+    risk = _risk(engine, cohort, methodology, late_entry).reindex(families)
     for column in LEADERBOARD_RISK_COLUMNS:
         frame[column] = risk[column].to_numpy()
     frame["sharpe_days"] = frame["sharpe_days"].fillna(0).astype("int64")
     frame = frame.sort_values(["rank", "family_id"], kind="stable").reset_index(drop=True)
     return frame[list(LEADERBOARD_COLUMNS)]
+
+
+def _risk(engine: Engine, cohort: int | None, methodology: str, late_entry: bool) -> pd.DataFrame:
+    """The risk columns per family: the live scope's, or the late-entry scope's."""
+    if not late_entry:
+        return leaderboard_risk(engine, cohort=cohort, methodology=methodology)
+    with engine.connect() as conn:
+        scope = late_scope(conn, methodology, cohort)
+    return late_risk(engine, scope)
 
 
 def replicate_spread(books: pd.DataFrame) -> pd.DataFrame:

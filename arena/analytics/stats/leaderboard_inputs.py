@@ -25,8 +25,10 @@ from sqlalchemy.engine import Connection, Engine
 from arena.analytics.query.frames import result_frame
 from arena.analytics.query.scope import CohortScope, cohort_id_of, in_scope
 from arena.analytics.query.selects import latest_snapshots
+from arena.analytics.stats.late_entry import late_scope, remap_agents
 from arena.config import METHODOLOGY_VERSION
 from arena.core.accounting import mark_value
+from arena.core.late_entry import entrant_family, entrant_name
 from arena.storage.db import consistent_read
 from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, POSITIONS, TRADES
 from arena.storage.tables import BRIER_SCORES as BRIERS
@@ -244,8 +246,11 @@ def _buy_units(conn: Connection, cohort_id: CohortScope) -> pd.DataFrame:
     return grouped[columns]
 
 
-def _decision_counts(conn: Connection, cohort_id: CohortScope) -> pd.DataFrame:
-    """Per family: finished decisions, fallback HOLDs and API cost.
+def _decision_counts(
+    conn: Connection, cohort_id: CohortScope, per: tuple[Any, ...] = (AGENTS.c.family_id,)
+) -> pd.DataFrame:
+    """Per family (`per`: the grouping columns): finished decisions, fallback HOLDs and API
+    cost.
 
     Counted per cohort × week × agent × status first, a walk of the covering
     ``ix_decisions_spend`` (a decision row carries its prompts inline), then per family."""
@@ -272,13 +277,13 @@ def _decision_counts(conn: Connection, cohort_id: CohortScope) -> pd.DataFrame:
 
     query = (
         select(
-            AGENTS.c.family_id,
+            *per,
             count_where(per_status.c.status != "in_progress").label("decisions"),
             count_where(per_status.c.status == "fallback_hold").label("fallback_holds"),
             func.sum(per_status.c.cost).label("api_cost_usd"),
         )
         .join(AGENTS, AGENTS.c.id == per_status.c.agent_id)
-        .group_by(AGENTS.c.family_id)
+        .group_by(*per)
     )
     return result_frame(conn.execute(in_scope(query, cohort_id)))
 
@@ -314,18 +319,56 @@ def _units(conn: Connection, cohort_id: CohortScope, agents: pd.DataFrame) -> pd
 
 
 def load_inputs(
-    engine: Engine, cohort: int | None, methodology: str = METHODOLOGY_VERSION
+    engine: Engine,
+    cohort: int | None,
+    methodology: str = METHODOLOGY_VERSION,
+    *,
+    late_entry: bool = False,
 ) -> tuple[LeaderboardInputs, dict[str, tuple[str, str]]]:
-    """The scope's inputs and every family's (display name, kind); unknown cohort → InputError."""
+    """The scope's inputs and every family's (display name, kind); unknown cohort → InputError.
+
+    With `late_entry`, the scope is "late entrants on the same cohorts" of protocol
+    `methodology` (`arena.analytics.stats.late_entry`): the live cohorts of that protocol that
+    have late entrants (only cohort number `cohort`, when given) and their shadows, each
+    shadow agent paired with the incumbents by its original cohort under its entrant id."""
+    if late_entry:
+        return _load_late(engine, cohort, methodology)
     with consistent_read(engine) as conn:
         cohort_id = cohort_id_of(conn, cohort, methodology)
         agents = _agents(conn, cohort_id)
         units = _units(conn, cohort_id, agents)
         decisions = _decision_counts(conn, cohort_id)
-        families = {
-            fid: (name, kind)
-            for fid, name, kind in conn.execute(
-                select(FAMILIES.c.id, FAMILIES.c.display_name, FAMILIES.c.kind)
-            )
-        }
+        families = _families(conn)
+    return LeaderboardInputs(agents, units, decisions), families
+
+
+def _families(conn: Connection) -> dict[str, tuple[str, str]]:
+    return {
+        fid: (name, kind)
+        for fid, name, kind in conn.execute(
+            select(FAMILIES.c.id, FAMILIES.c.display_name, FAMILIES.c.kind)
+        )
+    }
+
+
+def _load_late(
+    engine: Engine, cohort: int | None, protocol: str
+) -> tuple[LeaderboardInputs, dict[str, tuple[str, str]]]:
+    """`load_inputs` over the late-entry scope of `protocol` (see there)."""
+    with consistent_read(engine) as conn:
+        scope = late_scope(conn, protocol, cohort)
+        ids = scope.ids
+        agents = remap_agents(_agents(conn, ids), scope)
+        units = _units(conn, ids, agents)
+        per_agent = _decision_counts(conn, ids, (AGENTS.c.family_id, AGENTS.c.cohort_id))
+        families = _families(conn)
+    columns = ["decisions", "fallback_holds", "api_cost_usd"]
+    decisions = pd.DataFrame(columns=["family_id", *columns])
+    if len(per_agent):
+        per_agent = remap_agents(per_agent, scope)
+        per_agent["api_cost_usd"] = float_values(per_agent["api_cost_usd"])
+        decisions = per_agent.groupby("family_id", as_index=False)[columns].sum()
+    for entrant, contaminated in scope.contaminated().items():
+        display, kind = families.get(entrant_family(entrant), (entrant_family(entrant), "llm"))
+        families[entrant] = (entrant_name(display, contaminated), kind)
     return LeaderboardInputs(agents, units, decisions), families
