@@ -62,6 +62,14 @@ from arena.analytics.replay.format import (
     plain,
 )
 from arena.analytics.replay.marks import MARKS, marks_jsonl
+from arena.analytics.replay.readme import readme
+from arena.analytics.replay.shadow import (
+    LATE_RANK,
+    board_rows,
+    cohort_row,
+    shadow_meta,
+    shadow_row,
+)
 from arena.analytics.stats.leaderboard import leaderboard, portfolio_value, ranked
 from arena.config import (
     BOOK_EXECUTION,
@@ -72,6 +80,7 @@ from arena.config import (
     stamped_replicates,
 )
 from arena.core.errors import InputError
+from arena.core.late_entry import stamped_late_entry
 from arena.storage.db import consistent_read
 from arena.storage.dbtypes import from_units
 from arena.storage.models import FINAL_STATUSES
@@ -88,6 +97,7 @@ from arena.storage.tables import (
     PORTFOLIO_SNAPSHOTS,
     POSITIONS,
     TRADES,
+    live_cohort,
 )
 
 README = "README.txt"
@@ -212,13 +222,23 @@ def build_bundle(
     *,
     provisional: bool = False,
     secrets: Sequence[str] | None = None,
+    cohort_id: int | None = None,
+    late_entry: str | None = None,
 ) -> BuiltBundle:
-    """The bundle of cohort `cohort_number`: InputError for an unknown cohort, and (unless
+    """The bundle of live cohort `cohort_number`; of the shadow of it that family
+    `late_entry` played; or of cohort row `cohort_id` (a late entrant's shadow repeats its
+    original's number: `replay.shadow`). InputError for an unknown cohort, and (unless
     `provisional`) for one not finished yet. `secrets`: the keys to redact from every string
-    copied (default: the configured API key, `configured_secrets`)."""
+    copied (default: the configured API key)."""
     scrub = _Scrub(configured_secrets() if secrets is None else tuple(secrets))
     with consistent_read(engine) as conn:
-        cohort = _cohort(conn, cohort_number)
+        if cohort_id is not None:
+            cohort = cohort_row(conn, cohort_id)
+        elif late_entry is not None:
+            cohort = shadow_row(conn, cohort_number, late_entry)
+        else:
+            cohort = _cohort(conn, cohort_number)
+        cohort_number = int(cohort["number"])
         unfinished = _unfinished(conn, cohort)
         if unfinished and not provisional:
             raise InputError(
@@ -227,15 +247,20 @@ def build_bundle(
                 "for a bundle of its state so far, stamped not final",
             )
         payload = _payload(conn, cohort, scrub, final=not unfinished)
-    payload["leaderboard.jsonl"] = scrub.jsonl(
-        _board_points(engine, cohort_number, is_v2(cohort["methodology_version"]))
-    )
-    meta = {"cohort": cohort_number, "project_version": project_version()}
+    v2 = is_v2(cohort["methodology_version"])
+    if stamped_late_entry(cohort["constants"]) is None:
+        points = _board_points(engine, cohort_number, v2)
+    else:  # a late entrant's shadow: its row of the late-entry board (`replay.shadow`)
+        columns = (*LEADERBOARD_POINTS, *(V2_LEADERBOARD_POINTS if v2 else ()), LATE_RANK)
+        rows = board_rows(engine, cohort, v2)
+        points = [{column: _number(row[column]) for column in columns} for row in rows]
+    payload["leaderboard.jsonl"] = scrub.jsonl(points)
+    meta = {"cohort": cohort_number, **shadow_meta(cohort), "project_version": project_version()}
     return BuiltBundle(cohort_number, build_files(payload, meta))
 
 
 def _board_points(engine: Engine, cohort_number: int, v2: bool) -> list[dict[str, Any]]:
-    """The cohort leaderboard's point estimates; a v2 cohort's in v2's order (portfolio
+    """The live cohort leaderboard's point estimates; a v2 cohort's in v2's order (portfolio
     value) with its capital and portfolio value."""
     if not v2:
         board = leaderboard(engine, cohort=cohort_number, replicates=200, null_seeds=0)
@@ -253,9 +278,12 @@ def _board_points(engine: Engine, cohort_number: int, v2: bool) -> list[dict[str
 
 
 def _cohort(conn: Connection, number: int) -> dict[str, Any]:
-    row = conn.execute(select(COHORTS).where(COHORTS.c.number == number)).mappings().first()
+    """Live cohort `number` (a late entrant's shadow repeats the number: not this one)."""
+    query = select(COHORTS).where(COHORTS.c.number == number, live_cohort())
+    row = conn.execute(query).mappings().first()
     if row is None:
-        known = conn.execute(select(COHORTS.c.number).order_by(COHORTS.c.number)).scalars().all()
+        numbers = select(COHORTS.c.number).where(live_cohort()).order_by(COHORTS.c.number)
+        known = conn.execute(numbers).scalars().all()
         shown = ", ".join(map(str, known)) or "none yet"
         raise InputError(f"no cohort {number}", f"cohorts in this database: {shown}")
     return dict(row)
@@ -372,12 +400,13 @@ def _payload(
     v2 = is_v2(cohort["methodology_version"])
     # v2: the valuation rows' marks and their provenance (ids, instants, the engine's words)
     walks = BOOK_EXECUTION in stamped_extensions(cohort["constants"])
-    # v2 and book_execution: the valuation rows' marks and their provenance
-    extra = {MARKS: marks_jsonl(conn, agent_ids)} if v2 or walks else {}
+    # v2, book_execution and a late entrant: the valuation rows' marks and their provenance
+    late = stamped_late_entry(cohort["constants"])
+    extra = {MARKS: marks_jsonl(conn, agent_ids)} if v2 or walks or late else {}
     if walks:  # the books its legs walked (`replay.books`); never in any other bundle
         extra[BOOKS] = scrub.jsonl(book_rows(conn, decisions, positions))
     return {
-        README: _readme(cohort["number"], v2, walks).encode("utf-8"),
+        README: readme(cohort["number"], v2, walks, late).encode("utf-8"),
         "cohort.json": json_bytes(
             scrub.value(
                 {
@@ -388,6 +417,7 @@ def _payload(
                     "status": cohort["status"],
                     "completed_at": cohort["completed_at"],
                     "final": final,
+                    **shadow_meta(cohort),  # a late entrant's record (a live cohort: none)
                 }
             )
         ),
@@ -449,68 +479,6 @@ def _number(value: Any) -> Any:
     if isinstance(value, float):
         return None if math.isnan(value) else float(f"{value:.12g}")
     return value
-
-
-def _readme(cohort: int, v2: bool = False, walks: bool = False) -> str:
-    """The bundle's README; a v2 cohort's names its price provenance, a `book_execution`
-    one its books (a v1 one is as before)."""
-    text = _V1_README.format(cohort=cohort)
-    notes = (_V2_FILES_NOTE if v2 else "") + (_BOOKS_NOTE if walks else "")
-    notes = (_BID_MARKS_NOTE if walks and not v2 else "") + notes
-    return text.replace(_V1_FILES_END, _V1_FILES_END + notes) if notes else text
-
-
-_V1_FILES_END = "  leaderboard.jsonl         the cohort leaderboard's point estimates\n"
-_V2_FILES_NOTE = (
-    "  marks.jsonl               methodology v2: each open position's mark and its\n"
-    "                            provenance every snapshot slot, as runs of unchanged records\n"
-    "\n"
-    "Methodology v2 (docs/methodology-v2.md): each frozen market's outcomes carry their quotes\n"
-    "(source, status, Gamma and CLOB prices, disagreement, fallback reason), each BUY and SELL\n"
-    "trade the quote it executed at, and the leaderboard its capital and portfolio value (v2\n"
-    "ranks by portfolio value). `arena verify` recomputes execution, every snapshot's value and\n"
-    "the leaderboard from these recorded prices.\n"
-)
-_BID_MARKS_NOTE = (
-    "  marks.jsonl               extension book_execution: each open position's bid mark and\n"
-    "                            its record every snapshot slot, as runs of unchanged records\n"
-)
-_BOOKS_NOTE = (
-    "  books.jsonl               extension book_execution: per decision run, the stored\n"
-    "                            order books (price:size text a side) of every market a leg\n"
-    "                            named, each outcome's token, and the market's fee schedule\n"
-    "\n"
-    "Extension book_execution (docs/book-execution.md): each BUY and SELL walked its token's\n"
-    "book; its trade carries the walk (book_fill). `arena verify` walks the bundled books again\n"
-    "with the engine's planner: VWAP, shares, fee, partial fills and refusals.\n"
-)
-_V1_README = """Forecaster Arena replay bundle: cohort {cohort}
-
-Every number this cohort published can be recomputed from these files alone:
-
-    arena verify THIS_FOLDER_OR_ZIP
-
-MANIFEST.json lists every file with its SHA-256; the bundle's hash is the SHA-256 of
-MANIFEST.json itself. Files (JSON Lines unless noted; money as exact decimal text, instants
-in UTC):
-
-  cohort.json               the cohort, its methodology version and stamped constants
-  lineup.jsonl              agents: family, display name, model id, kind, start and end cash
-  market_snapshots.jsonl    every frozen market snapshot a decision run used (prices shown)
-  decisions.jsonl           prompts (system + user), final answer, parsed action, each leg's
-                            outcome (executed, or rejected with its reason), tokens, cost
-  attempts.jsonl            every HTTP attempt: raw answer, error, tokens, cost, latency
-  trades.jsonl              BUY, SELL, SETTLE and REFUND trades in the order they happened
-  positions.jsonl           every position's final state
-  markets.jsonl             the traded markets' resolution fields (closed, UMA status,
-                            outcome prices) and the settlement recorded
-  brier_scores.jsonl        one Brier row per resolved BUY
-  portfolio_snapshots.csv   the cohort's portfolio value every snapshot slot
-  leaderboard.jsonl         the cohort leaderboard's point estimates
-
-The methodology and the bundle format: docs/methodology.md and docs/contract.md of the
-Forecaster Arena repository.
-"""
 
 
 def curve_csv(conn: Connection, agent_ids: Sequence[int]) -> bytes:

@@ -6,7 +6,8 @@ resolved (`replay_bundle.unsettled_buys`), so a BUY sold before its market resol
 Brier row. Until then the pages say which of these holds, in plain words (`BundleStatus.why`),
 and build a provisional bundle only when asked. The job's time is restated here
 (`BUNDLE_MINUTE`; the pages may not import the engine) and a test holds it equal to the
-scheduler's trigger table (`arena.engine.jobs.SCHEDULES`).
+scheduler's trigger table (`arena.engine.jobs.SCHEDULES`). A late entrant's shadow cohort is
+asked for by its original's number and its family (`late_entry=`).
 """
 
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from arena.analytics.replay.bundle import unsettled_buys
+from arena.analytics.replay.shadow import numbered
 from arena.storage.tables import COHORTS, REPLAY_BUNDLES
 
 BUNDLE_MINUTE = 45  # the `bundle` job runs hourly at this minute
@@ -64,8 +66,11 @@ class BundleStatus:
         return f"in status {self.status}"
 
 
-def bundle_status(engine: Engine, cohort_number: int) -> BundleStatus | None:
-    """Cohort `cohort_number`'s `BundleStatus`, or None when there is no such cohort.
+def bundle_status(
+    engine: Engine, cohort_number: int, late_entry: str | None = None
+) -> BundleStatus | None:
+    """Live cohort `cohort_number`'s `BundleStatus` (`late_entry`: the shadow of it that
+    family played), or None when there is no such cohort.
 
     One read of the cohort joined to its kept bundle; the BUYs in markets not final yet are
     counted only for a completed cohort without one (before completion its status says why).
@@ -74,7 +79,7 @@ def bundle_status(engine: Engine, cohort_number: int) -> BundleStatus | None:
         select(COHORTS.c.id, COHORTS.c.status, REPLAY_BUNDLES.c.bundle_hash)
         .select_from(COHORTS)
         .outerjoin(REPLAY_BUNDLES, REPLAY_BUNDLES.c.cohort_id == COHORTS.c.id)
-        .where(COHORTS.c.number == cohort_number)
+        .where(numbered(cohort_number, late_entry))
     )
     with engine.connect() as conn:
         row = conn.execute(query).first()

@@ -60,6 +60,7 @@ from arena.analytics.replay.format import (
     read_csv,
     read_jsonl,
 )
+from arena.analytics.replay.late_marks import check_late_values
 from arena.analytics.replay.marks import MARKS, runs_by_agent
 from arena.analytics.replay.prices import (
     BookState,
@@ -85,6 +86,7 @@ from arena.core.execution import (
     SnapshotMarket,
     plan_execution,
 )
+from arena.core.late_entry import stamped_late_entry
 from arena.markets.resolution import Verdict, resolution_verdict
 from arena.markets.types import ParsedMarket
 
@@ -149,7 +151,9 @@ class Replay:
         self.v2 = is_v2(self.cohort["methodology_version"])
         # extension book_execution: the books its legs walked (`replay.books`), its bid marks
         self.walks = BOOK_EXECUTION in stamped_extensions(constants)
-        valued = self.v2 or self.walks  # valuation rows with their marks' records
+        # a late entrant's shadow: its marks' sources (`replay.late_marks`), any version
+        self.late = stamped_late_entry(constants) is not None
+        valued = self.valued = self.v2 or self.walks or self.late  # rows with marks' records
         self.marks = runs_by_agent(read_jsonl(files[MARKS])) if valued else {}
         self.open_values: dict[int, Decimal] = {}  # walks: open positions at their bid value
         self.run_books = read_books(read_jsonl(files.get(BOOKS, b"")))
@@ -177,7 +181,7 @@ class Replay:
 
     def run(self) -> list[Check]:
         parsing, books = self.check_parsing(), self.check_books()
-        if self.walks:  # valued at the bid: the final books at the last row's bid values
+        if self.walks and not self.late:  # valued at the bid: the last row's bid values
             bid_values, self.open_values = check_bid_values(self, self.marks)
             books.append(bid_values)
         final = final_books(self)
@@ -189,6 +193,8 @@ class Replay:
             check_curve(self, final),
             check_leaderboard(self, final),
         ]
+        if self.late:  # a late entrant is valued at its recorded marks' sources
+            checks.append(check_late_values(self, self.marks))
         if self.walks:
             checks += [self.run_books.check, check_fills(self.trades, self.fills)]
         if not self.v2:
@@ -198,7 +204,7 @@ class Replay:
             *checks,
             check_quotes(self),
             check_trade_quotes(self),
-            *([] if self.walks else [check_values(self, self.marks)]),
+            *([] if self.walks or self.late else [check_values(self, self.marks)]),
         ]
 
     def _answer_error(self, attempt: dict[str, Any], result: Any) -> str | None:
@@ -294,7 +300,7 @@ class Replay:
                 events[trade["agent_id"]].append(("settle", trade))
         for agent in self.lineup:
             self.books[agent["agent_id"]] = Book(Decimal(agent["starting_balance"]))
-            if self.v2 or self.walks:
+            if self.valued:
                 self.states[agent["agent_id"]] = [
                     BookState(None, self.books[agent["agent_id"]].cash, {})
                 ]

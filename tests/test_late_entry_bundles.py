@@ -1,0 +1,188 @@
+"""A late entrant's shadow cohort gets a replay bundle like a live cohort's (issue 36).
+
+The finished test season (`finished_season`) is copied to each backend and a baseline family
+plays cohort 1 afterwards through the real player (`play_late_entry`): once cleanly, once
+contaminated (its knowledge cutoff after the cohort's start, played anyway). The real bundle
+job keeps both shadows' bundles beside the live ones (untouched), they are reached by the
+cohort's number and the family, and `arena verify` checks each in full, marks included; one
+changed byte is named, and a forged mark is caught by the late entry's marks rule.
+"""
+
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from arena.agents.responders import BaselineResponder
+from arena.analytics.replay.bundle import build_bundle
+from arena.analytics.replay.format import MANIFEST, BundleFiles, build_files
+from arena.analytics.replay.kept import bundle_file_name, kept_bundle_zip, kept_bundles
+from arena.analytics.replay.marks import MARKS
+from arena.analytics.replay.status import bundle_status
+from arena.analytics.replay.verify import verify_bundle
+from arena.core.errors import InputError
+from arena.engine.bundles import build_bundles
+from arena.engine.late_entry import play_late_entry
+from arena.lineup import FamilySpec, Lineup
+from arena.storage.db import create_db_engine
+from arena.storage.tables import TRADES
+from tests.analytics.finished_season import (
+    FINISHED_AT,
+    ResolvedSource,
+    copy_database,
+    finished_season,
+)
+from tests.analytics.season import lineup as season_lineup
+from tests.analytics.season import writable_copy
+
+CLEAN, TAINTED = "late-favorite", "late-tainted"
+PLAYED_AT = FINISHED_AT + timedelta(hours=1)
+KEPT_AT = FINISHED_AT + timedelta(hours=2)
+LATE_CHECK = "late entrant's snapshot values at its recorded marks"
+
+
+def late_family(family_id: str, cutoff: date) -> FamilySpec:
+    return FamilySpec(
+        id=family_id,
+        display_name=f"Late {family_id}",
+        provider="Forecaster Arena",
+        model="baseline/favorite",
+        kind="baseline",
+        strategy="favorite",
+        knowledge_cutoff=cutoff,
+    )
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def played(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> Iterator[str]:
+    """A writable copy of the finished season on each backend."""
+    season = finished_season(tmp_path_factory.getbasetemp())
+    if request.param == "sqlite":
+        url = writable_copy(season, tmp_path / "late.db")
+        cleanup = None
+    else:
+        cluster = request.getfixturevalue("pg_cluster")
+        url = cluster.new_database(template=request.getfixturevalue("pg_template"))
+        copy_database(season.url, url)
+        cleanup = cluster
+    try:
+        yield url
+    finally:
+        if cleanup is not None:
+            cleanup.drop_database(url)
+
+
+def play_and_keep(url: str) -> dict[int | str, str]:
+    """Play both late entrants over cohort 1 and run the bundle job; what it built."""
+    engine = create_db_engine(url)
+    try:
+        families = [late_family(CLEAN, date(2025, 1, 1)), late_family(TAINTED, date(2026, 6, 1))]
+        lineup = Lineup(families=[*season_lineup("http://127.0.0.1:9/v1").families, *families])
+        with engine.connect() as conn:
+            traded = sorted(conn.execute(select(TRADES.c.market_id).distinct()).scalars())
+        source = ResolvedSource(engine, void=traded[0])
+        for family, contaminated in ((CLEAN, False), (TAINTED, True)):
+            result = play_late_entry(
+                engine,
+                PLAYED_AT,
+                lineup,
+                family,
+                [1],
+                BaselineResponder,
+                allow_contaminated=contaminated,
+                source=source,
+            )
+            assert result.completed == [1], result.counts()
+        return build_bundles(engine, KEPT_AT).built
+    finally:
+        engine.dispose()
+
+
+def unzip(data: bytes) -> BundleFiles:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return BundleFiles({name: archive.read(name) for name in archive.namelist()})
+
+
+def one_byte_changed(data: bytes) -> bytes:
+    """`data` with one digit past its middle changed (still valid JSON or CSV)."""
+    index = next(i for i in range(len(data) // 2, len(data)) if chr(data[i]).isdigit())
+    digit = (data[index] - ord("0") + 1) % 10
+    return data[:index] + bytes([ord("0") + digit]) + data[index + 1 :]
+
+
+def test_a_late_entrants_bundle_is_kept_reached_and_verified_in_full(played: str) -> None:
+    engine = create_db_engine(played, role="reader")
+    try:
+        live_before = {n: kept_bundle_zip(engine, n) for n in (1, 2)}
+        listed_before = kept_bundles(engine)
+    finally:
+        engine.dispose()
+    built = play_and_keep(played)
+    assert sorted(map(str, built)) == [f"1 late:{CLEAN}", f"1 late:{TAINTED}"]
+    engine = create_db_engine(played, role="reader")
+    try:
+        # the live cohorts' bundles, listing and links are as they were
+        assert {n: kept_bundle_zip(engine, n) for n in (1, 2)} == live_before
+        assert kept_bundles(engine).equals(listed_before)
+        assert bundle_status(engine, 1).kept_hash == unzip(live_before[1] or b"").hash  # type: ignore[union-attr]
+        late_kept = kept_bundles(engine, late_entry=True)
+        assert late_kept["late_entry_family"].tolist() == sorted([CLEAN, TAINTED])
+        for family, contaminated in ((CLEAN, False), (TAINTED, True)):
+            bundle = unzip(kept_bundle_zip(engine, 1, late_entry=family) or b"")
+            assert bundle.hash == built[f"1 late:{family}"]
+            status = bundle_status(engine, 1, late_entry=family)
+            assert status is not None and status.kept_hash == bundle.hash
+            name = bundle_file_name(1, bundle.hash, family)
+            assert name.startswith(f"forecaster-arena-cohort-1-late-entry-{family}-replay-")
+            # what it is, where a reader looks first
+            record = bundle.manifest["late_entry"]
+            assert (record["of"], record["family"]) == (1, family)
+            assert record["contaminated"] is contaminated
+            assert json.loads(bundle.files["cohort.json"])["late_entry"] == record
+            head = bundle.files["README.txt"].decode().splitlines()[:3]
+            assert head[0] == f"Forecaster Arena replay bundle: cohort 1, late entrant {family}"
+            assert head[2].startswith("CONTAMINATED") is contaminated
+            (row,) = [json.loads(line) for line in bundle.files["leaderboard.jsonl"].splitlines()]
+            assert (row["family_id"], row["rank"]) == (family, 1)
+            assert row["rank_beside_incumbents"] >= 1
+            # a rebuild by number and family gives the kept bytes
+            assert build_bundle(engine, 1, late_entry=family).bundle.files == bundle.files
+            report = verify_bundle(bundle, bundle.hash)
+            assert report.ok, [(c.name, c.mismatches) for c in report.checks if not c.ok]
+            checks = {check.name: check for check in report.checks}
+            assert checks[LATE_CHECK].compared > 0 and checks["leaderboard point estimates"].ok
+            changed = dict(bundle.files)
+            changed[MARKS] = one_byte_changed(changed[MARKS])
+            tampered = verify_bundle(BundleFiles(changed), bundle.hash)
+            assert not tampered.ok
+            assert [(f.path, f.status) for f in tampered.tampered] == [(MARKS, "changed")]
+            if not contaminated:
+                forged_mark_is_caught(bundle)
+        with pytest.raises(InputError, match="no late entrant 'nobody'"):
+            build_bundle(engine, 1, late_entry="nobody")
+    finally:
+        engine.dispose()
+
+
+def forged_mark_is_caught(bundle: BundleFiles) -> None:
+    """A run mark changed and the manifest rebuilt (no file check fails): the mark is no
+    longer the run's frozen price, and the late entry's marks rule names it."""
+    runs = [json.loads(line) for line in bundle.files[MARKS].splitlines()]
+    forged = next(run for run in runs if run["provenance"]["source"] == "run")
+    forged["provenance"]["price"] = "0.010000"
+    lines = [json.dumps(run, sort_keys=True, separators=(",", ":")) for run in runs]
+    files = {name: data for name, data in bundle.files.items() if name != MANIFEST}
+    files[MARKS] = ("\n".join(lines) + "\n").encode()
+    meta = {k: v for k, v in bundle.manifest.items() if k not in ("files", "format")}
+    report = verify_bundle(build_files(files, meta))
+    assert not report.tampered
+    (late,) = [check for check in report.checks if check.name == LATE_CHECK]
+    where = f"position {forged['position_id']} run mark"
+    assert any(where in line for line in late.mismatches), late.mismatches
