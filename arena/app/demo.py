@@ -71,7 +71,7 @@ from sqlmodel import col
 
 from arena.agents.llm import ChatClient
 from arena.agents.responders import LLMResponder, Responder, ResponderFactory, default_responders
-from arena.analytics.query.selects import latest_snapshots
+from arena.analytics.query.selects import agent_ids, latest_snapshots
 from arena.analytics.views.simulated import SERVED_BY
 from arena.config import BOOK_EXECUTION, Settings, is_v2
 from arena.core.errors import ArenaError, InputError
@@ -104,6 +104,7 @@ from arena.storage.models import (
     Cohort,
     Position,
 )
+from arena.storage.tables import live_cohort
 
 TICK = timedelta(minutes=5)
 # The simulated model server's transport, kept fast: faults show as retries at little wall cost.
@@ -304,27 +305,35 @@ def _count(conn: Any, table: Any, *where: Any) -> int:
 
 
 def summarise(engine: Engine, summary: DemoSummary) -> DemoSummary:
-    """Fill the summary's counts and leaderboard from the database."""
+    """Fill the summary's counts and leaderboard from the database: live cohorts' rows only
+    (a late entrant's shadow is no part of the season the demo played)."""
+    live = agent_ids()
     decisions = tables.DECISIONS
     trades = tables.TRADES
     markets = tables.MARKETS
     positions = tables.POSITIONS
     with engine.connect() as conn:
-        summary.cohorts = _count(conn, tables.COHORTS)
+        summary.cohorts = _count(conn, tables.COHORTS, live_cohort())
         statuses = conn.execute(
-            select(decisions.c.status, func.count()).group_by(decisions.c.status)
+            select(decisions.c.status, func.count())
+            .where(decisions.c.agent_id.in_(live))
+            .group_by(decisions.c.status)
         ).all()
         summary.decision_statuses = {status: int(n) for status, n in statuses}
         summary.decisions = sum(summary.decision_statuses.values())
         by_type = conn.execute(
-            select(trades.c.trade_type, func.count()).group_by(trades.c.trade_type)
+            select(trades.c.trade_type, func.count())
+            .where(trades.c.agent_id.in_(live))
+            .group_by(trades.c.trade_type)
         ).all()
         summary.trades = {kind: int(n) for kind, n in by_type}
         summary.resolved_markets = _count(conn, markets, markets.c.status == "resolved")
         summary.cancelled_markets = _count(conn, markets, markets.c.status == "cancelled")
-        summary.snapshots = _count(conn, tables.PORTFOLIO_SNAPSHOTS)
+        snapshots = tables.PORTFOLIO_SNAPSHOTS
+        summary.snapshots = _count(conn, snapshots, snapshots.c.agent_id.in_(live))
         summary.job_runs = _count(conn, tables.JOB_RUNS)
-        summary.open_positions = _count(conn, positions, positions.c.status == "open")
+        open_positions = (positions.c.status == "open", positions.c.agent_id.in_(live))
+        summary.open_positions = _count(conn, positions, *open_positions)
     summary.leaderboard = leaderboard(engine)
     return summary
 

@@ -17,7 +17,7 @@ from arena.analytics.stats.one_run import one_run
 from arena.analytics.stored import ANALYSES, frame_bytes, scope_of
 from arena.config import METHODOLOGY_VERSION
 from arena.storage.tables import ANALYSIS_RESULTS as RESULTS
-from arena.storage.tables import COHORTS
+from arena.storage.tables import COHORTS, live_cohort
 
 
 @dataclass
@@ -44,8 +44,9 @@ def scopes_due(conn: Connection, at: datetime) -> list[int | None]:
         if names >= per_cohort:
             stored_at[scope] = computed_at
     due: list[int | None] = [None]
+    # live cohorts: a scope is a live cohort's number (a shadow repeats it, never stored)
     cohorts = select(COHORTS.c.number, COHORTS.c.status, COHORTS.c.completed_at).where(
-        COHORTS.c.week_start <= at
+        COHORTS.c.week_start <= at, live_cohort()
     )
     for number, status, completed_at in conn.execute(cohorts.order_by(COHORTS.c.number)):
         last = stored_at.get(scope_of(int(number)))

@@ -23,6 +23,7 @@ from arena.lineup import Lineup
 from arena.storage.db import session_scope
 from arena.storage.models import Agent, Cohort
 from arena.storage.seed import sync_families
+from arena.storage.tables import live_cohort
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def start_cohort(
 
 
 def _cohort_at(session: Session, start: datetime) -> Cohort | None:
-    return session.exec(select(Cohort).where(Cohort.week_start == start)).first()
+    return session.exec(select(Cohort).where(Cohort.week_start == start, live_cohort())).first()
 
 
 def _create(
@@ -89,7 +90,10 @@ def _create(
     stamp: dict[str, Any],
     replicates: int,
 ) -> Cohort:
-    latest = session.exec(select(Cohort).order_by(col(Cohort.week_start).desc())).first()
+    # live cohorts only: a late entrant's shadow repeats an old number and week (§18)
+    latest = session.exec(
+        select(Cohort).where(live_cohort()).order_by(col(Cohort.week_start).desc())
+    ).first()
     if latest is not None and latest.week_start > start:
         raise InputError(
             f"the week of {start:%Y-%m-%d} is before the latest cohort "
@@ -103,7 +107,7 @@ def _create(
             "have no agents",
             "enable at least one [[family]] in the lineup",
         )
-    number = (session.exec(select(func.max(Cohort.number))).one() or 0) + 1
+    number = (session.exec(select(func.max(Cohort.number)).where(live_cohort())).one() or 0) + 1
     cohort = Cohort(
         number=number,
         week_start=start,
@@ -157,10 +161,11 @@ def window_weeks_of(cohort: _Stamped, default: int) -> int:
 
 
 def cohorts_deciding(session: Session, at: datetime, default_window: int) -> list[Cohort]:
-    """Cohorts whose decision weeks 1…W include `at`, oldest first."""
+    """Live cohorts whose decision weeks 1…W include `at`, oldest first (a late entrant's
+    shadow is played by `arena late-entry`, never by the weekly decision run)."""
     query = (
         select(Cohort)
-        .where(col(Cohort.week_start) <= at, Cohort.status != "completed")
+        .where(col(Cohort.week_start) <= at, Cohort.status != "completed", live_cohort())
         .order_by(col(Cohort.number))
     )
     return [

@@ -35,7 +35,7 @@ from arena.engine.provenance import (
 from arena.markets.clob_wire import ClobQuote, to_core_book
 from arena.markets.price_source import PRIOR_VALUE, PriceQuote
 from arena.storage.dbtypes import from_units
-from arena.storage.tables import AGENTS, COHORTS, MARKETS, POSITIONS
+from arena.storage.tables import AGENTS, COHORTS, MARKETS, POSITIONS, live_cohort
 
 _HELD_BY_V2 = (
     select(
@@ -54,6 +54,7 @@ _HELD_BY_V2 = (
                 POSITIONS.c.status == "open",
                 COHORTS.c.methodology_version == METHODOLOGY_V2,
                 COHORTS.c.status != "completed",
+                live_cohort(),
             )
         ),
         MARKETS.c.status == "open",
@@ -67,7 +68,11 @@ _HELD_BY_V2 = (
 # deployment's pass stops here instead of joining its open positions (bench/RESULTS.md).
 _V2_LIVE = (
     select(COHORTS.c.id)
-    .where(COHORTS.c.methodology_version == METHODOLOGY_V2, COHORTS.c.status != "completed")
+    .where(
+        COHORTS.c.methodology_version == METHODOLOGY_V2,
+        COHORTS.c.status != "completed",
+        live_cohort(),
+    )
     .limit(1)
 )
 
@@ -198,7 +203,7 @@ def _json_list(text: str | None) -> list[str]:
 # The live cohorts' stamps: a book_execution cohort is told apart by its stamp (JSON, read in
 # Python: the cohorts table is small, and JSON operators differ between the two backends).
 _LIVE_STAMPS = select(COHORTS.c.id, COHORTS.c.methodology_version, COHORTS.c.constants).where(
-    COHORTS.c.status != "completed"
+    COHORTS.c.status != "completed", live_cohort()
 )
 
 

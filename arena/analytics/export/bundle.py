@@ -24,7 +24,7 @@ from arena.analytics.export.tables import EXPORTS, ExportFilters, ExportResult, 
 from arena.config import METHODOLOGY_VERSION, Methodology, is_v2
 from arena.core.errors import InputError
 from arena.storage.db import consistent_read
-from arena.storage.tables import COHORTS
+from arena.storage.tables import COHORTS, live_cohort
 
 README_NAME = "README.txt"
 
@@ -40,9 +40,8 @@ class Bundle:
 
 def _cohort_constants(conn: Connection, filters: ExportFilters) -> list[dict[str, Any]]:
     """Version and constants of the cohorts in scope (all, or the filtered one)."""
-    query = select(COHORTS.c.number, COHORTS.c.methodology_version, COHORTS.c.constants).order_by(
-        COHORTS.c.number
-    )
+    columns = (COHORTS.c.number, COHORTS.c.methodology_version, COHORTS.c.constants)
+    query = select(*columns).where(live_cohort()).order_by(COHORTS.c.number)
     if filters.cohort is not None:
         query = query.where(COHORTS.c.number == filters.cohort)
     return [

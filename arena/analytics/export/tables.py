@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from sqlalchemy import ColumnElement, Select, exists, select
 from sqlalchemy.engine import Connection, Engine, RowMapping
 
+from arena.analytics.query.scope import live_cohort_of
 from arena.config import executes_on_books, is_v2
 from arena.core.accounting import TradeRejected, choose_mark, mark_value, side_price
 from arena.core.csvsafe import cell
@@ -37,6 +38,7 @@ from arena.storage.tables import (
     PORTFOLIO_SNAPSHOTS,
     POSITIONS,
     TRADES,
+    live_cohort,
 )
 
 A = AGENTS.c
@@ -111,7 +113,7 @@ def _cohorts(f: ExportFilters) -> Select[Any]:
     if f.family is not None:
         query = query.where(exists().where(A.cohort_id == C.id, A.family_id == f.family))
     clauses = _agent_filters(ExportFilters(f.cohort, None, f.since, f.until), C.week_start)
-    return query.where(*clauses).order_by(C.number)
+    return query.where(live_cohort(), *clauses).order_by(C.number)
 
 
 def _decisions(f: ExportFilters) -> Select[Any]:
@@ -144,7 +146,7 @@ def _decisions(f: ExportFilters) -> Select[Any]:
             A.replicate,
         )
         .join(AGENTS, A.id == D.agent_id)
-        .join(COHORTS, C.id == A.cohort_id)
+        .join(COHORTS, live_cohort_of(A.cohort_id))
         .where(*_agent_filters(f, D.created_at))
         .order_by(D.id)
     )
@@ -175,7 +177,7 @@ def _trades(f: ExportFilters) -> Select[Any]:
             T.price_quote.label("_price_quote"),
         )
         .join(AGENTS, A.id == T.agent_id)
-        .join(COHORTS, C.id == A.cohort_id)
+        .join(COHORTS, live_cohort_of(A.cohort_id))
         .where(*_agent_filters(f, T.created_at))
         .order_by(T.id)
     )
@@ -227,7 +229,7 @@ def _positions(f: ExportFilters) -> Select[Any]:
             C.constants.label("_constants"),
         )
         .join(AGENTS, A.id == P.agent_id)
-        .join(COHORTS, C.id == A.cohort_id)
+        .join(COHORTS, live_cohort_of(A.cohort_id))
         .join(MARKETS, M.id == P.market_id)
         .where(*_agent_filters(f, P.opened_at))
         .order_by(P.id)
@@ -281,7 +283,7 @@ def _snapshots(f: ExportFilters) -> Select[Any]:
             S.price_provenance,
         )
         .join(AGENTS, A.id == S.agent_id)
-        .join(COHORTS, C.id == A.cohort_id)
+        .join(COHORTS, live_cohort_of(A.cohort_id))
         .where(*_agent_filters(f, S.snapshot_timestamp))
         .order_by(C.number, A.family_id, A.replicate, S.slot)
     )
@@ -303,7 +305,7 @@ def _brier_scores(f: ExportFilters) -> Select[Any]:
             A.replicate,
         )
         .join(AGENTS, A.id == B.agent_id)
-        .join(COHORTS, C.id == A.cohort_id)
+        .join(COHORTS, live_cohort_of(A.cohort_id))
         .where(*_agent_filters(f, B.created_at))
         .order_by(B.id)
     )
@@ -337,7 +339,7 @@ def _markets(f: ExportFilters) -> Select[Any]:
         held = (
             select(P.market_id)
             .join(AGENTS, A.id == P.agent_id)
-            .join(COHORTS, C.id == A.cohort_id)
+            .join(COHORTS, live_cohort_of(A.cohort_id))
             .where(*_agent_filters(ExportFilters(f.cohort, f.family), P.opened_at))
         )
         query = query.where(M.id.in_(held))

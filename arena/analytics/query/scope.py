@@ -32,6 +32,7 @@ from sqlalchemy import (
     ColumnElement,
     Date,
     Select,
+    and_,
     cast,
     func,
     literal_column,
@@ -45,7 +46,7 @@ from sqlalchemy.sql.functions import FunctionElement
 
 from arena.config import METHODOLOGY_VERSION, METHODOLOGY_VERSIONS, stamped_extensions
 from arena.core.errors import InputError
-from arena.storage.tables import AGENTS, COHORTS
+from arena.storage.tables import AGENTS, COHORTS, live_cohort
 
 # A resolved scope: a cohort's database id; None: every plain v1 cohort (the scope every read
 # had before v2, kept as None so v1 reads build exactly the SQL they did); a version name other
@@ -110,9 +111,12 @@ def normalised_key(value: str) -> str:
 
 
 def cohort_protocols(conn: Connection) -> dict[int, tuple[int, str]]:
-    """Every cohort's protocol key, by database id: (cohort number, key)."""
+    """Every live cohort's protocol key, by database id: (cohort number, key). A late
+    entrant's shadow (same number) is no live cohort: never offered nor pooled as one."""
     rows = conn.execute(
-        select(COHORTS.c.id, COHORTS.c.number, COHORTS.c.methodology_version, COHORTS.c.constants)
+        select(
+            COHORTS.c.id, COHORTS.c.number, COHORTS.c.methodology_version, COHORTS.c.constants
+        ).where(live_cohort())
     )
     return {int(i): (int(n), protocol_key(str(v), c)) for i, n, v, c in rows}
 
@@ -159,9 +163,10 @@ def cohort_id_of(
             return _protocol_ids(conn, methodology)
         version = version_or_error(methodology)
         return None if version == METHODOLOGY_VERSION else version
-    found = conn.execute(select(COHORTS.c.id).where(COHORTS.c.number == cohort)).scalar()
+    by_number = select(COHORTS.c.id).where(COHORTS.c.number == cohort, live_cohort())
+    found = conn.execute(by_number).scalar()
     if found is None:
-        known = conn.execute(select(func.max(COHORTS.c.number))).scalar()
+        known = conn.execute(select(func.max(COHORTS.c.number)).where(live_cohort())).scalar()
         hint = f"cohorts are numbered 1 to {known}" if known else "no cohort exists yet"
         raise InputError(f"cohort {cohort} does not exist", hint)
     return int(found)
@@ -198,6 +203,20 @@ def _stamp_extended_postgresql(element: Any, compiler: SQLCompiler, **kw: Any) -
         f"(CASE WHEN json_typeof({value}) = 'array' THEN json_array_length({value}) > 0 "
         "ELSE false END)"
     )
+
+
+def live_cohort_of(cohort_id: Any) -> ColumnElement[bool]:
+    """SQL join condition: `cohorts` is the LIVE cohort `cohort_id` names. A late entrant's
+    shadow (methodology §18) repeats its original's number and week, so every live read
+    that joins `cohorts` joins on this, and a shadow's rows never enter a live figure."""
+    return and_(COHORTS.c.id == cohort_id, live_cohort())
+
+
+def late_entries_present(conn: Connection) -> bool:
+    """Whether a late entrant's shadow cohort exists: a read whose fast path takes every row
+    (no cohort left out) must then take its scoped path instead."""
+    query = select(COHORTS.c.id).where(~live_cohort()).limit(1)
+    return conn.execute(query).first() is not None
 
 
 def extended(cohorts: Any = COHORTS) -> ColumnElement[bool]:
@@ -249,7 +268,7 @@ def in_scope(query: Select[Any], cohort_id: CohortScope) -> Select[Any]:
 def versions_present(engine: Engine | Connection) -> list[str]:
     """The methodology versions some cohort ran under, oldest first (["v1"] before v2 ran):
     the dashboard shows its methodology selector only when there is more than one."""
-    query = select(COHORTS.c.methodology_version).distinct()
+    query = select(COHORTS.c.methodology_version).where(live_cohort()).distinct()
     if isinstance(engine, Connection):
         found = {str(v) for v in engine.execute(query).scalars()}
     else:
@@ -261,7 +280,7 @@ def versions_present(engine: Engine | Connection) -> list[str]:
 def excluded_cohorts(engine: Engine | Connection) -> list[int]:
     """The numbers of the extended or non-v1 cohorts an all-cohort read leaves out, oldest
     first (empty when every cohort is v1): for a page to say its v1 figures exclude them."""
-    query = select(COHORTS.c.number).where(outside_v1()).order_by(COHORTS.c.number)
+    query = select(COHORTS.c.number).where(outside_v1(), live_cohort()).order_by(COHORTS.c.number)
     if isinstance(engine, Connection):
         return [int(n) for n in engine.execute(query).scalars()]
     with engine.connect() as conn:
@@ -291,7 +310,7 @@ def as_date(value: Any) -> date:
 def cohort_version(engine: Engine, number: int) -> str | None:
     """The methodology version cohort number `number` is stamped with (None: no such cohort),
     for a page to present a chosen cohort under its own version's rules."""
-    query = select(COHORTS.c.methodology_version).where(COHORTS.c.number == number)
+    query = select(COHORTS.c.methodology_version).where(COHORTS.c.number == number, live_cohort())
     with engine.connect() as conn:
         found = conn.execute(query).scalar()
     return None if found is None else str(found)
@@ -300,7 +319,7 @@ def cohort_version(engine: Engine, number: int) -> str | None:
 def extension_names(engine: Engine) -> list[str]:
     """The protocol extensions the database's cohorts were stamped with, sorted (what the
     sidebar names beside the extended cohorts)."""
-    query = select(COHORTS.c.constants).where(extended())
+    query = select(COHORTS.c.constants).where(extended(), live_cohort())
     with engine.connect() as conn:
         stamps = list(conn.execute(query).scalars())
     return sorted({name for stamp in stamps for name in stamped_extensions(stamp)})
@@ -309,7 +328,7 @@ def extension_names(engine: Engine) -> list[str]:
 def extended_cohorts(engine: Engine | Connection) -> list[int]:
     """The numbers of the cohorts stamped with protocol extensions, oldest first (a v2 cohort
     is left out of v1's figures too, but is not extended: the sidebar names the two apart)."""
-    query = select(COHORTS.c.number).where(extended()).order_by(COHORTS.c.number)
+    query = select(COHORTS.c.number).where(extended(), live_cohort()).order_by(COHORTS.c.number)
     if isinstance(engine, Connection):
         return [int(n) for n in engine.execute(query).scalars()]
     with engine.connect() as conn:

@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics.query.frames import Kinds, columns_frame, query_frame
 from arena.core.text import REPLICATE_LABEL
-from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS
+from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS, live_cohort
 from arena.storage.tables import BRIER_SCORES as BRIERS
 from arena.storage.tables import PORTFOLIO_SNAPSHOTS as SNAPSHOTS
 
@@ -93,8 +93,11 @@ def agent_ids(
 ) -> Select[Any]:
     """Select of the ids of the agents in cohort number `cohort` and of `family` (each filter
     optional; `replicate`: only that replicate of a replicated cohort): the scope a page about
-    one agent, one cohort or one family reads."""
+    one agent, one cohort or one family reads. Live agents only: a late entrant's shadow
+    repeats its original's number, and never enters a live read (without filters: every live
+    agent)."""
     query = select(AGENTS.c.id).join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+    query = query.where(live_cohort())
     if cohort is not None:
         query = query.where(COHORTS.c.number == cohort)
     if family is not None:

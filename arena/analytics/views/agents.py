@@ -15,7 +15,7 @@ from sqlalchemy.engine import Engine
 
 from arena.analytics.export.tables import EXPORTS, ExportFilters
 from arena.analytics.query.frames import FLOAT, INT, MONEY, TEXT, TIME, query_frame
-from arena.analytics.query.scope import cohort_id_of, cohort_in_scope
+from arena.analytics.query.scope import cohort_id_of, cohort_in_scope, live_cohort_of
 from arena.analytics.query.selects import (
     agent_book,
     agent_display_name,
@@ -29,7 +29,15 @@ from arena.analytics.query.selects import (
 )
 from arena.analytics.views.cohorts import FIELD_COLUMNS, family_standings
 from arena.config import METHODOLOGY_VERSION
-from arena.storage.tables import AGENTS, COHORTS, FAMILIES, MARKETS, POSITIONS, TRADES
+from arena.storage.tables import (
+    AGENTS,
+    COHORTS,
+    FAMILIES,
+    MARKETS,
+    POSITIONS,
+    TRADES,
+    live_cohort,
+)
 
 ROW_CAP = 100_000  # one agent never holds this many; a bound against a runaway read
 
@@ -62,7 +70,7 @@ def agent_index(engine: Engine) -> pd.DataFrame:
             func.coalesce(FAMILIES.c.display_name, AGENTS.c.display_name).label("display_name"),
             func.coalesce(FAMILIES.c.kind, "llm").label("kind"),
         )
-        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+        .join(COHORTS, live_cohort_of(AGENTS.c.cohort_id))
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
         .order_by(COHORTS.c.number.desc(), AGENTS.c.family_id)
     )
@@ -83,7 +91,7 @@ def _filter_options_query() -> Select[Any]:
     Every cohort is offered: one is created with its agents or not at all
     (`start_cohort`). A family is offered when it has an agent (`_first_agent_of`).
     """
-    cohorts = select(COHORTS.c.number, cast(null(), String).label("family_id"))
+    cohorts = select(COHORTS.c.number, cast(null(), String).label("family_id")).where(live_cohort())
     families = select(cast(null(), Integer), FAMILIES.c.id).where(
         _first_agent_of(FAMILIES.c.id).is_not(None)
     )
@@ -100,6 +108,7 @@ def _first_agent_of(family_id: Any) -> Any:
     """
     return (
         select(AGENTS.c.family_id)
+        .join(COHORTS, live_cohort_of(AGENTS.c.cohort_id))  # a live agent
         .where(AGENTS.c.family_id == family_id)
         .limit(literal_column("1"))
         .scalar_subquery()
@@ -188,7 +197,7 @@ def agent_summary(
             decisions.c.api_cost_usd,
         )
         .select_from(AGENTS)
-        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+        .join(COHORTS, live_cohort_of(AGENTS.c.cohort_id))
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
         .join(book, book.c.agent_id == AGENTS.c.id)
         .outerjoin(positions, positions.c.agent_id == AGENTS.c.id)
@@ -257,6 +266,7 @@ def family_returns(engine: Engine, methodology: str = METHODOLOGY_VERSION) -> pd
             cohort_in_scope(AGENTS.c.cohort_id, scope).label("counted"),
         )
         .select_from(AGENTS)
+        .join(COHORTS, live_cohort_of(AGENTS.c.cohort_id))  # live agents: no late entrant
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
         .outerjoin(latest, latest.c.agent_id == AGENTS.c.id)
         .outerjoin(open_cost, open_cost.c.agent_id == AGENTS.c.id)
@@ -345,7 +355,7 @@ def family_cohorts(engine: Engine, family: str) -> pd.DataFrame:
             int(number): (week_start, status)
             for number, week_start, status in conn.execute(
                 select(COHORTS.c.number, COHORTS.c.week_start, COHORTS.c.status).where(
-                    COHORTS.c.number.in_(numbers)
+                    COHORTS.c.number.in_(numbers), live_cohort()
                 )
             )
         }

@@ -12,6 +12,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.engine import Engine
 
 from arena.analytics.query.frames import BOOL, FLOAT, INT, MONEY, TEXT, TIME, query_frame
+from arena.analytics.query.scope import live_cohort_of
 from arena.analytics.query.selects import (
     agent_book,
     agent_display_name,
@@ -26,7 +27,7 @@ from arena.analytics.query.selects import (
 )
 from arena.analytics.views.realised import realised_by_cohort, with_realised
 from arena.config import stamped_extensions
-from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS
+from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, POSITIONS, live_cohort
 
 # --------------------------------------------------------------------------------------------
 # The cohort list
@@ -116,6 +117,7 @@ def cohorts(engine: Engine) -> pd.DataFrame:
         .outerjoin(per_cohort, per_cohort.c.cohort_id == COHORTS.c.id)
         .outerjoin(weeks, weeks.c.cohort_id == COHORTS.c.id)
         .outerjoin(open_positions, open_positions.c.cohort_id == COHORTS.c.id)
+        .where(live_cohort())
         .order_by(COHORTS.c.number.desc())
     )
     with engine.connect() as conn:
@@ -136,9 +138,10 @@ def _pct(pnl: Any, capital: Any) -> float:
 
 
 def cohort_numbers(engine: Engine) -> list[int]:
-    """Every cohort number, newest first (for selectors)."""
+    """Every live cohort's number, newest first (for selectors)."""
+    query = select(COHORTS.c.number).where(live_cohort()).order_by(COHORTS.c.number.desc())
     with engine.connect() as conn:
-        found = conn.execute(select(COHORTS.c.number).order_by(COHORTS.c.number.desc())).scalars()
+        found = conn.execute(query).scalars()
         return [int(n) for n in found]
 
 
@@ -278,7 +281,7 @@ def _standings(engine: Engine, agents: Select[Any]) -> pd.DataFrame:
             decisions.c.api_cost_usd,
         )
         .select_from(AGENTS)
-        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+        .join(COHORTS, live_cohort_of(AGENTS.c.cohort_id))
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
         .join(book, book.c.agent_id == AGENTS.c.id)
         .outerjoin(positions, positions.c.agent_id == AGENTS.c.id)
@@ -302,7 +305,11 @@ def family_standings(engine: Engine, family: str) -> pd.DataFrame:
     """The standings (`cohort_standings` rows with ``cohort_number``) of every agent in the
     cohorts where `family` has an agent, newest cohort first: a family's place in each of
     its cohorts. Empty when the family has no agent."""
-    theirs = select(AGENTS.c.cohort_id).where(AGENTS.c.family_id == family)
+    theirs = (
+        select(AGENTS.c.cohort_id)
+        .join(COHORTS, live_cohort_of(AGENTS.c.cohort_id))
+        .where(AGENTS.c.family_id == family)
+    )
     return _standings(engine, select(AGENTS.c.id).where(AGENTS.c.cohort_id.in_(theirs)))
 
 
@@ -406,7 +413,7 @@ def decisions_by_week(engine: Engine, cohort: int) -> pd.DataFrame:
             DECISIONS.c.cost_usd,
         )
         .join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id)
-        .join(COHORTS, COHORTS.c.id == DECISIONS.c.cohort_id)
+        .join(COHORTS, live_cohort_of(DECISIONS.c.cohort_id))
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
         .where(COHORTS.c.number == cohort)
         .order_by(DECISIONS.c.decision_week, AGENTS.c.family_id)

@@ -43,7 +43,13 @@ from arena.analytics.query.frames import (
     epoch_times,
     raw_rows,
 )
-from arena.analytics.query.scope import cohort_id_of, cohort_in_scope, excluded_cohorts
+from arena.analytics.query.scope import (
+    cohort_id_of,
+    cohort_in_scope,
+    excluded_cohorts,
+    late_entries_present,
+    live_cohort_of,
+)
 from arena.analytics.query.selects import agent_ids, fetch, newest_snapshots, typed_frame
 from arena.config import METHODOLOGY_VERSION
 from arena.core.errors import InputError
@@ -126,7 +132,8 @@ def _pool(conn: Connection, cohort: int | None, methodology: str) -> Pool:
     if cohort is not None:
         return None
     if scope is None:
-        return METHODOLOGY_VERSION if excluded_cohorts(conn) else None
+        left_out = excluded_cohorts(conn) or late_entries_present(conn)
+        return METHODOLOGY_VERSION if left_out else None
     assert not isinstance(scope, int)  # an all-cohort scope is never one cohort's id
     return scope
 
@@ -228,7 +235,7 @@ def _agents(cohort: int | None, family: str | None, pool: Pool) -> Any:
             func.coalesce(FAMILIES.c.kind, "llm").label("kind"),
             _units(AGENTS.c.starting_balance),
         )
-        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+        .join(COHORTS, live_cohort_of(AGENTS.c.cohort_id))
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id),
         cohort,
         family,
@@ -251,7 +258,7 @@ def _first_and_last_slot(cohort: int | None, family: str | None, pool: Pool) -> 
             _per_agent(func.max(SNAPSHOTS.c.slot)).label("last"),
         )
         .select_from(AGENTS)
-        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id),
+        .join(COHORTS, live_cohort_of(AGENTS.c.cohort_id)),
         cohort,
         family,
         pool,

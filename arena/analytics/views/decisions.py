@@ -32,6 +32,7 @@ from arena.analytics.query.frames import (
     json_as_stored,
     query_columns,
 )
+from arena.analytics.query.scope import live_cohort_of
 from arena.analytics.query.selects import agent_display_name, agent_ids, fetch, typed_frame
 from arena.analytics.views.cohorts import leg_tallies
 from arena.analytics.views.markets import priced_frame
@@ -99,8 +100,9 @@ def decisions(
         .order_by(DECISIONS.c.id.desc())
         .limit(limit)
     )
-    if cohort is not None or family is not None or replicate is not None:
-        query = query.where(DECISIONS.c.agent_id.in_(agent_ids(cohort, family, replicate)))
+    # live agents only, even unfiltered: a late entrant's decisions (played after the live
+    # ones, so the newest ids) are no live decisions (`agent_id` is in the list's index)
+    query = query.where(DECISIONS.c.agent_id.in_(agent_ids(cohort, family, replicate)))
     if week is not None:
         query = query.where(DECISIONS.c.decision_week == week)
     if action is not None:
@@ -147,7 +149,7 @@ _AGENT_NAMES = (
         AGENTS.c.family_id,
         agent_display_name(),
     )
-    .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+    .join(COHORTS, live_cohort_of(AGENTS.c.cohort_id))
     .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
 )
 # By label: iterating a ColumnCollection yields its columns, not their labels.

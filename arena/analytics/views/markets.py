@@ -24,6 +24,7 @@ from arena.analytics.query.frames import (
     json_texts,
     query_columns,
 )
+from arena.analytics.query.scope import live_cohort_of
 from arena.analytics.query.selects import fetch, typed_frame
 from arena.analytics.views.agents import positions as agent_positions
 from arena.analytics.views.agents import trades as agent_trades
@@ -370,7 +371,7 @@ def market_brier(engine: Engine, market_id: str) -> pd.DataFrame:
             BRIERS.c.created_at,
         )
         .join(AGENTS, AGENTS.c.id == BRIERS.c.agent_id)
-        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+        .join(COHORTS, live_cohort_of(AGENTS.c.cohort_id))
         .where(BRIERS.c.market_id == market_id)
         .order_by(BRIERS.c.trade_id)
     )

@@ -25,6 +25,7 @@ from arena.analytics.query.frames import (
     query_frame,
     raw_rows,
 )
+from arena.analytics.query.scope import live_cohort_of
 from arena.analytics.query.selects import typed_frame
 from arena.storage.models import FINAL_STATUSES, LOG_LEVELS
 from arena.storage.sqltime import epoch_seconds
@@ -313,7 +314,7 @@ def _weekly_spend(dialect: str) -> Select[Any]:
         )
         .select_from(DECISIONS)
         .join(AGENTS, AGENTS.c.id == DECISIONS.c.agent_id)
-        .join(COHORTS, COHORTS.c.id == DECISIONS.c.cohort_id)
+        .join(COHORTS, live_cohort_of(DECISIONS.c.cohort_id))
         .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
         .group_by(week, AGENTS.c.family_id)
         .order_by(week, AGENTS.c.family_id)

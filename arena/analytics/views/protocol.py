@@ -26,7 +26,7 @@ from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS
 from arena.config import STALE_AFTER, Methodology
 from arena.core import stats
 from arena.core.timeutil import week_start
-from arena.storage.tables import COHORTS, METHODOLOGY_VERSIONS
+from arena.storage.tables import COHORTS, METHODOLOGY_VERSIONS, live_cohort
 
 # The methodology's clock (UTC), as the scheduler runs it (`arena.engine.jobs.SCHEDULES`):
 # a cohort starts Sunday 00:00, its agents decide Sunday 00:05 (retried hourly that Sunday).
@@ -194,7 +194,8 @@ def stamped_methodology(stamp: dict[str, Any] | None) -> Methodology | None:
 
 def latest_stamp(engine: Engine) -> tuple[int, Methodology] | None:
     """(number, constants) of the newest cohort whose stamp is readable, or None."""
-    query = select(COHORTS.c.number, COHORTS.c.constants).order_by(COHORTS.c.number.desc())
+    query = select(COHORTS.c.number, COHORTS.c.constants).where(live_cohort())
+    query = query.order_by(COHORTS.c.number.desc())
     with engine.connect() as conn:
         for number, stamp in conn.execute(query.limit(1)):
             methodology = stamped_methodology(stamp)
@@ -241,7 +242,9 @@ def methodology_versions(engine: Engine) -> pd.DataFrame:
                 COHORTS.c.week_start,
                 COHORTS.c.methodology_version,
                 COHORTS.c.constants,
-            ).order_by(COHORTS.c.number)
+            )
+            .where(live_cohort())
+            .order_by(COHORTS.c.number)
         ).all()
     stock = {str(version): dict(constants or {}) for version, _, constants in versions}
     titles = {str(version): str(title) for version, title, _ in versions}

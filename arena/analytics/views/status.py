@@ -38,7 +38,7 @@ from sqlalchemy.engine import Engine
 from arena.analytics.query.selects import newest_slot
 from arena.analytics.views.protocol import next_decision_run
 from arena.storage.models import COHORT_STATUSES
-from arena.storage.tables import COHORTS, DECISIONS, JOB_RUNS
+from arena.storage.tables import COHORTS, DECISIONS, JOB_RUNS, live_cohort
 
 LIVE_WITHIN = timedelta(minutes=30)
 # The claim owner `arena demo` writes on every job run (`arena.app.demo.DEMO_OWNER`; a test
@@ -90,7 +90,9 @@ def arena_status(engine: Engine, at: datetime) -> ArenaStatus:
         by_status = {
             str(name): int(n)
             for name, n in conn.execute(
-                select(COHORTS.c.status, func.count()).group_by(COHORTS.c.status)
+                select(COHORTS.c.status, func.count())
+                .where(live_cohort())
+                .group_by(COHORTS.c.status)
             )
         }
         newest = conn.execute(

@@ -21,7 +21,7 @@ from arena.analytics.query.scope import (
     version_or_error,
 )
 from arena.config import METHODOLOGY_VERSION
-from arena.storage.tables import COHORTS
+from arena.storage.tables import COHORTS, live_cohort
 
 
 @dataclass(frozen=True)
@@ -61,9 +61,8 @@ def version_scope(engine: Engine, methodology: str = METHODOLOGY_VERSION) -> Ver
     if is_group(methodology):
         return group_scope(engine, methodology)
     version = version_or_error(methodology)
-    query = select(COHORTS.c.number, COHORTS.c.methodology_version, extended()).order_by(
-        COHORTS.c.number
-    )
+    columns = (COHORTS.c.number, COHORTS.c.methodology_version, extended())
+    query = select(*columns).where(live_cohort()).order_by(COHORTS.c.number)
     with engine.connect() as conn:
         rows = [(int(n), str(v), bool(x)) for n, v, x in conn.execute(query)]
     other: dict[str, list[int]] = {}
@@ -88,7 +87,9 @@ def group_scope(engine: Engine, key: str) -> VersionScope:
         groups = protocols_present(conn)
         versions = {
             int(n): str(v)
-            for n, v in conn.execute(select(COHORTS.c.number, COHORTS.c.methodology_version))
+            for n, v in conn.execute(
+                select(COHORTS.c.number, COHORTS.c.methodology_version).where(live_cohort())
+            )
         }
     return VersionScope(
         version=key,
