@@ -82,9 +82,12 @@ def test_bad_settings_are_one_clear_error(
 
 def test_bundled_lineup_is_the_methodology_table_plus_baselines() -> None:
     lineup = load_lineup()
-    llm = {f.id: (f.display_name, f.provider, f.model) for f in lineup.families if f.kind == "llm"}
+    enabled = lineup.enabled()
+    llm = {f.id: (f.display_name, f.provider, f.model) for f in enabled if f.kind == "llm"}
     assert llm == METHODOLOGY_TABLE
-    baselines = {f.id: f.strategy for f in lineup.families if f.kind == "baseline"}
+    # The one disabled family is the demo's late entrant, which never plays a live cohort.
+    assert [f.id for f in lineup.families if not f.enabled] == ["newcomer"]
+    baselines = {f.id: f.strategy for f in enabled if f.kind == "baseline"}
     assert baselines == {
         "baseline-cash": "cash",
         "baseline-favorite": "favorite",

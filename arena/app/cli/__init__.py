@@ -16,7 +16,7 @@ try:  # typer >= 0.20 vendors click; older releases use click itself
 except ImportError:  # pragma: no cover
     from click import exceptions as click_exceptions  # type: ignore[no-redef]
 
-from arena.app.cli import data, detect, jobs, serve
+from arena.app.cli import data, detect, jobs, late_entry, serve
 from arena.app.cli.errors import command_error_line
 from arena.core.errors import ArenaError
 
@@ -51,6 +51,7 @@ COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("analyses", jobs.analyses),
     ("keep-bundles", jobs.keep_bundles),
     ("resolve", jobs.resolve),
+    ("late-entry", late_entry.late_entry),
     ("demo", serve.demo),
     ("model-server", serve.model_server),
     ("clob-server", serve.clob_server),

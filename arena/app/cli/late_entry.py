@@ -1,0 +1,138 @@
+"""`arena late-entry FAMILY --cohorts A-B`: a family plays finished past cohorts afterwards
+(issue 36, methodology §20), through the engine's player (`arena.engine.late_entry`).
+
+Why its own module: it is no scheduler job (no slot, no job_runs row; its idempotency is the
+shadow cohort's unique key and the decision claims), and it is the one command that takes
+responders, a market source and the CLOB reader at once.
+
+The market source is the resolve job's (Gamma at ARENA_GAMMA_URL); as the resolve job does,
+a live source is never asked about the simulated world's markets (a demo database's), which
+it cannot know: such a position stays open until `arena demo --late-entry` (the simulated world
+answers there) settles it.
+"""
+
+from collections.abc import Sequence
+from contextlib import closing
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from arena.app.cli.database import open_engine
+from arena.app.cli.job_runs import gamma_source, job_context
+from arena.app.cli.options import AtOption, at_instant
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from arena.engine.late_entry import LateEntryResult
+    from arena.engine.sources import MarketSource
+    from arena.markets.types import EndWindow, ParsedMarket
+
+
+class LiveOnly:
+    """The resolve job's source, asked only about markets of its own kind (`foreign_markets`):
+    a market the database lists as the other kind's is answered None (left open), not sent to
+    an API that cannot know it."""
+
+    def __init__(self, source: "MarketSource", engine: "Engine") -> None:
+        self.source, self.engine, self.name = source, engine, source.name
+        self.left_alone: list[str] = []
+
+    def top_markets(
+        self, at: datetime, limit_total: int, ending: "EndWindow | None" = None
+    ) -> "list[ParsedMarket]":
+        return self.source.top_markets(at, limit_total, ending)
+
+    def get_market(self, market_id: str, at: datetime) -> "ParsedMarket | None":
+        from sqlalchemy import select
+
+        from arena.engine.sources import foreign_markets
+        from arena.storage.tables import MARKETS
+
+        with self.engine.connect() as conn:
+            kind = conn.execute(
+                select(MARKETS.c.source).where(MARKETS.c.id == market_id)
+            ).scalar_one_or_none()
+        if kind == foreign_markets(self.name):
+            self.left_alone.append(market_id)
+            return None
+        return self.source.get_market(market_id, at)
+
+
+def late_entry(
+    family: Annotated[str, typer.Argument(help="A family id of the lineup (may be disabled).")],
+    cohorts: Annotated[
+        str, typer.Option("--cohorts", help="Finished live cohorts: a range 1-8 or a list 2,4,7.")
+    ],
+    allow_contaminated: Annotated[
+        bool,
+        typer.Option(
+            "--allow-contaminated",
+            help="Play cohorts the leakage guard refuses (week start on or before the family's "
+            "knowledge_cutoff, or no cutoff); they are stamped contaminated everywhere.",
+        ),
+    ] = False,
+    at: AtOption = None,
+) -> None:
+    """Play FAMILY over finished past cohorts as a late entrant (shadow cohorts; idempotent)."""
+    from arena.agents.responders import default_responders
+    from arena.config import get_settings
+    from arena.core.late_entry import parse_cohorts
+    from arena.engine.late_entry import play_late_entry
+    from arena.lineup import load_lineup
+
+    numbers = parse_cohorts(cohorts)
+    when = at_instant(at)
+    settings = get_settings()
+    lineup = load_lineup(settings.lineup)
+    engine = open_engine()
+    responders, close = default_responders(settings)
+    try:
+        with gamma_source() as gamma:
+            source = LiveOnly(gamma, engine)
+            with closing(job_context(source=source)) as ctx:
+                result = play_late_entry(
+                    engine,
+                    when,
+                    lineup,
+                    family,
+                    numbers,
+                    responders,
+                    allow_contaminated=allow_contaminated,
+                    source=source,
+                    prices=ctx.price_reader,
+                    stale_after=ctx.stale_after,
+                    owner=ctx.owner,
+                )
+    finally:
+        close()
+    for line in summary_lines(result, source.left_alone):
+        typer.echo(line)
+
+
+def _tally(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "none"
+
+
+def summary_lines(result: "LateEntryResult", left_alone: Sequence[str] = ()) -> list[str]:
+    """The command's summary: what was played, decided, traded, settled and marked."""
+    numbers = ", ".join(map(str, result.cohorts))
+    lines = [
+        f"late entry of {result.family} over cohort(s) {numbers}: "
+        f"{result.shadows_created} shadow cohort(s) created, {result.runs} decision run(s) played",
+        f"decisions: {_tally(result.decided)}; {result.already_done} already done",
+        f"trades: {result.trades}; settled at recorded resolutions: {result.settled_recorded}; "
+        f"markets asked of the source: {len(result.asked)}",
+        f"marks by source: {_tally(result.marks)}",
+        "completed: "
+        + (", ".join(map(str, result.completed)) or "none")
+        + "; contaminated: "
+        + (", ".join(map(str, result.contaminated)) or "none"),
+    ]
+    if left_alone:
+        lines.append(
+            f"{len(left_alone)} simulated market(s) left open: a live source cannot resolve "
+            "them (`arena demo --late-entry` asks the simulated world)"
+        )
+    return lines
