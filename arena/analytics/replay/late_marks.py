@@ -10,6 +10,9 @@ methodology version). So, from the bundle alone:
 
 - each row's cash and open positions are a state of the replayed books, and its positions
   value is Σ shares × the recorded price (`money`-rounded, as the engine sums);
+Every mark of every row is checked (a shadow has one valuation row per run, and one after its
+last settlement, not one every slot):
+
 - a ``run`` mark is the position's side price (`core.accounting.side_price`) in the frozen
   snapshot of the run at that row's slot (a snapshot of the bundle, taken in that slot);
 - a ``carried`` mark is the position's previous recorded mark, or its entry price before it
@@ -90,7 +93,7 @@ def check_late_values(replay: LateReplay, runs: Mapping[int, MarkRuns]) -> Check
             walk.index, worth = found
             check.expect(f"{where} positions value", value, worth)
             entry = {pid: h.avg_entry_price for pid, h in walk.states[walk.index].holdings.items()}
-            for pid in walk.runs.started:
+            for pid in marks:  # every row's marks (a shadow has a row per run, not per slot)
                 prior = last.get(pid, entry.get(pid))
                 rule = _expected(replay, snapshots.get(slot), pid, marks[pid], prior)
                 if rule is None:
