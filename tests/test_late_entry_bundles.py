@@ -158,6 +158,10 @@ def test_a_late_entrants_bundle_is_kept_reached_and_verified_in_full(played: str
             assert report.ok, [(c.name, c.mismatches) for c in report.checks if not c.ok]
             checks = {check.name: check for check in report.checks}
             assert checks[LATE_CHECK].compared > 0 and checks["leaderboard point estimates"].ok
+            taint = " (CONTAMINATED)" if contaminated else ""
+            assert report.title.startswith(
+                f"Replay bundle of cohort 1, late entrant {family}{taint}:"
+            )
             changed = dict(bundle.files)
             changed[MARKS] = one_byte_changed(changed[MARKS])
             tampered = verify_bundle(BundleFiles(changed), bundle.hash)

@@ -59,6 +59,18 @@ class Report:
     cohort: int | None
     files: list[FileCheck]
     checks: list[Check]
+    late_entry: dict[str, Any] | None = None  # a late entrant's shadow: its manifest record
+
+    @property
+    def title(self) -> str:
+        """ "Replay bundle of cohort N: HASH"; a late entrant's names its family (and says
+        CONTAMINATED first thing after it when it is)."""
+        late = self.late_entry
+        who = f"cohort {self.cohort}"
+        if isinstance(late, dict):
+            taint = " (CONTAMINATED)" if late.get("contaminated") else ""
+            who += f", late entrant {late.get('family')}{taint}"
+        return f"Replay bundle of {who}: {self.bundle_hash}"
 
     @property
     def tampered(self) -> list[FileCheck]:
@@ -96,7 +108,7 @@ def report_table(report: Report) -> Any:
     from rich.table import Table
 
     table = Table(
-        title=_cell(f"Replay bundle of cohort {report.cohort}: {report.bundle_hash}"),
+        title=_cell(report.title),
         box=box.SIMPLE_HEAD,
     )
     table.add_column("check")

@@ -118,16 +118,16 @@ def verify_bundle(bundle: BundleFiles, published_hash: str | None = None) -> Rep
     if wanted and wanted != bundle.hash:
         files.insert(0, FileCheck(MANIFEST, "changed", wanted, bundle.hash))
     try:
-        cohort = bundle.manifest.get("cohort")
+        cohort, late = bundle.manifest.get("cohort"), bundle.manifest.get("late_entry")
     except InputError:
-        cohort = None
+        cohort = late = None
     try:
         checks = Replay(bundle).run()
     except DAMAGED as exc:  # a file too damaged to read
         broken = Check("bundle readable")
         broken.fail(f"{type(exc).__name__}: {exc}")
         checks = [broken]
-    return Report(bundle.hash, cohort, files, checks)
+    return Report(bundle.hash, cohort, files, checks, late)
 
 
 # --------------------------------------------------------------------------------------------
