@@ -5,7 +5,8 @@ plays cohort 1 afterwards through the real player (`play_late_entry`): once clea
 contaminated (its knowledge cutoff after the cohort's start, played anyway). The real bundle
 job keeps both shadows' bundles beside the live ones (untouched), they are reached by the
 cohort's number and the family, and `arena verify` checks each in full, marks included; one
-changed byte is named, and a forged mark is caught by the late entry's marks rule.
+changed byte is named, and a forged mark is caught by the late entry's marks rule. A late
+entrant of the scripted v2 cohort (`test_v2_bundles.play`) verifies in full under v2's rules.
 """
 
 import io
@@ -39,6 +40,9 @@ from tests.analytics.finished_season import (
 )
 from tests.analytics.season import lineup as season_lineup
 from tests.analytics.season import writable_copy
+from tests.engine.test_v2_engine import V2Arena, v2  # noqa: F401  (the v2 cohort fixture)
+from tests.factories import WEEK1
+from tests.test_v2_bundles import play
 
 CLEAN, TAINTED = "late-favorite", "late-tainted"
 PLAYED_AT = FINISHED_AT + timedelta(hours=1)
@@ -190,3 +194,20 @@ def forged_mark_is_caught(bundle: BundleFiles) -> None:
     (late,) = [check for check in report.checks if check.name == LATE_CHECK]
     where = f"position {forged['position_id']} run mark"
     assert any(where in line for line in late.mismatches), late.mismatches
+
+
+def test_a_late_entrant_of_a_v2_cohort_verifies_under_v2s_rules(v2: V2Arena) -> None:  # noqa: F811
+    play(v2)  # four decision weeks of the scripted v2 cohort, its positions still open
+    family = late_family(CLEAN, date(2025, 1, 1))
+    lineup = Lineup(families=[*v2.lineup.families, family])
+    at = WEEK1 + timedelta(weeks=6)  # past the cohort's five-week window
+    result = play_late_entry(v2.engine, at, lineup, CLEAN, [1], BaselineResponder)
+    assert result.trades > 0, result.counts()
+    built = build_bundle(v2.engine, 1, late_entry=CLEAN, provisional=True).bundle
+    assert json.loads(built.files["cohort.json"])["final"] is False  # positions open
+    (row,) = [json.loads(line) for line in built.files["leaderboard.jsonl"].splitlines()]
+    assert row["capital"] == 10000.0 and row["rank"] == 1
+    report = verify_bundle(built)
+    assert report.ok, [(c.name, c.mismatches) for c in report.checks if not c.ok]
+    names = {check.name for check in report.checks}
+    assert {LATE_CHECK, "frozen prices follow their quotes", "trades carry their quotes"} <= names
