@@ -12,7 +12,7 @@ import dataclasses
 import io
 import zipfile
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -21,6 +21,7 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 
+from arena.agents.responders import BaselineResponder, Responder
 from arena.analytics.export.bundle import build_bundle as export_bundle
 from arena.analytics.export.tables import EXPORTS, ExportFilters, write_csv
 from arena.analytics.query import scope
@@ -50,7 +51,8 @@ from arena.analytics.views import (
 from arena.analytics.views.detectability import detectability_frame
 from arena.config import load_settings
 from arena.engine.jobs import ANALYSES, BUNDLE, RESOLVE, SNAPSHOT, JobContext, run_job, slot_for
-from arena.lineup import Lineup
+from arena.engine.late_entry import play_late_entry
+from arena.lineup import FamilySpec, Lineup
 from arena.storage.db import create_db_engine
 from arena.storage.tables import ANALYSIS_RESULTS, COHORTS, TRADES
 from tests.analytics.finished_season import (
@@ -60,6 +62,7 @@ from tests.analytics.finished_season import (
     finished_season,
 )
 from tests.analytics.season import LLM_A, LLM_B, Season, writable_copy
+from tests.analytics.season import lineup as season_lineup
 from tests.late_entry_rows import copy_shadow
 from tests.pg import PostgresCluster
 
@@ -226,8 +229,8 @@ def every_read(engine: Engine) -> list[tuple[str, Any]]:
         ("family_returns", lambda: agents.family_returns(engine)),
         ("decisions", lambda: decisions.decisions(engine, limit=10**6)),
         ("decision_weeks", lambda: decisions.decision_weeks(engine)),
-        ("markets", lambda: without_holdings(markets.markets(engine, limit=10**6))),
-        ("markets_held", lambda: without_holdings(markets.markets(engine, held=True, limit=10**6))),
+        ("markets", lambda: markets.markets(engine, limit=10**6)),
+        ("markets_held", lambda: markets.markets(engine, held=True, limit=10**6)),
         ("categories", lambda: markets.categories(engine)),
         ("settlement_failures", lambda: operations.settlement_failures(engine)),
         ("api_spend", lambda: operations.api_spend(engine)),
@@ -266,12 +269,6 @@ def every_read(engine: Engine) -> list[tuple[str, Any]]:
     return [(name, read()) for name, read in reads]
 
 
-def without_holdings(frame: pd.DataFrame) -> pd.DataFrame:
-    """The Markets list without its holder counts: `market_holdings` is kept by triggers over
-    every position, a late entrant's too (documented: not a live figure's exception we fix)."""
-    return frame.drop(columns=["positions", "open_positions", "agents"])
-
-
 def traded_markets(engine: Engine) -> list[str]:
     """The live season's traded markets (read before the shadows, which trade the same)."""
     with engine.connect() as conn:
@@ -295,6 +292,22 @@ def assert_same(name: str, before: Any, after: Any) -> None:
         assert after == before, name
 
 
+NEWCOMER = FamilySpec(
+    id="newcomer",
+    display_name="Newcomer",
+    provider="Test",
+    model="baseline/favorite",
+    kind="baseline",
+    strategy="favorite",
+    knowledge_cutoff=date(2025, 6, 30),
+)
+NEWCOMER_LINEUP = Lineup(families=[*season_lineup("http://127.0.0.1:9/v1").families, NEWCOMER])
+
+
+def _baselines(family: FamilySpec) -> Responder | None:
+    return BaselineResponder(family, 0, None) if family.kind == "baseline" else None
+
+
 def test_late_entrants_never_touch_a_live_read_job_or_bundle(season_copy: str) -> None:
     engine = create_db_engine(season_copy)
     try:
@@ -306,6 +319,10 @@ def test_late_entrants_never_touch_a_live_read_job_or_bundle(season_copy: str) -
         tracking = copy_shadow(engine, 2, LLM_B, contaminated=True)
         with engine.begin() as conn:  # still being played: the live jobs must leave it be
             conn.execute(update(COHORTS).where(COHORTS.c.id == tracking).values(status="tracking"))
+        played = play_late_entry(  # and one the engine's own player plays
+            engine, LATER, NEWCOMER_LINEUP, NEWCOMER.id, [1, 2], _baselines
+        )
+        assert played.trades > 0 and played.settled_recorded > 0
         run_live_jobs(engine, season_copy, LATER)
         after = every_read(engine)
 

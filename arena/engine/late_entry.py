@@ -38,15 +38,14 @@ from arena.engine.late_entry_runs import (
     OriginalRun,
     clob_history,
     original_runs,
+    record_asked,
     replay_universe,
     settle_recorded,
     snapshot_shadow,
 )
 from arena.engine.logs import log_event
-from arena.engine.market_sync import upsert_markets
 from arena.engine.provenance import PriceReader
-from arena.engine.settlement import settle_market
-from arena.engine.sources import MarketSource
+from arena.engine.sources import MarketSource, foreign_markets
 from arena.lineup import FamilySpec, Lineup
 from arena.markets.resolution import resolution_verdict
 from arena.storage.db import session_scope
@@ -82,6 +81,8 @@ class LateEntryResult:
     contaminated: list[int] = field(default_factory=list)
     # Cohorts left where another process holds a run's claim (not yet stale): run again later.
     held: list[int] = field(default_factory=list)
+    # Markets of the other kind than the source's (a demo database's, for Gamma): never asked.
+    left_alone: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -440,42 +441,30 @@ def _ask_source(
     engine: Engine, agent_id: int, source: MarketSource, at: datetime, result: LateEntryResult
 ) -> list[datetime]:
     """Ask the source about each market the late entrant still holds that the database never
-    saw resolved; a decided one is recorded and settled for every holder at `at` (as the
-    resolve job would), with its provenance in the event log."""
+    saw resolved. A decided answer is recorded with its provenance in
+    `late_entry_resolutions` (never in `markets`: a late entrant changes no live figure) and
+    settles the late entrant there at `at`. Markets of the other kind are left alone
+    (`foreign_markets`), as the resolve job leaves them; a market another late entry already
+    asked about is settled from that record (`settle_recorded`), not asked again."""
     with session_scope(engine) as session:
-        held = sorted(
-            session.exec(
-                select(Position.market_id)
-                .join(Market, col(Market.id) == col(Position.market_id))
-                .where(Position.agent_id == agent_id, Position.status == "open")
-                .where(col(Market.status).not_in(FINAL_STATUSES))
-                .distinct()
-            ).all()
-        )
+        rows = session.exec(
+            select(Position.market_id, Market.source)
+            .join(Market, col(Market.id) == col(Position.market_id))
+            .where(Position.agent_id == agent_id, Position.status == "open")
+            .where(col(Market.status).not_in(FINAL_STATUSES))
+            .distinct()
+        ).all()
+    foreign = foreign_markets(source.name)  # as the resolve job: never ask about the other kind
+    result.left_alone += sorted(market_id for market_id, kind in rows if kind == foreign)
     times = []
-    for market_id in held:
+    for market_id in sorted(market_id for market_id, kind in rows if kind != foreign):
         fresh = source.get_market(market_id, at)
         if fresh is None:
             continue
-        with session_scope(engine) as session:
-            upsert_markets(session, [fresh], at)
         verdict = resolution_verdict(fresh)
         if verdict.state == "unresolved":
             continue
-        outcome = settle_market(engine, market_id, verdict, at)
+        record_asked(engine, fresh, verdict, source.name, at)
         result.asked.append(market_id)
-        with session_scope(engine) as session:
-            log_event(
-                session,
-                at,
-                "INFO",
-                SOURCE,
-                f"market {market_id} resolution asked of {source.name} for a late entrant: "
-                f"{verdict.state} {verdict.winner or ''}".rstrip(),
-                market_id=market_id,
-                asked=source.name,
-                reason=verdict.reason,
-                positions=outcome.settled,
-            )
-        times.append(at)
+        times += settle_recorded(engine, agent_id, None)
     return times

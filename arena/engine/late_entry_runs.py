@@ -27,19 +27,28 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from arena.core.accounting import TradeRejected, choose_mark, mark_value, side_price
+from arena.core.accounting import (
+    TradeRejected,
+    choose_mark,
+    mark_value,
+    named_outcome,
+    side_price,
+)
 from arena.core.timeutil import slot_start
 from arena.engine.decision_inputs import FrozenUniverse, load_run_books, load_universe
+from arena.engine.logs import log_event
 from arena.engine.provenance import PriceReader
 from arena.engine.settlement import settle_positions
 from arena.engine.snapshots import write_agent_snapshot
 from arena.markets.resolution import Verdict
+from arena.markets.types import ParsedMarket
 from arena.storage.db import session_scope, transaction
 from arena.storage.models import (
     FINAL_STATUSES,
     Agent,
     BrierScore,
     Decision,
+    LateEntryResolution,
     Market,
     MarketSnapshot,
     MarketSnapshotItem,
@@ -120,28 +129,42 @@ def _unresolved_at(resolved_at: datetime | None, at: datetime) -> bool:
 
 
 def settle_recorded(engine: Engine, agent_id: int, until: datetime | None) -> list[datetime]:
-    """Settle the agent's open positions in markets whose resolution is recorded (resolved or
-    cancelled) at or before `until` (None: any time), each market at its recorded time, oldest
-    first; the times settled at. The Brier rows of the agent's BUYs there are written with
-    them (the live settlement's rules: `settlement.settle_positions`)."""
+    """Settle the agent's open positions in markets whose resolution is recorded, at or before
+    `until` (None: any time), each market at its recorded time, oldest first; the times
+    settled at. Recorded: final in `markets` (the live resolve job's), else asked for a late
+    entrant (`late_entry_resolutions`). The Brier rows of the agent's BUYs there are written
+    with them (the live settlement's rules: `settlement.settle_positions`)."""
     with session_scope(engine) as session:
-        query = (
-            select(Market.id, Market.resolved_at)
-            .join(Position, col(Position.market_id) == col(Market.id))
-            .where(Position.agent_id == agent_id, Position.status == "open")
-            .where(col(Market.status).in_(FINAL_STATUSES), col(Market.resolved_at).is_not(None))
-            .distinct()
+        held = select(Position.market_id).where(
+            Position.agent_id == agent_id, Position.status == "open"
         )
-        if until is not None:
-            query = query.where(col(Market.resolved_at) <= until)
-        due = sorted(session.exec(query).all(), key=lambda row: (row[1], row[0]))
+        due: list[tuple[datetime, str, Verdict]] = []
+        for market in session.exec(
+            select(Market).where(
+                col(Market.id).in_(held),
+                col(Market.status).in_(FINAL_STATUSES),
+                col(Market.resolved_at).is_not(None),
+            )
+        ):
+            assert market.resolved_at is not None
+            due.append((market.resolved_at, market.id, recorded_verdict(market)))
+        for asked in session.exec(
+            select(LateEntryResolution).where(
+                col(LateEntryResolution.market_id).in_(held),
+                col(LateEntryResolution.market_id).not_in(
+                    select(Market.id).where(col(Market.status).in_(FINAL_STATUSES))
+                ),
+            )
+        ):
+            due.append((asked.asked_at, asked.market_id, asked_verdict(asked)))
+    due = sorted(d for d in due if until is None or d[0] <= until)  # (time, id): the ids break ties
     times = []
-    for market_id, resolved_at in due:
+    for settled_at, market_id, verdict in due:
         with session_scope(engine) as session:
-            market = session.get(Market, market_id)
-            assert market is not None and resolved_at is not None
-            settle_positions(session, market, recorded_verdict(market), resolved_at, agent_id)
-        times.append(resolved_at)
+            row = session.get(Market, market_id)
+            assert row is not None
+            settle_positions(session, row, verdict, settled_at, agent_id)
+        times.append(settled_at)
     return times
 
 
@@ -150,6 +173,47 @@ def recorded_verdict(market: Market) -> Verdict:
     if market.status == "cancelled" or market.resolution_outcome in (None, "CANCELLED"):
         return Verdict("cancelled", None, "recorded: cancelled")
     return Verdict("resolved", market.resolution_outcome, "recorded resolution")
+
+
+def asked_verdict(asked: LateEntryResolution) -> Verdict:
+    """A resolution asked for a late entrant as the settlement's verdict."""
+    if asked.state == "cancelled":
+        return Verdict("cancelled", None, asked.reason)
+    return Verdict("resolved", asked.resolution_outcome, asked.reason)
+
+
+def record_asked(
+    engine: Engine, fresh: ParsedMarket, verdict: Verdict, source: str, at: datetime
+) -> None:
+    """Keep a decided answer of the source with its provenance (the first one kept: a second
+    late entry reads it instead of asking), and log it."""
+    with session_scope(engine) as session:
+        if session.get(LateEntryResolution, fresh.id) is not None:
+            return
+        session.add(
+            LateEntryResolution(
+                market_id=fresh.id,
+                source=source,
+                asked_at=at,
+                state=verdict.state,
+                resolution_outcome=verdict.winner or "CANCELLED",
+                closed=fresh.closed,
+                uma_resolution_status=fresh.uma_resolution_status,
+                prices=[str(p) for p in fresh.prices or ()],
+                reason=verdict.reason,
+            )
+        )
+        log_event(
+            session,
+            at,
+            "INFO",
+            "late-entry",
+            f"market {fresh.id} resolution asked of {source} for a late entrant: "
+            f"{verdict.state} {verdict.winner or ''}".rstrip(),
+            market_id=fresh.id,
+            asked=source,
+            reason=verdict.reason,
+        )
 
 
 @dataclass(frozen=True)
@@ -284,8 +348,4 @@ def _outcome_index(side: str, market_type: str, outcomes: Iterable[str]) -> int:
         wanted = side.strip().upper()
         upper = [o.strip().upper() for o in listed]
         return upper.index(wanted) if wanted in upper else (0 if wanted == "YES" else 1)
-    from arena.core.accounting import named_outcome
-
     return listed.index(named_outcome(side, market_type, listed))
-
-

@@ -40,7 +40,15 @@ from arena.engine.market_sync import upsert_markets
 from arena.engine.sources import MarketSource, foreign_markets, skipped_line
 from arena.markets.resolution import Verdict, resolution_verdict
 from arena.storage.db import session_scope
-from arena.storage.models import FINAL_STATUSES, Agent, BrierScore, Market, Position, Trade
+from arena.storage.models import (
+    FINAL_STATUSES,
+    Agent,
+    BrierScore,
+    Cohort,
+    Market,
+    Position,
+    Trade,
+)
 
 log = logging.getLogger("arena.engine.settlement")
 
@@ -87,14 +95,21 @@ def markets_due(session: Session, at: datetime) -> list[Market]:
 
     Markets whose positions were all sold before resolution still get a Brier row for their
     BUY trades (contract §5); a market with a refused position stays due until it is mended.
+    Only live agents' positions and BUYs make a market due: a market only a late entrant holds
+    is never asked about here (its asked resolution is the late entry's own, methodology §20.3).
     """
+    live_agents = select(Agent.id).join(Cohort, col(Cohort.id) == col(Agent.cohort_id))
+    live_agents = live_agents.where(col(Cohort.late_entry_of).is_(None))
     unscored_buy = exists().where(
         col(Trade.market_id) == col(Market.id),
         col(Trade.trade_type) == "BUY",
         ~exists().where(col(BrierScore.trade_id) == col(Trade.id)),
+        col(Trade.agent_id).in_(live_agents),
     )
     open_position = exists().where(
-        col(Position.market_id) == col(Market.id), col(Position.status) == "open"
+        col(Position.market_id) == col(Market.id),
+        col(Position.status) == "open",
+        col(Position.agent_id).in_(live_agents),
     )
     query = (
         select(Market)

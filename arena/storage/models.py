@@ -2,10 +2,10 @@
 
 Money and shares are `Fixed` (exact Decimals stored as integers), timestamps `UTCDateTime`.
 Natural keys, each a database constraint rather than a promise in process memory:
-live cohort per week start and per number, late entrant per original cohort × family; agent per cohort × family × replicate; decision per
-agent × week; one open position per agent × market × side; a decision leg executes once; a
-position settles once; portfolio snapshot per agent × slot; Brier row per trade; job run per
-job × slot.
+live cohort per week start and per number, late entrant per original cohort × family; agent
+per cohort × family × replicate; decision per agent × week; one open position per agent ×
+market × side; a decision leg executes once; a position settles once; portfolio snapshot per
+agent × slot; Brier row per trade; job run per job × slot.
 """
 
 from datetime import UTC, datetime
@@ -226,6 +226,32 @@ class Market(SQLModel, table=True):
     fee_schedule: dict[str, Any] | None = Field(default=None, sa_type=JSON_OR_NULL)  # FeeSchedule
     first_seen_at: datetime = _ts(default_factory=utcnow)
     updated_at: datetime = _ts(default_factory=utcnow)
+
+
+class LateEntryResolution(SQLModel, table=True):
+    """A market's resolution asked of the market source for a late entrant (methodology §20.3):
+    one the database had never recorded, because no live agent held the market.
+
+    Why apart from `markets`: writing it there would change what live reads see (the random
+    null replays every market of a frozen universe by its fate), and a late entrant never
+    touches a live figure. Kept with its provenance (the source, when, the fields the verdict
+    rests on); one per market, the first decided answer.
+    """
+
+    __tablename__ = "late_entry_resolutions"
+    __table_args__ = (
+        CheckConstraint("state IN ('resolved', 'cancelled')", name="ck_late_resolutions_state"),
+    )
+
+    market_id: str = Field(sa_column=Column(String(64), ForeignKey("markets.id"), primary_key=True))
+    source: str = Field(max_length=16)
+    asked_at: datetime = _ts()
+    state: str = Field(max_length=16)
+    resolution_outcome: str = Field(max_length=256)  # the winner, or CANCELLED
+    closed: bool
+    uma_resolution_status: str | None = None
+    prices: list[str] = Field(default_factory=list, sa_type=JSON)
+    reason: str = Field(sa_type=Text)
 
 
 class MarketHolding(SQLModel, table=True):
@@ -621,6 +647,7 @@ __all__ = [
     "DecisionAttempt",
     "Family",
     "JobRun",
+    "LateEntryResolution",
     "Market",
     "MarketSnapshot",
     "MarketSnapshotItem",

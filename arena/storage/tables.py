@@ -18,6 +18,7 @@ from arena.storage.models import (
     Family,
     JobRun,
     JobRunCount,
+    LateEntryResolution,
     Market,
     MarketHolding,
     MarketSnapshot,
@@ -47,6 +48,7 @@ DECISION_ATTEMPTS = _table(DecisionAttempt)
 FAMILIES = _table(Family)
 JOB_RUNS = _table(JobRun)
 JOB_RUN_COUNTS = _table(JobRunCount)
+LATE_ENTRY_RESOLUTIONS = _table(LateEntryResolution)
 MARKETS = _table(Market)
 MARKET_HOLDINGS = _table(MarketHolding)
 MARKET_SNAPSHOTS = _table(MarketSnapshot)

@@ -22,6 +22,7 @@ from sqlalchemy.engine import Engine
 from arena.agents.baselines import BaselineInput
 from arena.agents.llm import ChatResult
 from arena.agents.responders import BaselineResponder, Messages, Responder
+from arena.analytics.views.late_entry import late_entries, mark_sources
 from arena.core.accounting import side_price
 from arena.core.errors import InputError
 from arena.core.late_entry import stamped_late_entry
@@ -218,6 +219,9 @@ def _marks_from_clob_history(engine: Engine) -> None:
 def test_a_second_run_does_nothing_and_the_source_settles_the_rest(engine: Engine) -> None:
     first = _play(engine)
     assert first.completed == []  # the newcomer holds markets the season never resolved
+    recorded = mark_sources(engine, late_entries(engine))  # what the Leaderboard says
+    assert recorded == {"run": 0, "clob_history": 0, "carried": 0, **first.marks}
+    assert sum(recorded.values()) > 0
     before = _rows(engine)
     again = _play(engine)
     assert again.shadows_created == 0 and again.trades == 0 and again.decided == {}

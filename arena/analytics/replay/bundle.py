@@ -69,6 +69,7 @@ from arena.analytics.replay.shadow import (
     cohort_row,
     shadow_meta,
     shadow_row,
+    with_asked_resolutions,
 )
 from arena.analytics.stats.leaderboard import leaderboard, portfolio_value, ranked
 from arena.config import (
@@ -91,6 +92,7 @@ from arena.storage.tables import (
     DECISION_ATTEMPTS,
     DECISIONS,
     FAMILIES,
+    LATE_ENTRY_RESOLUTIONS,
     MARKET_SNAPSHOT_ITEMS,
     MARKET_SNAPSHOTS,
     MARKETS,
@@ -300,7 +302,9 @@ def _unfinished(conn: Connection, cohort: dict[str, Any]) -> str | None:
 
 
 def unsettled_buys(conn: Connection, cohort_id: int) -> int:
-    """BUYs of the cohort's agents in markets not final yet: what keeps its Brier open."""
+    """BUYs of the cohort's agents in markets not final yet: what keeps its Brier open. For a
+    late entrant's shadow, a market whose resolution its late entry asked of the source
+    (`late_entry_resolutions`) is final too (methodology §20.3)."""
     query = (
         select(func.count())
         .select_from(TRADES)
@@ -312,6 +316,10 @@ def unsettled_buys(conn: Connection, cohort_id: int) -> int:
             MARKETS.c.status.not_in(FINAL_STATUSES),
         )
     )
+    shadow = select(COHORTS.c.late_entry_of).where(COHORTS.c.id == cohort_id)
+    if conn.execute(shadow).scalar() is not None:
+        asked = select(LATE_ENTRY_RESOLUTIONS.c.market_id)
+        query = query.where(TRADES.c.market_id.not_in(asked))
     return int(conn.execute(query).scalar_one())
 
 
@@ -396,12 +404,14 @@ def _payload(
     )
     market_ids = sorted({p["market_id"] for p in positions} | {t["market_id"] for t in trades})
     markets = _rows(conn, MARKETS, MARKET_COLUMNS, MARKETS.c.id.in_(market_ids))
+    late = stamped_late_entry(cohort["constants"])
+    if late is not None:  # what its late entry asked the source, where the database never knew
+        markets = with_asked_resolutions(conn, markets)
     snapshot_ids = sorted({d["market_snapshot_id"] for d in decisions} - {None})
     v2 = is_v2(cohort["methodology_version"])
     # v2: the valuation rows' marks and their provenance (ids, instants, the engine's words)
     walks = BOOK_EXECUTION in stamped_extensions(cohort["constants"])
     # v2, book_execution and a late entrant: the valuation rows' marks and their provenance
-    late = stamped_late_entry(cohort["constants"])
     extra = {MARKS: marks_jsonl(conn, agent_ids)} if v2 or walks or late else {}
     if walks:  # the books its legs walked (`replay.books`); never in any other bundle
         extra[BOOKS] = scrub.jsonl(book_rows(conn, decisions, positions))

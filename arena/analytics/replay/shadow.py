@@ -20,7 +20,9 @@ from arena.analytics.stats.leaderboard import leaderboard, portfolio_value, rank
 from arena.config import METHODOLOGY_V2
 from arena.core.errors import InputError
 from arena.core.late_entry import entrant_id, stamped_late_entry
+from arena.storage.models import FINAL_STATUSES
 from arena.storage.tables import COHORTS, live_cohort
+from arena.storage.tables import LATE_ENTRY_RESOLUTIONS as LATE_RESOLUTIONS
 
 LATE_RANK = "rank_beside_incumbents"  # the late-entry board's rank; not recomputable here
 
@@ -91,3 +93,37 @@ def shadow_meta(cohort: dict[str, Any]) -> dict[str, Any]:
     `late_entry` record, where a reader looks first."""
     late = stamped_late_entry(cohort["constants"])
     return {} if late is None else {"late_entry": late.record()}
+
+
+def with_asked_resolutions(conn: Connection, markets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A late entrant's bundle's market rows with the resolutions asked for late entrants
+    (`late_entry_resolutions`, methodology §20.3) in place of a market row the database never
+    resolved: the fields the verdict rests on as the source answered, `resolved_at` when it was
+    asked. A market final in `markets` keeps its row."""
+    open_ids = [m["id"] for m in markets if m["status"] not in FINAL_STATUSES]
+    if not open_ids:
+        return markets
+    asked = {
+        row["market_id"]: row
+        for row in conn.execute(
+            select(LATE_RESOLUTIONS).where(LATE_RESOLUTIONS.c.market_id.in_(open_ids))
+        ).mappings()
+    }
+    merged = []
+    for market in markets:
+        found = asked.get(market["id"])
+        if found is None:
+            merged.append(market)
+            continue
+        merged.append(
+            {
+                **market,
+                "closed": found["closed"],
+                "uma_resolution_status": found["uma_resolution_status"],
+                "prices": list(found["prices"]),
+                "status": found["state"],
+                "resolution_outcome": found["resolution_outcome"],
+                "resolved_at": found["asked_at"],
+            }
+        )
+    return merged

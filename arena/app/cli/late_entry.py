@@ -6,14 +6,12 @@ shadow cohort's unique key and the decision claims), and it is the one command t
 responders, a market source and the CLOB reader at once.
 
 The market source is the resolve job's (Gamma at ARENA_GAMMA_URL); as the resolve job does,
-a live source is never asked about the simulated world's markets (a demo database's), which
-it cannot know: such a position stays open until `arena demo --late-entry` (the simulated world
-answers there) settles it.
+the player never asks a live source about the simulated world's markets (a demo database's),
+which it cannot know: such a position stays open until `arena demo --late-entry` (the simulated
+world answers there) settles it.
 """
 
-from collections.abc import Sequence
 from contextlib import closing
-from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -23,41 +21,7 @@ from arena.app.cli.job_runs import gamma_source, job_context
 from arena.app.cli.options import AtOption, at_instant
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Engine
-
     from arena.engine.late_entry import LateEntryResult
-    from arena.engine.sources import MarketSource
-    from arena.markets.types import EndWindow, ParsedMarket
-
-
-class LiveOnly:
-    """The resolve job's source, asked only about markets of its own kind (`foreign_markets`):
-    a market the database lists as the other kind's is answered None (left open), not sent to
-    an API that cannot know it."""
-
-    def __init__(self, source: "MarketSource", engine: "Engine") -> None:
-        self.source, self.engine, self.name = source, engine, source.name
-        self.left_alone: list[str] = []
-
-    def top_markets(
-        self, at: datetime, limit_total: int, ending: "EndWindow | None" = None
-    ) -> "list[ParsedMarket]":
-        return self.source.top_markets(at, limit_total, ending)
-
-    def get_market(self, market_id: str, at: datetime) -> "ParsedMarket | None":
-        from sqlalchemy import select
-
-        from arena.engine.sources import foreign_markets
-        from arena.storage.tables import MARKETS
-
-        with self.engine.connect() as conn:
-            kind = conn.execute(
-                select(MARKETS.c.source).where(MARKETS.c.id == market_id)
-            ).scalar_one_or_none()
-        if kind == foreign_markets(self.name):
-            self.left_alone.append(market_id)
-            return None
-        return self.source.get_market(market_id, at)
 
 
 def late_entry(
@@ -89,25 +53,23 @@ def late_entry(
     engine = open_engine()
     responders, close = default_responders(settings)
     try:
-        with gamma_source() as gamma:
-            source = LiveOnly(gamma, engine)
-            with closing(job_context(source=source)) as ctx:
-                result = play_late_entry(
-                    engine,
-                    when,
-                    lineup,
-                    family,
-                    numbers,
-                    responders,
-                    allow_contaminated=allow_contaminated,
-                    source=source,
-                    prices=ctx.price_reader,
-                    stale_after=ctx.stale_after,
-                    owner=ctx.owner,
-                )
+        with gamma_source() as source, closing(job_context(source=source)) as ctx:
+            result = play_late_entry(
+                engine,
+                when,
+                lineup,
+                family,
+                numbers,
+                responders,
+                allow_contaminated=allow_contaminated,
+                source=source,
+                prices=ctx.price_reader,
+                stale_after=ctx.stale_after,
+                owner=ctx.owner,
+            )
     finally:
         close()
-    for line in summary_lines(result, source.left_alone):
+    for line in summary_lines(result):
         typer.echo(line)
 
 
@@ -115,7 +77,7 @@ def _tally(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "none"
 
 
-def summary_lines(result: "LateEntryResult", left_alone: Sequence[str] = ()) -> list[str]:
+def summary_lines(result: "LateEntryResult") -> list[str]:
     """The command's summary: what was played, decided, traded, settled and marked."""
     numbers = ", ".join(map(str, result.cohorts))
     lines = [
@@ -130,9 +92,9 @@ def summary_lines(result: "LateEntryResult", left_alone: Sequence[str] = ()) -> 
         + "; contaminated: "
         + (", ".join(map(str, result.contaminated)) or "none"),
     ]
-    if left_alone:
+    if result.left_alone:
         lines.append(
-            f"{len(left_alone)} simulated market(s) left open: a live source cannot resolve "
+            f"{len(result.left_alone)} simulated market(s) left open: a live source cannot resolve "
             "them (`arena demo --late-entry` asks the simulated world)"
         )
     return lines
