@@ -145,12 +145,17 @@ def verify_line(file_name: str, bundle_hash: str) -> None:
     st.code(f"arena verify {file_name} --hash {bundle_hash}", language="bash", wrap_lines=True)
 
 
-def kept_section(number: int, kept: pd.Series) -> None:
-    """The bundle the hourly job kept: its hash, what it holds, the zip and how to check it."""
+def kept_section(number: int, kept: pd.Series, late_entry: str | None = None) -> None:
+    """The bundle the hourly job kept: its hash, what it holds, the zip and how to check it
+    (`late_entry`: the shadow cohort that family played of cohort `number`)."""
     bundle_hash = str(kept["bundle_hash"])
+    whose = (
+        f"Cohort {number}'s"
+        if late_entry is None
+        else f"Late entrant {late_entry}'s cohort {number}"
+    )
     st.markdown(
-        f"**Cohort {number}'s replay bundle**, final. Its hash (SHA-256 of its manifest), the "
-        "one to cite:"
+        f"**{whose} replay bundle**, final. Its hash (SHA-256 of its manifest), the one to cite:"
     )
     st.code(bundle_hash, language=None)
     st.caption(
@@ -158,11 +163,11 @@ def kept_section(number: int, kept: pd.Series) -> None:
         f"({fmt.data_size(kept['zip_bytes'])} zipped); kept {fmt.instant(kept['built_at'])} "
         f"by the hourly `bundle` job; project version {fmt.text(kept['project_version'])}."
     )
-    file_name = bundle_file_name(number, bundle_hash)
+    file_name = bundle_file_name(number, bundle_hash, late_entry)
 
     def kept_zip() -> bytes:
         """Read only when the button is clicked (deferred), on the read-only engine."""
-        return kept_bundle_zip(get_engine(url, role="reader"), number) or b""
+        return kept_bundle_zip(get_engine(url, role="reader"), number, late_entry) or b""
 
     st.download_button(
         f"Download {file_name}",
@@ -171,7 +176,7 @@ def kept_section(number: int, kept: pd.Series) -> None:
         mime="application/zip",
         on_click="ignore",
         type="primary",
-        key="replay-kept-zip",
+        key="replay-kept-zip" if late_entry is None else "replay-late-zip",
     )
     verify_line(file_name, bundle_hash)
 
@@ -280,3 +285,23 @@ if bundle_cohort is not None:
         state: BundleStatus | None = reads.read(bundle_status, bundle_cohort)
         if state is not None:
             provisional_section(bundle_cohort, state)
+
+late_kept: pd.DataFrame = reads.read(kept_bundles, late_entry=True)
+if not late_kept.empty:
+    st.subheader("Late entrants' replay bundles")
+    st.caption(
+        "A late entrant replays a finished cohort afterwards in a shadow cohort of its own "
+        "(methodology §20); its bundle holds its decisions, trades and marks with the "
+        "`late_entry` record (a contaminated one says so first), and `arena verify` checks it "
+        "like any other. Never pooled with the live cohorts' figures."
+    )
+    choices = list(zip(late_kept["cohort_number"], late_kept["late_entry_family"], strict=True))
+    picked = st.selectbox(
+        "Late entrant's bundle",
+        range(len(choices)),
+        format_func=lambda i: f"Cohort {choices[i][0]} · late entrant {choices[i][1]}",
+        key="replay-late",
+    )
+    if picked is not None:
+        number, family = choices[picked]
+        kept_section(int(number), late_kept.iloc[picked], str(family))

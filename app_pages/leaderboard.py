@@ -18,7 +18,13 @@ from arena.analytics.stats.leaderboard import (
 )
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS
 from arena.analytics.views.execution import with_flags
-from arena.analytics.views.late_entry import cohort_sentence, late_entries, with_late_columns
+from arena.analytics.views.late_entry import (
+    cohort_sentence,
+    late_entries,
+    mark_sources,
+    marks_sentence,
+    with_late_columns,
+)
 from arena.analytics.views.realised import (
     SHOWN_COLUMNS,
     realised_by_family,
@@ -379,7 +385,8 @@ def late_section(cohort: int | None, methodology: str | None, version: str) -> N
             cohort_sentence(entries)
             + " Each late entrant is ranked as its own row, on those cohorts alone, paired "
             "with their incumbents by cohort (the same events resampled for both); it is never "
-            f"pooled with the live table above ([late entry]({LATE_ENTRY}))."
+            f"pooled with the live table above ([late entry]({LATE_ENTRY})). "
+            + marks_sentence(reads.read(mark_sources, entries))
         )
         tables.table(
             display(board, version),

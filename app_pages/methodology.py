@@ -90,7 +90,7 @@ def protocol_section() -> None:
         "Which cohorts ran under which version and constants, read from the cohorts table. "
         "A research run that overrides a constant is stamped so and never mixed with the stock "
         "version. What changed in this implementation of each version: "
-        "[version history](#20-version-history) below; v2's protocol as implemented and what "
+        "[version history](#21-version-history) below; v2's protocol as implemented and what "
         f"changed from v1: [Methodology v2]({documents.doc_link('methodology-v2')}). A version "
         "with no cohort yet is listed with none: v1 and v2 cohorts are never pooled."
     )

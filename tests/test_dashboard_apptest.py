@@ -683,7 +683,7 @@ def test_methodology_draws_its_document_a_section_at_a_time(season_engine: Engin
     assert "## 12. Snapshot Methodology" not in document(first)
     assert "## 12. Snapshot Methodology" in document(linked)
     assert "## 1. Benchmark Objective" not in document(linked)
-    assert "## 20. Version history" in document(whole) and "## 1. " in document(whole)
+    assert "## 21. Version history" in document(whole) and "## 1. " in document(whole)
     assert len(document(first)) * 3 < len(document(whole))
     assert [s.value for s in linked.selectbox] == ["12"]
     assert "99" in " ".join(str(w.value) for w in missing.warning)

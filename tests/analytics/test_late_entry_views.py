@@ -10,6 +10,7 @@ from arena.analytics.views.late_entry import (
     LATE_ENTRY_COLUMNS,
     cohort_sentence,
     entrants,
+    marks_sentence,
     with_late_columns,
 )
 
@@ -91,3 +92,11 @@ def test_the_csv_marks_late_entrants_and_contamination() -> None:
     marked = with_late_columns(board, _entries())
     assert marked["late_entry"].tolist() == [False, True, True]
     assert marked["contaminated"].tolist() == [False, True, False]
+
+
+def test_the_marks_sentence_names_every_source_in_order() -> None:
+    counts = {"carried": 19, "run": 1510}
+    assert marks_sentence(counts) == (
+        "Open positions' marks: 1,510 at the runs' frozen prices, 0 from CLOB price history, "
+        "19 carried from the last mark."
+    )

@@ -5,6 +5,10 @@ which cohorts each replayed, whether it is finished and whether it is contaminat
 that here, raw (ids, numbers, timestamps), and format it themselves.
 """
 
+import json
+from collections import Counter
+from typing import Any
+
 import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
@@ -16,7 +20,7 @@ from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
 from arena.core.errors import InputError
 from arena.core.late_entry import entrant_name, is_entrant
-from arena.storage.tables import AGENTS, FAMILIES
+from arena.storage.tables import AGENTS, COHORTS, FAMILIES, PORTFOLIO_SNAPSHOTS
 
 LATE_ENTRY_COLUMNS: tuple[str, ...] = (
     "entrant_id",
@@ -161,3 +165,54 @@ def late_incumbents(engine: Engine, protocol: str | None = None) -> pd.DataFrame
         )
         rows = conn.execute(query).all()
     return pd.DataFrame([tuple(r) for r in rows], columns=["family_id", "display_name", "kind"])
+
+
+# Where a late entrant's marks came from (`arena.engine.late_entry_runs`), in the order a
+# sentence names them.
+MARK_SOURCES = ("run", "clob_history", "carried")
+_MARK_WORDS = {
+    "run": "at the runs' frozen prices",
+    "clob_history": "from CLOB price history",
+    "carried": "carried from the last mark",
+}
+
+
+def mark_sources(engine: Engine, entries: pd.DataFrame) -> dict[str, int]:
+    """How often each source marked the open positions of the late entrants in `entries`
+    (`late_entries` rows: their shadows), summed over every snapshot their player wrote:
+    ``{"run": …, "clob_history": …, "carried": …}`` (methodology §20.1)."""
+    wanted = set(zip(entries["cohort_number"], entries["family_id"], strict=True))
+    counts: Counter[str] = Counter({source: 0 for source in MARK_SOURCES})
+    if not wanted:
+        return dict(counts)
+    query = (
+        select(
+            COHORTS.c.number, COHORTS.c.late_entry_family, PORTFOLIO_SNAPSHOTS.c.price_provenance
+        )
+        .join(AGENTS, AGENTS.c.cohort_id == COHORTS.c.id)
+        .join(PORTFOLIO_SNAPSHOTS, PORTFOLIO_SNAPSHOTS.c.agent_id == AGENTS.c.id)
+        .where(COHORTS.c.late_entry_of.is_not(None))
+    )
+    with engine.connect() as conn:
+        for number, family, provenance in conn.execute(query):
+            if (number, family) in wanted:
+                for record in _records(provenance):
+                    counts[str(record.get("source"))] += 1
+    return dict(counts)
+
+
+def _records(provenance: Any) -> list[dict[str, Any]]:
+    if isinstance(provenance, str):
+        provenance = json.loads(provenance)
+    if not isinstance(provenance, dict):
+        return []
+    return [r for r in provenance.values() if isinstance(r, dict)]
+
+
+def marks_sentence(counts: dict[str, int]) -> str:
+    """The mark counts as one sentence: "Marks between runs: 151 at the runs' frozen prices,
+    0 from CLOB price history, 19 carried from the last mark." Pure."""
+    parts = [f"{counts.get(s, 0):,} {_MARK_WORDS[s]}" for s in MARK_SOURCES]
+    extra = sorted(set(counts) - set(MARK_SOURCES))
+    parts += [f"{counts[s]:,} {s}" for s in extra]
+    return "Open positions' marks: " + ", ".join(parts) + "."

@@ -77,7 +77,7 @@ def protocol_constants(methodology: Methodology) -> pd.DataFrame:
             "Methodology version",
             m.version,
             "Every cohort is stamped with the version and the constants it ran under.",
-            "20-version-history",
+            "21-version-history",
         ),
         (
             "starting_balance",

@@ -140,13 +140,22 @@ def bundle(
         bool,
         typer.Option(help="Bundle a cohort still running (its state so far, stamped not final)."),
     ] = False,
+    late_entry: Annotated[
+        str | None,
+        typer.Option(
+            "--late-entry",
+            metavar="FAMILY",
+            help="The shadow cohort FAMILY played of this cohort as a late entrant.",
+        ),
+    ] = None,
 ) -> None:
     """Write a cohort's replay bundle: every input and output, hashed, for `arena verify`."""
     from arena.analytics.replay.bundle import build_bundle
     from arena.app.output import open_binary_output
     from arena.core.text import printable
 
-    built = build_bundle(open_engine("reader"), cohort, provisional=provisional)
+    engine = open_engine("reader")
+    built = build_bundle(engine, cohort, provisional=provisional, late_entry=late_entry)
     written = out
     if out.suffix == ".zip":  # replaced whole (or written through, for a device), as exports
         if not out.parent.exists():
@@ -162,8 +171,9 @@ def bundle(
                 "choose a writable --out path",
             ) from None
     size = sum(len(data) for data in built.bundle.files.values())
+    whose = f"cohort {cohort}" + ("" if late_entry is None else f" late:{printable(late_entry)}")
     typer.echo(
-        f"cohort {cohort}: bundle {built.hash} -> {printable(str(written))} "
+        f"{whose}: bundle {built.hash} -> {printable(str(written))} "
         f"({len(built.bundle.files)} files, {size:,} bytes)"
     )
 
