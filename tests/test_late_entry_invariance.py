@@ -25,6 +25,7 @@ from arena.agents.responders import BaselineResponder, Responder
 from arena.analytics.export.bundle import build_bundle as export_bundle
 from arena.analytics.export.tables import EXPORTS, ExportFilters, write_csv
 from arena.analytics.query import scope
+from arena.analytics.query.selects import newest_slot
 from arena.analytics.replay.bundle import build_bundle as replay_bundle
 from arena.analytics.replay.format import BundleFiles
 from arena.analytics.replay.kept import kept_bundle_zip, kept_bundles
@@ -35,6 +36,7 @@ from arena.analytics.stats.leaderboard import leaderboard
 from arena.analytics.stats.replicates import replicate_agents, replicated_cohorts
 from arena.analytics.stats.risk import leaderboard_risk
 from arena.analytics.stats.stated import stated_bets
+from arena.analytics.stored import current_stored
 from arena.analytics.views import (
     agents,
     cohorts,
@@ -211,12 +213,19 @@ def replay_hash(engine: Engine, number: int) -> str:
     return replay_bundle(engine, number).hash
 
 
+def _newest(engine: Engine) -> Any:
+    with engine.connect() as conn:
+        return newest_slot(conn)
+
+
 def every_read(engine: Engine) -> list[tuple[str, Any]]:
     """(name, value) of every live read of the database, in a fixed order."""
     numbers = cohorts.cohort_numbers(engine)
     keys = list(scope.protocols_present(engine))
     families = sorted(agents.filter_options(engine).families)
     reads: list[Read] = [
+        ("newest_slot", lambda: _newest(engine)),
+        ("leaderboard_is_current", lambda: current_stored(engine, "leaderboard") is not None),
         ("cohort_numbers", lambda: numbers),
         ("protocols_present", lambda: scope.protocols_present(engine)),
         ("versions_present", lambda: scope.versions_present(engine)),
@@ -319,11 +328,17 @@ def test_late_entrants_never_touch_a_live_read_job_or_bundle(season_copy: str) -
         tracking = copy_shadow(engine, 2, LLM_B, contaminated=True)
         with engine.begin() as conn:  # still being played: the live jobs must leave it be
             conn.execute(update(COHORTS).where(COHORTS.c.id == tracking).values(status="tracking"))
-        played = play_late_entry(  # and one the engine's own player plays
-            engine, LATER, NEWCOMER_LINEUP, NEWCOMER.id, [1, 2], _baselines
-        )
-        assert played.trades > 0 and played.settled_recorded > 0
         run_live_jobs(engine, season_copy, LATER)
+        played = play_late_entry(  # and one the engine's own player plays, asking the source
+            engine,  # about the markets only it held: its last snapshot is the newest of all
+            LATER + timedelta(days=1),
+            NEWCOMER_LINEUP,
+            NEWCOMER.id,
+            [1, 2],
+            _baselines,
+            source=ResolvedSource(engine, void=""),
+        )
+        assert played.trades > 0 and played.settled_recorded > 0 and played.asked
         after = every_read(engine)
 
         failed = [f"{name}: read only with shadows" for name in dict(after).keys() - dict(before)]

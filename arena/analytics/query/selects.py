@@ -232,5 +232,19 @@ def ratio(numerator: Any, denominator: Any) -> np.ndarray:
 
 
 def newest_slot(conn: Connection) -> datetime | None:
-    """The newest snapshot slot (one seek on the slot index)."""
-    return conn.execute(select(func.max(SNAPSHOTS.c.slot))).scalar_one_or_none()
+    """The newest snapshot slot of a live agent: what the stored analyses' freshness and the
+    arena's status are judged by. A late entrant's snapshots (methodology §20) can be newer
+    (its last settlement is when it asked), and must not make a live frame look stale.
+
+    A walk down the slot index from the newest row, skipping the few shadow agents' rows
+    (their ids are one small list): one seek when the newest row is a live agent's."""
+    shadows = (
+        select(AGENTS.c.id).join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id).where(~live_cohort())
+    )
+    query = (
+        select(SNAPSHOTS.c.slot)
+        .where(SNAPSHOTS.c.agent_id.not_in(shadows))
+        .order_by(SNAPSHOTS.c.slot.desc())
+        .limit(1)
+    )
+    return conn.execute(query).scalar_one_or_none()
