@@ -365,6 +365,9 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
         )
 
 
+NULL_COLUMN = "random_null_percentile"
+
+
 def late_section(cohort: int | None, methodology: str | None, version: str) -> None:
     """Late entrants on the same cohorts (methodology §20), when the protocol shown (or the
     chosen cohort) has any: the incumbents of those cohorts and the late entrants, ranked on
@@ -388,18 +391,20 @@ def late_section(cohort: int | None, methodology: str | None, version: str) -> N
             f"pooled with the live table above ([late entry]({LATE_ENTRY})). "
             + marks_sentence(reads.read(mark_sources, entries))
         )
+        # no random-null column: this board is computed here without the null's seeds
+        shown = [c for c in table_columns(board, version) if c[0] != NULL_COLUMN]
         tables.table(
-            display(board, version),
+            display(board, version).drop(columns=[NULL_COLUMN], errors="ignore"),
             key="leaderboard-late-table",
             reference=board["kind"] == "baseline",
             grey=board["too_early"],
             formats={**FORMATS, "portfolio_value": fmt.money},
             column_config={
                 key: st.column_config.Column(label, width=width, help=help, pinned=key == "family")
-                for key, label, width, help in table_columns(board, version)
+                for key, label, width, help in shown
             },
         )
-        late_csv = [c for c in CSV_COLUMNS if c in board and c != "random_null_percentile"]
+        late_csv = [c for c in CSV_COLUMNS if c in board and c != NULL_COLUMN]
         tables.download_csv(
             board[[*late_csv, "late_entry", "contaminated"]],
             f"leaderboard-late-{cohort if cohort is not None else protocol}",
