@@ -27,6 +27,7 @@ from arena.app.demo import (
 from arena.config import Settings
 from arena.core.errors import InputError
 from arena.core.late_entry import leakage_guard
+from arena.engine.bundles import build_bundles
 from arena.engine.cohorts import window_weeks_of
 from arena.engine.late_entry import LateEntryResult, play_late_entry
 from arena.lineup import Lineup
@@ -107,4 +108,5 @@ def play_demo_late_entry(
     finally:
         close()
         server.stop()
+    build_bundles(engine, at)  # the completed shadows' bundles, as the hourly job would keep them
     return result, list(server.log)

@@ -82,7 +82,7 @@ def summary_lines(result: "LateEntryResult") -> list[str]:
     numbers = ", ".join(map(str, result.cohorts))
     lines = [
         f"late entry of {result.family} over cohort(s) {numbers}: "
-        f"{result.shadows_created} shadow cohort(s) created, {result.runs} decision run(s) played",
+        f"{result.shadows_created} shadow cohort(s) created, {result.runs} decision run(s) in all",
         f"decisions: {_tally(result.decided)}; {result.already_done} already done",
         f"trades: {result.trades}; settled at recorded resolutions: {result.settled_recorded}; "
         f"markets asked of the source: {len(result.asked)}",
