@@ -152,7 +152,7 @@ def kept_section(number: int, kept: pd.Series, late_entry: str | None = None) ->
     whose = (
         f"Cohort {number}'s"
         if late_entry is None
-        else f"Late entrant {late_entry}'s cohort {number}"
+        else f"{names.get(late_entry, late_entry)} (late entrant)'s cohort {number}"
     )
     st.markdown(
         f"**{whose} replay bundle**, final. Its hash (SHA-256 of its manifest), the one to cite:"
@@ -299,7 +299,9 @@ if not late_kept.empty:
     picked = st.selectbox(
         "Late entrant's bundle",
         range(len(choices)),
-        format_func=lambda i: f"Cohort {choices[i][0]} · late entrant {choices[i][1]}",
+        format_func=lambda i: (
+            f"Cohort {choices[i][0]} · {names.get(choices[i][1], choices[i][1])} (late entrant)"
+        ),
         key="replay-late",
     )
     if picked is not None:

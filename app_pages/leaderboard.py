@@ -366,6 +366,7 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
 
 
 NULL_COLUMN = "random_null_percentile"
+NOT_LATE = (NULL_COLUMN, "realised")  # columns the late-entry board does not compute
 
 
 def late_section(cohort: int | None, methodology: str | None, version: str) -> None:
@@ -391,10 +392,10 @@ def late_section(cohort: int | None, methodology: str | None, version: str) -> N
             f"pooled with the live table above ([late entry]({LATE_ENTRY})). "
             + marks_sentence(reads.read(mark_sources, entries))
         )
-        # no random-null column: this board is computed here without the null's seeds
-        shown = [c for c in table_columns(board, version) if c[0] != NULL_COLUMN]
+        # no random null (computed here without its seeds) nor realised split (not read here)
+        shown = [c for c in table_columns(board, version) if c[0] not in NOT_LATE]
         tables.table(
-            display(board, version).drop(columns=[NULL_COLUMN], errors="ignore"),
+            display(board, version).drop(columns=list(NOT_LATE), errors="ignore"),
             key="leaderboard-late-table",
             reference=board["kind"] == "baseline",
             grey=board["too_early"],
