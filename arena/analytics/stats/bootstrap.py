@@ -139,18 +139,15 @@ def family_bootstrap(
     """Load the scope (unknown cohort → InputError) and draw its cluster bootstrap once (once
     per run of the hourly analyses too: `one_run`, shared by every analysis of the scope).
     `late_entry`: the scope of late entrants on the same cohorts (`load_inputs`)."""
-    if late_entry:
-        key: tuple[object, ...] = (
-            "family_bootstrap",
-            id(engine),
-            cohort,
-            methodology,
-            replicates,
-            seed,
-            "late_entry",
-        )
-    else:
-        key = ("family_bootstrap", id(engine), cohort, methodology, replicates, seed)
+    key: tuple[object, ...] = (
+        "family_bootstrap",
+        id(engine),
+        cohort,
+        methodology,
+        replicates,
+        seed,
+    )
+    key += ("late_entry",) if late_entry else ()  # the live scope's key as it was
     return once(key, lambda: _draw(engine, cohort, methodology, replicates, seed, late_entry))
 
 

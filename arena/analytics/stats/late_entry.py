@@ -13,22 +13,22 @@ into its entrant row; `late_risk` is the leaderboard's risk columns over that sc
 """
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
-from arena.analytics.query.frames import result_frame
 from arena.analytics.query.scope import protocol_key
-from arena.analytics.stats.risk import LEADERBOARD_RISK_COLUMNS, combined_daily_returns
-from arena.core import stats
-from arena.core.late_entry import entrant_id, stamped_late_entry
-from arena.storage.models import ROLLUP_DAY as DAY
-from arena.storage.tables import AGENTS, COHORTS
-from arena.storage.tables import PORTFOLIO_ROLLUPS as ROLLUPS
+from arena.analytics.stats.risk import (
+    LEADERBOARD_RISK_COLUMNS,
+    daily_values,
+    leaderboard_columns,
+    risk_of_daily,
+)
+from arena.core.late_entry import entrant_family, entrant_id, stamped_late_entry
+from arena.storage.tables import AGENTS, COHORTS, FAMILIES
 
 SHADOW_COLUMNS: tuple[str, ...] = (
     "shadow_id",
@@ -151,42 +151,24 @@ def remap_agents(agents: pd.DataFrame, scope: LateScope) -> pd.DataFrame:
 
 def late_risk(engine: Engine, scope: LateScope) -> pd.DataFrame:
     """The leaderboard's risk columns (`LEADERBOARD_RISK_COLUMNS`, index family or entrant
-    id) over the scope, computed as `arena.analytics.stats.risk.leaderboard_risk` does: the
-    combined book's daily returns, max drawdown on their compounded index, Mertens' Sharpe."""
-    query = (
-        select(
-            AGENTS.c.id.label("agent_id"),
-            AGENTS.c.family_id,
-            AGENTS.c.cohort_id,
-            AGENTS.c.starting_balance,
-            ROLLUPS.c.bucket.label("date"),
-            ROLLUPS.c.total_value,
-        )
-        .select_from(ROLLUPS)
-        .join(AGENTS, AGENTS.c.id == ROLLUPS.c.agent_id)
-        .where(ROLLUPS.c.width == DAY, AGENTS.c.cohort_id.in_(scope.ids))
-    )
-    with engine.connect() as conn:
-        daily = result_frame(conn.execute(query))
+    id) over the scope, by `arena.analytics.stats.risk`'s own rules (the combined book's daily
+    returns, max drawdown on their compounded index, Mertens' Sharpe), each shadow agent under
+    its entrant id."""
+    daily = daily_values(engine, cohort_ids=scope.ids)
     if daily.empty:
         return pd.DataFrame(
             columns=list(LEADERBOARD_RISK_COLUMNS), index=pd.Index([], name="family_id")
         )
-    daily = remap_agents(daily, scope)
-    daily["date"] = [datetime.fromtimestamp(int(d), UTC).date() for d in daily["date"]]
-    daily["starting_balance"] = daily["starting_balance"].astype("float64")
-    daily["total_value"] = daily["total_value"].astype("float64")
-    daily = daily.sort_values(["agent_id", "date"]).reset_index(drop=True)
-    records = {}
-    for family_id, group in daily.groupby("family_id", sort=True):
-        returns = combined_daily_returns(group).dropna().to_numpy()
-        estimate = stats.sharpe_estimate(returns)
-        records[family_id] = {
-            "max_drawdown_pct": stats.max_drawdown(np.cumprod(1.0 + returns), start=1.0) * 100.0,
-            "sharpe": estimate.sharpe,
-            "sharpe_se": estimate.sharpe_se,
-            "sharpe_days": estimate.periods,
-        }
-    frame = pd.DataFrame.from_dict(records, orient="index")
-    frame.index.name = "family_id"
-    return frame[list(LEADERBOARD_RISK_COLUMNS)]
+    shadows = tuple(int(i) for i in scope.shadows["shadow_id"])
+    with engine.connect() as conn:
+        kinds = dict(conn.execute(select(FAMILIES.c.id, FAMILIES.c.kind)).all())
+        owners = conn.execute(
+            select(AGENTS.c.id, AGENTS.c.cohort_id).where(AGENTS.c.cohort_id.in_(shadows))
+        ).all()
+    entrant = dict(zip(scope.shadows["shadow_id"], scope.shadows["entrant_id"], strict=True))
+    of_agent = {int(agent): str(entrant[cohort]) for agent, cohort in owners}
+    daily["family_id"] = [
+        of_agent.get(int(a), f) for a, f in zip(daily["agent_id"], daily["family_id"], strict=True)
+    ]
+    kinds.update({e: kinds.get(entrant_family(e), "llm") for e in set(of_agent.values())})
+    return leaderboard_columns(risk_of_daily(daily, kinds))

@@ -21,6 +21,7 @@ Why: two families with the same return can have taken very different paths. All 
   v1 cohort (extended cohorts left out); a cohort chosen by number is read as it is.
 """
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -86,9 +87,11 @@ def daily_values(
     methodology: str = METHODOLOGY_VERSION,
     family: str | None = None,
     replicate: int | None = None,
+    cohort_ids: tuple[int, ...] | None = None,
 ) -> pd.DataFrame:
     """End-of-day portfolio values: the last snapshot of each agent on each UTC date (of
-    `family` alone, and its replicate `replicate`, when given).
+    `family` alone, and its replicate `replicate`, when given; `cohort_ids`: of exactly those
+    cohort rows instead of `cohort` / `methodology`, as the late-entry board reads them).
 
     Columns: ``agent_id``, ``family_id``, ``cohort_number``, ``starting_balance`` (float),
     ``date`` (datetime.date), ``total_value`` (float), sorted by agent and date.
@@ -109,9 +112,8 @@ def daily_values(
         .where(ROLLUPS.c.width == DAY)
     )
     with engine.connect() as conn:
-        scoped = _of_agents(
-            in_scope(query, cohort_id_of(conn, cohort, methodology)), family, replicate
-        )
+        ids = cohort_ids if cohort_ids is not None else cohort_id_of(conn, cohort, methodology)
+        scoped = _of_agents(in_scope(query, ids), family, replicate)
         result = conn.execute(scoped)
         frame = result_frame(result)
     if frame.empty:
@@ -249,6 +251,11 @@ def family_risk(
         return pd.DataFrame(columns=list(FAMILY_RISK_COLUMNS))
     with engine.connect() as conn:
         kinds = dict(conn.execute(select(FAMILIES.c.id, FAMILIES.c.kind)).all())
+    return risk_of_daily(daily, kinds)
+
+
+def risk_of_daily(daily: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
+    """`family_risk`'s figures from `daily_values` rows (non-empty), per ``family_id``. Pure."""
     records = []
     for family_id, group in daily.groupby("family_id", sort=True):
         returns = combined_daily_returns(group).dropna().to_numpy()
@@ -277,7 +284,12 @@ def leaderboard_risk(
     ``max_drawdown_pct`` (% of the peak, ≥ 0, on the combined book's daily index),
     ``sharpe`` and ``sharpe_se`` (annualised daily Sharpe and its Mertens standard error; NaN
     with fewer than 2 daily returns or none that vary), ``sharpe_days`` (daily returns used)."""
-    risk = family_risk(engine, cohort=cohort, methodology=methodology).set_index("family_id")
+    return leaderboard_columns(family_risk(engine, cohort=cohort, methodology=methodology))
+
+
+def leaderboard_columns(risk: pd.DataFrame) -> pd.DataFrame:
+    """`family_risk` rows as the leaderboard's risk columns, index ``family_id``. Pure."""
+    risk = risk.set_index("family_id")
     frame = pd.DataFrame(
         {
             "max_drawdown_pct": risk["max_drawdown"].astype("float64") * 100.0,
