@@ -14,7 +14,9 @@ from typing import Any
 from sqlalchemy import Table, insert, select
 from sqlalchemy.engine import Connection, Engine
 
+from arena.agents.responders import BaselineResponder, Responder
 from arena.core.late_entry import LateEntryStamp, shadow_stamp
+from arena.lineup import FamilySpec, Lineup
 from arena.storage.tables import (
     AGENTS,
     BRIER_SCORES,
@@ -27,6 +29,7 @@ from arena.storage.tables import (
     POSITIONS,
     TRADES,
 )
+from tests.analytics.season import lineup as season_lineup
 
 PLAYED_AT = datetime(2027, 1, 3, 12, tzinfo=UTC)
 
@@ -160,3 +163,27 @@ def _copy(conn: Connection, table: Table, where: Any, **remap: Any) -> dict[int,
     for row in list(conn.execute(select(table).where(where).order_by(table.c.id)).mappings()):
         ids[row["id"]] = _insert(conn, table, {**_plain(row), **remap})
     return ids
+
+
+def newcomer(family_id: str = "newcomer", cutoff: date | None = date(2025, 6, 30)) -> FamilySpec:
+    """A late entrant that needs no model server: the `favorite` baseline strategy under a
+    family of its own, its knowledge cutoff before the test season (January 2026)."""
+    return FamilySpec(
+        id=family_id,
+        display_name=family_id.replace("-", " ").capitalize(),
+        provider="Test",
+        model="baseline/favorite",
+        kind="baseline",
+        strategy="favorite",
+        knowledge_cutoff=cutoff,
+    )
+
+
+def season_lineup_with(*extra: FamilySpec) -> Lineup:
+    """The test season's lineup (its LLM families on a dead endpoint: never asked) and `extra`."""
+    return Lineup(families=[*season_lineup("http://127.0.0.1:9/v1").families, *extra])
+
+
+def baseline_responders(family: FamilySpec) -> Responder | None:
+    """Responders for baselines alone, answered in process."""
+    return BaselineResponder(family, 0, None) if family.kind == "baseline" else None

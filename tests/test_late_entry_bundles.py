@@ -29,19 +29,17 @@ from arena.analytics.replay.verify import verify_bundle
 from arena.core.errors import InputError
 from arena.engine.bundles import build_bundles
 from arena.engine.late_entry import play_late_entry
-from arena.lineup import FamilySpec, Lineup
+from arena.lineup import Lineup
 from arena.storage.db import create_db_engine
 from arena.storage.tables import TRADES
 from tests.analytics.finished_season import (
     FINISHED_AT,
     ResolvedSource,
-    copy_database,
-    finished_season,
+    finished_copy,
 )
-from tests.analytics.season import lineup as season_lineup
-from tests.analytics.season import writable_copy
 from tests.engine.test_v2_engine import V2Arena, v2  # noqa: F401  (the v2 cohort fixture)
 from tests.factories import WEEK1
+from tests.late_entry_rows import newcomer, season_lineup_with
 from tests.test_v2_bundles import play
 
 CLEAN, TAINTED = "late-favorite", "late-tainted"
@@ -50,45 +48,19 @@ KEPT_AT = FINISHED_AT + timedelta(hours=2)
 LATE_CHECK = "late entrant's snapshot values at its recorded marks"
 
 
-def late_family(family_id: str, cutoff: date) -> FamilySpec:
-    return FamilySpec(
-        id=family_id,
-        display_name=f"Late {family_id}",
-        provider="Forecaster Arena",
-        model="baseline/favorite",
-        kind="baseline",
-        strategy="favorite",
-        knowledge_cutoff=cutoff,
-    )
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
-def played(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
-) -> Iterator[str]:
+def played(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A writable copy of the finished season on each backend."""
-    season = finished_season(tmp_path_factory.getbasetemp())
-    if request.param == "sqlite":
-        url = writable_copy(season, tmp_path / "late.db")
-        cleanup = None
-    else:
-        cluster = request.getfixturevalue("pg_cluster")
-        url = cluster.new_database(template=request.getfixturevalue("pg_template"))
-        copy_database(season.url, url)
-        cleanup = cluster
-    try:
+    with finished_copy(request, tmp_path) as url:
         yield url
-    finally:
-        if cleanup is not None:
-            cleanup.drop_database(url)
 
 
 def play_and_keep(url: str) -> dict[int | str, str]:
     """Play both late entrants over cohort 1 and run the bundle job; what it built."""
     engine = create_db_engine(url)
     try:
-        families = [late_family(CLEAN, date(2025, 1, 1)), late_family(TAINTED, date(2026, 6, 1))]
-        lineup = Lineup(families=[*season_lineup("http://127.0.0.1:9/v1").families, *families])
+        families = [newcomer(CLEAN, date(2025, 1, 1)), newcomer(TAINTED, date(2026, 6, 1))]
+        lineup = season_lineup_with(*families)
         with engine.connect() as conn:
             traded = sorted(conn.execute(select(TRADES.c.market_id).distinct()).scalars())
         source = ResolvedSource(engine, void=traded[0])
@@ -198,7 +170,7 @@ def forged_mark_is_caught(bundle: BundleFiles) -> None:
 
 def test_a_late_entrant_of_a_v2_cohort_verifies_under_v2s_rules(v2: V2Arena) -> None:  # noqa: F811
     play(v2)  # four decision weeks of the scripted v2 cohort, its positions still open
-    family = late_family(CLEAN, date(2025, 1, 1))
+    family = newcomer(CLEAN, date(2025, 1, 1))
     lineup = Lineup(families=[*v2.lineup.families, family])
     at = WEEK1 + timedelta(weeks=6)  # past the cohort's five-week window
     result = play_late_entry(v2.engine, at, lineup, CLEAN, [1], BaselineResponder)

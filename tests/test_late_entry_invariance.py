@@ -12,7 +12,7 @@ import dataclasses
 import io
 import zipfile
 from collections.abc import Callable, Iterator
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -21,7 +21,6 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 
-from arena.agents.responders import BaselineResponder, Responder
 from arena.analytics.export.bundle import build_bundle as export_bundle
 from arena.analytics.export.tables import EXPORTS, ExportFilters, write_csv
 from arena.analytics.query import scope
@@ -54,19 +53,21 @@ from arena.analytics.views.detectability import detectability_frame
 from arena.config import load_settings
 from arena.engine.jobs import ANALYSES, BUNDLE, RESOLVE, SNAPSHOT, JobContext, run_job, slot_for
 from arena.engine.late_entry import play_late_entry
-from arena.lineup import FamilySpec, Lineup
+from arena.lineup import Lineup
 from arena.storage.db import create_db_engine
 from arena.storage.tables import ANALYSIS_RESULTS, COHORTS, TRADES
 from tests.analytics.finished_season import (
     FINISHED_AT,
     ResolvedSource,
-    copy_database,
-    finished_season,
+    finished_copy,
 )
-from tests.analytics.season import LLM_A, LLM_B, Season, writable_copy
-from tests.analytics.season import lineup as season_lineup
-from tests.late_entry_rows import copy_shadow
-from tests.pg import PostgresCluster
+from tests.analytics.season import LLM_A, LLM_B
+from tests.late_entry_rows import (
+    baseline_responders,
+    copy_shadow,
+    newcomer,
+    season_lineup_with,
+)
 
 FIRST = FINISHED_AT + timedelta(days=1)  # the live jobs once before the shadows exist
 LATER = FINISHED_AT + timedelta(days=2)  # and again over them
@@ -76,24 +77,11 @@ NO_NULL: dict[str, Any] = {**CHEAP, "null_seeds": 0}
 ALL_ROWS = 10**6
 
 
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory: pytest.TempPathFactory) -> Season:
-    return finished_season(tmp_path_factory.getbasetemp())
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
-def season_copy(request: pytest.FixtureRequest, finished: Season, tmp_path: Any) -> Iterator[str]:
+def season_copy(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[str]:
     """A writable copy of the finished season on each backend."""
-    if request.param == "sqlite":
-        yield writable_copy(finished, tmp_path / "copy.db")
-        return
-    cluster: PostgresCluster = request.getfixturevalue("pg_cluster")
-    url = cluster.new_database(template=request.getfixturevalue("pg_template"))
-    try:
-        copy_database(finished.url, url)
+    with finished_copy(request, tmp_path) as url:
         yield url
-    finally:
-        cluster.drop_database(url)
 
 
 def run_live_jobs(engine: Engine, url: str, at: datetime) -> None:
@@ -301,20 +289,7 @@ def assert_same(name: str, before: Any, after: Any) -> None:
         assert after == before, name
 
 
-NEWCOMER = FamilySpec(
-    id="newcomer",
-    display_name="Newcomer",
-    provider="Test",
-    model="baseline/favorite",
-    kind="baseline",
-    strategy="favorite",
-    knowledge_cutoff=date(2025, 6, 30),
-)
-NEWCOMER_LINEUP = Lineup(families=[*season_lineup("http://127.0.0.1:9/v1").families, NEWCOMER])
-
-
-def _baselines(family: FamilySpec) -> Responder | None:
-    return BaselineResponder(family, 0, None) if family.kind == "baseline" else None
+NEWCOMER = newcomer()
 
 
 def test_late_entrants_never_touch_a_live_read_job_or_bundle(season_copy: str) -> None:
@@ -332,10 +307,10 @@ def test_late_entrants_never_touch_a_live_read_job_or_bundle(season_copy: str) -
         played = play_late_entry(  # and one the engine's own player plays, asking the source
             engine,  # about the markets only it held: its last snapshot is the newest of all
             LATER + timedelta(days=1),
-            NEWCOMER_LINEUP,
+            season_lineup_with(NEWCOMER),
             NEWCOMER.id,
             [1, 2],
-            _baselines,
+            baseline_responders,
             source=ResolvedSource(engine, void=""),
         )
         assert played.trades > 0 and played.settled_recorded > 0 and played.asked

@@ -186,13 +186,7 @@ def load_inputs(
     """The agent's cash and open positions, marked at the frozen snapshot's prices."""
     agent = session.get(Agent, agent_id)
     assert agent is not None
-    positions = list(
-        session.exec(
-            select(Position)
-            .where(Position.agent_id == agent_id, Position.status == "open")
-            .order_by(col(Position.id))
-        )
-    )
+    positions = open_positions(session, agent_id)
     held, shown = [], []
     for position in positions:
         held.append(
@@ -238,6 +232,12 @@ def load_inputs(
         positions=shown,
     )
     return DecisionInputs(portfolio, held)
+
+
+def open_positions(session: Session, agent_id: int) -> list[Position]:
+    """The agent's open positions, oldest first (the order a prompt lists them in)."""
+    query = select(Position).where(Position.agent_id == agent_id, Position.status == "open")
+    return list(session.exec(query.order_by(col(Position.id))))
 
 
 def bet_limits(methodology: Methodology) -> BetLimits:

@@ -35,7 +35,12 @@ from arena.core.accounting import (
     side_price,
 )
 from arena.core.timeutil import slot_start
-from arena.engine.decision_inputs import FrozenUniverse, load_run_books, load_universe
+from arena.engine.decision_inputs import (
+    FrozenUniverse,
+    load_run_books,
+    load_universe,
+    open_positions,
+)
 from arena.engine.logs import log_event
 from arena.engine.provenance import PriceReader
 from arena.engine.settlement import settle_positions
@@ -261,13 +266,7 @@ def snapshot_shadow(
     with session_scope(engine) as session:
         agent = session.get(Agent, agent_id)
         assert agent is not None
-        positions = list(
-            session.exec(
-                select(Position)
-                .where(Position.agent_id == agent_id, Position.status == "open")
-                .order_by(col(Position.id))
-            )
-        )
+        positions = open_positions(session, agent_id)
         values, provenance = [], {}
         for position in positions:
             mark = _mark(session, position, universe, at, history)

@@ -12,10 +12,13 @@ cohorts, and the bundle job keeps their bundles.
 
 import hashlib
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from sqlalchemy import Integer, select
 from sqlalchemy.engine import Engine
 
@@ -27,7 +30,7 @@ from arena.engine.decisions import run_decisions
 from arena.engine.jobs import BUNDLE, RESOLVE, SNAPSHOT, JobContext, run_job, slot_for
 from arena.lineup import Lineup
 from arena.markets.types import EndWindow, ParsedMarket
-from arena.storage.db import create_db_engine
+from arena.storage.db import create_db_engine, dispose_engines
 from arena.storage.tables import MARKETS, TRADES
 from tests.analytics.season import LLM_A, START, Season, sqlite_season, writable_copy
 from tests.analytics.season import lineup as season_lineup
@@ -182,3 +185,21 @@ def copy_database(source_url: str, target_url: str) -> None:
     finally:
         source.dispose()
         target.dispose()
+
+
+@contextmanager
+def finished_copy(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A writable copy of the finished season on the backend `request.param` names
+    ("sqlite" or "postgres": a database of the suite's cluster, dropped after)."""
+    season = finished_season(request.getfixturevalue("tmp_path_factory").getbasetemp())
+    if request.param == "sqlite":
+        yield writable_copy(season, tmp_path / "finished-copy.db")
+        return
+    cluster = request.getfixturevalue("pg_cluster")
+    url = cluster.new_database(template=request.getfixturevalue("pg_template"))
+    try:
+        copy_database(season.url, url)
+        yield url
+    finally:
+        dispose_engines()
+        cluster.drop_database(url)

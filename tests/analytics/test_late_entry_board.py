@@ -18,43 +18,29 @@ from arena.analytics.stats.leaderboard import leaderboard
 from arena.analytics.views.late_entry import entrants, late_comparison, late_entries
 from arena.core.errors import InputError
 from arena.storage.db import create_db_engine
-from tests.analytics.finished_season import copy_database, finished_season
-from tests.analytics.season import LLM_A, LLM_B, Season, writable_copy
+from tests.analytics.finished_season import finished_copy
+from tests.analytics.season import LLM_A, LLM_B
 from tests.late_entry_rows import copy_shadow
-from tests.pg import PostgresCluster
 
 CHEAP: dict[str, Any] = {"replicates": 40, "seed": 3, "null_seeds": 0}
 LATE_A = f"late:{LLM_A}"
 LATE_B = f"late:{LLM_B}-late"
 
 
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory: pytest.TempPathFactory) -> Season:
-    return finished_season(tmp_path_factory.getbasetemp())
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
-def shadows(request: pytest.FixtureRequest, finished: Season, tmp_path: Path) -> Iterator[Engine]:
+def shadows(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
     """The finished season on each backend with three shadows: llm-a replaying cohorts 1 and 2
     as itself (its family also played them live), and a new family copying llm-b on cohort 1
     alone, stamped contaminated."""
-    cluster: PostgresCluster | None = None
-    if request.param == "sqlite":
-        url = writable_copy(finished, tmp_path / "copy.db")
-    else:
-        cluster = request.getfixturevalue("pg_cluster")
-        url = cluster.new_database(template=request.getfixturevalue("pg_template"))
-        copy_database(finished.url, url)
-    engine = create_db_engine(url)
-    copy_shadow(engine, 1, LLM_A, LLM_A)
-    copy_shadow(engine, 2, LLM_A, LLM_A)
-    copy_shadow(engine, 1, LLM_B, contaminated=True)
-    try:
-        yield engine
-    finally:
-        engine.dispose()
-        if cluster is not None:
-            cluster.drop_database(url)
+    with finished_copy(request, tmp_path) as url:
+        engine = create_db_engine(url)
+        copy_shadow(engine, 1, LLM_A, LLM_A)
+        copy_shadow(engine, 2, LLM_A, LLM_A)
+        copy_shadow(engine, 1, LLM_B, contaminated=True)
+        try:
+            yield engine
+        finally:
+            engine.dispose()
 
 
 def test_a_late_entrant_is_ranked_beside_the_incumbents_of_its_cohorts(shadows: Engine) -> None:

@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 
 from arena.agents.baselines import BaselineInput
 from arena.agents.llm import ChatResult
-from arena.agents.responders import BaselineResponder, Messages, Responder
+from arena.agents.responders import BaselineResponder, Messages
 from arena.analytics.views.late_entry import late_entries, mark_sources
 from arena.core.accounting import side_price
 from arena.core.errors import InputError
@@ -44,56 +44,30 @@ from arena.storage.tables import (
 from tests.analytics.finished_season import (
     FINISHED_AT,
     ResolvedSource,
-    copy_database,
+    finished_copy,
     finished_season,
 )
-from tests.analytics.season import Season, writable_copy
-from tests.analytics.season import lineup as season_lineup
+from tests.analytics.season import writable_copy
+from tests.late_entry_rows import baseline_responders, newcomer, season_lineup_with
 from tests.markets.clob_server import serve
-from tests.pg import PostgresCluster
 
 NOW = FINISHED_AT + timedelta(days=2)
-NEWCOMER = FamilySpec(
-    id="newcomer",
-    display_name="Newcomer",
-    provider="Test",
-    model="baseline/favorite",
-    kind="baseline",
-    strategy="favorite",
-    knowledge_cutoff=date(2025, 6, 30),  # before the season (January 2026)
-)
+NEWCOMER = newcomer()
 
 
 def _lineup(*extra: FamilySpec) -> Lineup:
-    families = list(season_lineup("http://127.0.0.1:9/v1").families)
-    return Lineup(families=[*families, NEWCOMER, *extra])
+    return season_lineup_with(NEWCOMER, *extra)
 
 
-def _responders(family: FamilySpec) -> Responder | None:
-    return BaselineResponder(family, 0, None) if family.kind == "baseline" else None
-
-
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory: pytest.TempPathFactory) -> Season:
-    return finished_season(tmp_path_factory.getbasetemp())
+_responders = baseline_responders
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def engine(request: pytest.FixtureRequest, finished: Season, tmp_path: Path) -> Iterator[Engine]:
-    if request.param == "sqlite":
-        eng = create_db_engine(writable_copy(finished, tmp_path / "copy.db"))
-        yield eng
-        eng.dispose()
-        return
-    cluster: PostgresCluster = request.getfixturevalue("pg_cluster")
-    url = cluster.new_database(template=request.getfixturevalue("pg_template"))
-    try:
-        copy_database(finished.url, url)
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    with finished_copy(request, tmp_path) as url:
         eng = create_db_engine(url)
         yield eng
         eng.dispose()
-    finally:
-        cluster.drop_database(url)
 
 
 def _play(engine: Engine, **options: Any) -> LateEntryResult:
@@ -256,7 +230,7 @@ class _KillOnWeek:
 
 
 def test_a_kill_in_the_middle_resumes_without_duplicating(
-    engine: Engine, finished: Season, tmp_path: Path
+    engine: Engine, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
     killer = _KillOnWeek(2)
     with pytest.raises(_Killed):
@@ -295,6 +269,7 @@ def test_a_kill_in_the_middle_resumes_without_duplicating(
     assert sorted(w for w, _ in weeks) == [1, 2, 4] and {n for _, n in weeks} == {1}
     assert legs and {n for *_, n in legs} == {1}
     # the same late entry played without a kill ends with the same cash, to the cent
+    finished = finished_season(tmp_path_factory.getbasetemp())
     fresh = create_db_engine(writable_copy(finished, tmp_path / "fresh.db"))
     try:
         _play(fresh, numbers=[1])

@@ -21,7 +21,6 @@ last settlement, not one every slot):
 Taken as recorded: a ``clob_history`` price (the CLOB's history is not in the bundle).
 """
 
-from collections import defaultdict
 from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
@@ -29,7 +28,7 @@ from typing import Any, Protocol
 
 from arena.analytics.replay.format import plain
 from arena.analytics.replay.marks import MarkRuns
-from arena.analytics.replay.prices import PricedReplay, _Walk
+from arena.analytics.replay.prices import PricedReplay, _Walk, rows_by_agent
 from arena.analytics.replay.report import Check
 from arena.core.accounting import TradeRejected, side_price
 from arena.core.timeutil import slot_start
@@ -70,11 +69,7 @@ def check_late_values(replay: LateReplay, runs: Mapping[int, MarkRuns]) -> Check
     """Every valuation row at its recorded marks, and every mark by the late entry's rule."""
     check = Check("late entrant's snapshot values at its recorded marks")
     at = replay.at
-    rows: dict[int, list[list[str]]] = defaultdict(list)
-    for row in replay.curve:
-        rows[int(row[at["agent_id"]])].append(row)
-    for agent_id in sorted(set(runs) - set(replay.states)):
-        check.fail(f"marks of agent {agent_id}, who is not in the lineup")
+    rows = rows_by_agent(replay, runs, check)
     marked, snapshots = with_marks(runs), run_snapshots(replay)
     for agent_id, states in replay.states.items():
         walk = _Walk(states, marked.get(agent_id) or MarkRuns([]))

@@ -283,15 +283,23 @@ class _Walk:
         return first
 
 
+def rows_by_agent(
+    replay: PricedReplay, runs: Mapping[int, MarkRuns], check: Check
+) -> dict[int, list[list[str]]]:
+    """The valuation rows by agent; marks of an agent not in the lineup fail `check`."""
+    rows: dict[int, list[list[str]]] = defaultdict(list)
+    for row in replay.curve:
+        rows[int(row[replay.at["agent_id"]])].append(row)
+    for agent_id in sorted(set(runs) - set(replay.states)):
+        check.fail(f"marks of agent {agent_id}, who is not in the lineup")
+    return rows
+
+
 def check_values(replay: PricedReplay, runs: Mapping[int, MarkRuns]) -> Check:
     """Every valuation row at the recorded marks, and every mark by v2's rule."""
     check = Check("snapshot values at the recorded marks")
     at = replay.at
-    rows: dict[int, list[list[str]]] = defaultdict(list)
-    for row in replay.curve:
-        rows[int(row[at["agent_id"]])].append(row)
-    for agent_id in sorted(set(runs) - set(replay.states)):
-        check.fail(f"marks of agent {agent_id}, who is not in the lineup")
+    rows = rows_by_agent(replay, runs, check)
     for agent_id, states in replay.states.items():
         walk = _Walk(states, runs.get(agent_id) or MarkRuns([]))
         for row in rows.get(agent_id, []):
