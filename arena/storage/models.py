@@ -8,7 +8,7 @@ market × side; a decision leg executes once; a position settles once; portfolio
 agent × slot; Brier row per trade; job run per job × slot.
 """
 
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -21,7 +21,6 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
-    String,
     Text,
     UniqueConstraint,
     text,
@@ -29,12 +28,17 @@ from sqlalchemy import (
 from sqlmodel import Field, SQLModel
 
 import arena.storage.book_models  # noqa: F401  (decision_books, in the metadata with the rest)
-from arena.storage.dbtypes import Fixed, UTCDateTime
-
-MONEY = Fixed(6)
-# A JSON column whose Python None is SQL NULL (not the JSON text `null`): methodology v2's price
-# provenance and the CLOB token ids, NULL on every v1 row (migration 0010).
-JSON_OR_NULL = JSON(none_as_null=True)
+from arena.storage.columns import (
+    JSON_OR_NULL,
+    MONEY,
+    foreign_key,
+    in_list,
+    money_column,
+    timestamp,
+    utcnow,
+)
+from arena.storage.count_models import JobRunCount, MarketHolding
+from arena.storage.late_models import LateEntryResolution
 
 COHORT_STATUSES = ("deciding", "tracking", "completed")
 MARKET_TYPES = ("binary", "named")
@@ -48,35 +52,6 @@ JOB_STATUSES = ("running", "ok", "failed")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
-def utcnow() -> datetime:
-    """Only for audit columns (row created/updated); engine logic takes `at` instead."""
-    return datetime.now(UTC)
-
-
-def _in(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(v) for v in values)})"
-
-
-def _ts(nullable: bool = False, **kwargs: Any) -> Any:
-    return Field(sa_type=UTCDateTime, nullable=nullable, **kwargs)
-
-
-def _money(nullable: bool = False, **kwargs: Any) -> Any:
-    return Field(sa_type=MONEY, nullable=nullable, **kwargs)
-
-
-def _count() -> Any:
-    """A counter column the database maintains: 0 for a new row by the server's default, so
-    inserts (bulk ones included) need not name it."""
-    return Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
-
-
-def _fk(target: str, nullable: bool = False, ondelete: str | None = None) -> Any:
-    return Field(
-        sa_column_args=[ForeignKey(target, ondelete=ondelete)], nullable=nullable, index=True
-    )
-
-
 class MethodologyVersion(SQLModel, table=True):
     """A benchmark protocol version (v1 …) and its reference constants."""
 
@@ -85,7 +60,7 @@ class MethodologyVersion(SQLModel, table=True):
     version: str = Field(primary_key=True, max_length=16)
     title: str
     constants: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
-    created_at: datetime = _ts(default_factory=utcnow)
+    created_at: datetime = timestamp(default_factory=utcnow)
 
 
 class Family(SQLModel, table=True):
@@ -102,8 +77,8 @@ class Family(SQLModel, table=True):
     base_url: str | None = None
     strategy: str | None = None
     enabled: bool = True
-    created_at: datetime = _ts(default_factory=utcnow)
-    updated_at: datetime = _ts(default_factory=utcnow)
+    created_at: datetime = timestamp(default_factory=utcnow)
+    updated_at: datetime = timestamp(default_factory=utcnow)
 
 
 # A live cohort's row: not a late entrant's shadow (migration 0013). The partial unique indexes
@@ -137,7 +112,7 @@ class Cohort(SQLModel, table=True):
             postgresql_where=text(LIVE_COHORT_SQL),
         ),
         UniqueConstraint("late_entry_of", "late_entry_family", name="uq_cohorts_late_entry"),
-        CheckConstraint(_in("status", COHORT_STATUSES), name="ck_cohorts_status"),
+        CheckConstraint(in_list("status", COHORT_STATUSES), name="ck_cohorts_status"),
         CheckConstraint(
             "(late_entry_of IS NULL) = (late_entry_family IS NULL)", name="ck_cohorts_late_entry"
         ),
@@ -145,14 +120,14 @@ class Cohort(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     number: int
-    week_start: datetime = _ts()
+    week_start: datetime = timestamp()
     methodology_version: str = Field(
         sa_column_args=[ForeignKey("methodology_versions.version")], max_length=16
     )
     constants: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
     status: str = Field(default="deciding", max_length=16)
-    created_at: datetime = _ts(default_factory=utcnow)
-    completed_at: datetime | None = _ts(nullable=True, default=None)
+    created_at: datetime = timestamp(default_factory=utcnow)
+    completed_at: datetime | None = timestamp(nullable=True, default=None)
     # A late entrant's shadow: the live cohort it replays and the family it plays; NULL on
     # every live cohort.
     late_entry_of: int | None = Field(
@@ -177,14 +152,14 @@ class Agent(SQLModel, table=True):
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    cohort_id: int = _fk("cohorts.id")
-    family_id: str = _fk("families.id")
+    cohort_id: int = foreign_key("cohorts.id")
+    family_id: str = foreign_key("families.id")
     replicate: int = Field(default=1, sa_column=Column(Integer, nullable=False, server_default="1"))
     model_id: str
     display_name: str
-    starting_balance: Decimal = _money()
-    cash_balance: Decimal = _money()
-    created_at: datetime = _ts(default_factory=utcnow)
+    starting_balance: Decimal = money_column()
+    cash_balance: Decimal = money_column()
+    created_at: datetime = timestamp(default_factory=utcnow)
 
 
 class Market(SQLModel, table=True):
@@ -192,8 +167,8 @@ class Market(SQLModel, table=True):
 
     __tablename__ = "markets"
     __table_args__ = (
-        CheckConstraint(_in("market_type", MARKET_TYPES), name="ck_markets_type"),
-        CheckConstraint(_in("status", MARKET_STATUSES), name="ck_markets_status"),
+        CheckConstraint(in_list("market_type", MARKET_TYPES), name="ck_markets_type"),
+        CheckConstraint(in_list("status", MARKET_STATUSES), name="ck_markets_status"),
         Index("ix_markets_status_volume", "status", "volume"),
         Index("ix_markets_category", "category"),
     )
@@ -212,63 +187,20 @@ class Market(SQLModel, table=True):
     prices: list[str] = Field(default_factory=list, sa_type=JSON)
     volume: float | None = None
     liquidity: float | None = None
-    end_date: datetime | None = _ts(nullable=True, default=None)
+    end_date: datetime | None = timestamp(nullable=True, default=None)
     active: bool = True
     closed: bool = False
     neg_risk: bool = False
     status: str = Field(default="open", max_length=16)
     uma_resolution_status: str | None = None
     resolution_outcome: str | None = None
-    resolved_at: datetime | None = _ts(nullable=True, default=None)
+    resolved_at: datetime | None = timestamp(nullable=True, default=None)
     source: str = Field(default="gamma", max_length=16)
     # Each outcome's CLOB token (`clob_token_ids[i]` trades `outcomes[i]`); NULL until synced.
     clob_token_ids: list[str] | None = Field(default=None, sa_type=JSON_OR_NULL)
     fee_schedule: dict[str, Any] | None = Field(default=None, sa_type=JSON_OR_NULL)  # FeeSchedule
-    first_seen_at: datetime = _ts(default_factory=utcnow)
-    updated_at: datetime = _ts(default_factory=utcnow)
-
-
-class LateEntryResolution(SQLModel, table=True):
-    """A market's resolution asked of the market source for a late entrant (methodology §20.3):
-    one the database had never recorded, because no live agent held the market.
-
-    Why apart from `markets`: writing it there would change what live reads see (the random
-    null replays every market of a frozen universe by its fate), and a late entrant never
-    touches a live figure. Kept with its provenance (the source, when, the fields the verdict
-    rests on); one per market, the first decided answer.
-    """
-
-    __tablename__ = "late_entry_resolutions"
-    __table_args__ = (
-        CheckConstraint("state IN ('resolved', 'cancelled')", name="ck_late_resolutions_state"),
-    )
-
-    market_id: str = Field(sa_column=Column(String(64), ForeignKey("markets.id"), primary_key=True))
-    source: str = Field(max_length=16)
-    asked_at: datetime = _ts()
-    state: str = Field(max_length=16)
-    resolution_outcome: str = Field(max_length=256)  # the winner, or CANCELLED
-    closed: bool
-    uma_resolution_status: str | None = None
-    prices: list[str] = Field(default_factory=list, sa_type=JSON)
-    reason: str = Field(sa_type=Text)
-
-
-class MarketHolding(SQLModel, table=True):
-    """Our positions in one market: ever opened, open now, distinct agents that held it.
-
-    Why stored: the Markets list orders by them, and counting them at read time grouped
-    every position ever opened. Database triggers on `positions` keep them (migration 0006),
-    so no write path (engine, bulk load, repair by hand) can forget them; Python only reads
-    them. A market nobody ever held has no row (or zeros, once its positions are deleted).
-    """
-
-    __tablename__ = "market_holdings"
-
-    market_id: str = Field(sa_column=Column(String(64), ForeignKey("markets.id"), primary_key=True))
-    position_count: int = _count()
-    open_position_count: int = _count()
-    holder_count: int = _count()
+    first_seen_at: datetime = timestamp(default_factory=utcnow)
+    updated_at: datetime = timestamp(default_factory=utcnow)
 
 
 class MarketSnapshot(SQLModel, table=True):
@@ -277,10 +209,10 @@ class MarketSnapshot(SQLModel, table=True):
     __tablename__ = "market_snapshots"
 
     id: int | None = Field(default=None, primary_key=True)
-    taken_at: datetime = _ts(index=True)
+    taken_at: datetime = timestamp(index=True)
     purpose: str = Field(default="decision", max_length=32)
     market_count: int = 0
-    created_at: datetime = _ts(default_factory=utcnow)
+    created_at: datetime = timestamp(default_factory=utcnow)
 
 
 class MarketSnapshotItem(SQLModel, table=True):
@@ -300,7 +232,7 @@ class MarketSnapshotItem(SQLModel, table=True):
     outcomes: list[str] = Field(default_factory=list, sa_type=JSON)
     prices: list[str] = Field(default_factory=list, sa_type=JSON)
     volume: float | None = None
-    end_date: datetime | None = _ts(nullable=True, default=None)
+    end_date: datetime | None = timestamp(nullable=True, default=None)
     # Methodology v2: each outcome's PriceQuote as JSON (`arena.engine.provenance`); NULL in v1.
     quotes: list[dict[str, Any]] | None = Field(default=None, sa_type=JSON_OR_NULL)
 
@@ -320,7 +252,7 @@ class Decision(SQLModel, table=True):
     __tablename__ = "decisions"
     __table_args__ = (
         UniqueConstraint("agent_id", "decision_week", name="uq_decisions_agent_week"),
-        CheckConstraint(_in("status", DECISION_STATUSES), name="ck_decisions_status"),
+        CheckConstraint(in_list("status", DECISION_STATUSES), name="ck_decisions_status"),
         CheckConstraint("decision_week >= 1", name="ck_decisions_week"),
         # Covers spend sums (Operations, leaderboard): without it every row is read, and on
         # SQLite a row's spend columns sit behind its inline prompts (overflow pages).
@@ -343,10 +275,10 @@ class Decision(SQLModel, table=True):
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    agent_id: int = _fk("agents.id")
-    cohort_id: int = _fk("cohorts.id")
+    agent_id: int = foreign_key("agents.id")
+    cohort_id: int = foreign_key("cohorts.id")
     decision_week: int
-    market_snapshot_id: int | None = _fk("market_snapshots.id", nullable=True)
+    market_snapshot_id: int | None = foreign_key("market_snapshots.id", nullable=True)
     status: str = Field(default="in_progress", max_length=16)
     action: str | None = Field(default=None, max_length=8)
     attempts: int = 0
@@ -361,7 +293,7 @@ class Decision(SQLModel, table=True):
     bets_executed: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     sells_executed: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     legs_rejected: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
-    amount_bet: Decimal = _money(default=Decimal(0), sa_column_kwargs={"server_default": "0"})
+    amount_bet: Decimal = money_column(default=Decimal(0), sa_column_kwargs={"server_default": "0"})
     error: str | None = Field(default=None, sa_type=Text)
     tokens_in: int = 0
     tokens_out: int = 0
@@ -370,10 +302,10 @@ class Decision(SQLModel, table=True):
     served_model: str | None = None
     provider: str | None = None
     claim_token: str | None = Field(default=None, max_length=64)
-    claimed_at: datetime | None = _ts(nullable=True, default=None)
-    decided_at: datetime | None = _ts(nullable=True, default=None)
-    created_at: datetime = _ts(default_factory=utcnow)
-    updated_at: datetime = _ts(default_factory=utcnow)
+    claimed_at: datetime | None = timestamp(nullable=True, default=None)
+    decided_at: datetime | None = timestamp(nullable=True, default=None)
+    created_at: datetime = timestamp(default_factory=utcnow)
+    updated_at: datetime = timestamp(default_factory=utcnow)
 
 
 class DecisionAttempt(SQLModel, table=True):
@@ -383,7 +315,7 @@ class DecisionAttempt(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("decision_id", "attempt_no", name="uq_attempts_no"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    decision_id: int = _fk("decisions.id", ondelete="CASCADE")
+    decision_id: int = foreign_key("decisions.id", ondelete="CASCADE")
     attempt_no: int
     outcome: str = Field(max_length=16)
     raw_response: str | None = Field(default=None, sa_type=Text)
@@ -394,7 +326,7 @@ class DecisionAttempt(SQLModel, table=True):
     latency_ms: int = 0
     served_model: str | None = None
     provider: str | None = None
-    created_at: datetime = _ts(default_factory=utcnow)
+    created_at: datetime = timestamp(default_factory=utcnow)
 
 
 class Position(SQLModel, table=True):
@@ -402,7 +334,7 @@ class Position(SQLModel, table=True):
 
     __tablename__ = "positions"
     __table_args__ = (
-        CheckConstraint(_in("status", POSITION_STATUSES), name="ck_positions_status"),
+        CheckConstraint(in_list("status", POSITION_STATUSES), name="ck_positions_status"),
         CheckConstraint("shares >= 0", name="ck_positions_shares_nonnegative"),
         CheckConstraint("cost_basis >= 0", name="ck_positions_cost_nonnegative"),
         Index(
@@ -420,18 +352,18 @@ class Position(SQLModel, table=True):
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    agent_id: int = _fk("agents.id")
-    market_id: str = _fk("markets.id")
+    agent_id: int = foreign_key("agents.id")
+    market_id: str = foreign_key("markets.id")
     side: str = Field(max_length=256)
     status: str = Field(default="open", max_length=16)
-    shares: Decimal = _money()
-    cost_basis: Decimal = _money()
-    avg_entry_price: Decimal = _money()
-    realized_pnl: Decimal = _money(default=Decimal(0))
-    mark_price: Decimal | None = _money(nullable=True, default=None)
-    marked_at: datetime | None = _ts(nullable=True, default=None)
-    opened_at: datetime = _ts()
-    closed_at: datetime | None = _ts(nullable=True, default=None)
+    shares: Decimal = money_column()
+    cost_basis: Decimal = money_column()
+    avg_entry_price: Decimal = money_column()
+    realized_pnl: Decimal = money_column(default=Decimal(0))
+    mark_price: Decimal | None = money_column(nullable=True, default=None)
+    marked_at: datetime | None = timestamp(nullable=True, default=None)
+    opened_at: datetime = timestamp()
+    closed_at: datetime | None = timestamp(nullable=True, default=None)
 
 
 class Trade(SQLModel, table=True):
@@ -439,7 +371,7 @@ class Trade(SQLModel, table=True):
 
     __tablename__ = "trades"
     __table_args__ = (
-        CheckConstraint(_in("trade_type", TRADE_TYPES), name="ck_trades_type"),
+        CheckConstraint(in_list("trade_type", TRADE_TYPES), name="ck_trades_type"),
         CheckConstraint("amount >= 0", name="ck_trades_amount_nonnegative"),
         UniqueConstraint("decision_id", "leg_index", name="uq_trades_decision_leg"),
         Index(
@@ -452,20 +384,20 @@ class Trade(SQLModel, table=True):
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    agent_id: int = _fk("agents.id")
-    decision_id: int | None = _fk("decisions.id", nullable=True)
+    agent_id: int = foreign_key("agents.id")
+    decision_id: int | None = foreign_key("decisions.id", nullable=True)
     leg_index: int | None = None
-    position_id: int = _fk("positions.id")
-    market_id: str = _fk("markets.id")
+    position_id: int = foreign_key("positions.id")
+    market_id: str = foreign_key("markets.id")
     trade_type: str = Field(max_length=8)
     side: str = Field(max_length=256)
-    amount: Decimal = _money()
-    price: Decimal | None = _money(nullable=True, default=None)
-    shares: Decimal = _money()
-    cash_before: Decimal = _money()
+    amount: Decimal = money_column()
+    price: Decimal | None = money_column(nullable=True, default=None)
+    shares: Decimal = money_column()
+    cash_before: Decimal = money_column()
     implied_confidence: float | None = None
-    realized_pnl: Decimal = _money(default=Decimal(0))
-    created_at: datetime = _ts(index=True)
+    realized_pnl: Decimal = money_column(default=Decimal(0))
+    created_at: datetime = timestamp(index=True)
     # Extension stated_probability (0008): the BUY leg's stated P(its side wins), else NULL.
     probability: float | None = None
     # v2 (0010): the fill price's source (clob_mid / gamma; book_walk: extension book_execution,
@@ -484,12 +416,12 @@ class PortfolioSnapshot(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     # no index of its own: the (agent_id, slot) unique index leads with it (8M rows a year)
     agent_id: int = Field(sa_column_args=[ForeignKey("agents.id")], nullable=False)
-    slot: datetime = _ts(index=True)
-    snapshot_timestamp: datetime = _ts()
-    cash_balance: Decimal = _money()
-    positions_value: Decimal = _money()
-    total_value: Decimal = _money()
-    total_pnl: Decimal = _money()
+    slot: datetime = timestamp(index=True)
+    snapshot_timestamp: datetime = timestamp()
+    cash_balance: Decimal = money_column()
+    positions_value: Decimal = money_column()
+    total_value: Decimal = money_column()
+    total_pnl: Decimal = money_column()
     total_pnl_percent: float
     brier_score: float | None = None
     num_resolved_bets: int = 0
@@ -520,9 +452,9 @@ class PortfolioRollup(SQLModel, table=True):
     )
     width: int = Field(primary_key=True)
     bucket: int = Field(sa_type=BigInteger, primary_key=True)
-    slot: datetime = _ts()
-    total_value: Decimal = _money()
-    total_pnl: Decimal = _money()
+    slot: datetime = timestamp()
+    total_value: Decimal = money_column()
+    total_pnl: Decimal = money_column()
 
 
 class AnalysisResult(SQLModel, table=True):
@@ -537,8 +469,8 @@ class AnalysisResult(SQLModel, table=True):
 
     name: str = Field(primary_key=True, max_length=64)
     scope: str = Field(primary_key=True, max_length=64)
-    computed_at: datetime = _ts()
-    data_as_of: datetime | None = _ts(nullable=True, default=None)
+    computed_at: datetime = timestamp()
+    data_as_of: datetime | None = timestamp(nullable=True, default=None)
     frame: bytes = Field(sa_type=LargeBinary)
 
 
@@ -560,7 +492,7 @@ class ReplayBundle(SQLModel, table=True):
     file_count: int
     size_bytes: int = Field(sa_type=BigInteger)
     zip: bytes = Field(sa_type=LargeBinary)
-    built_at: datetime = _ts()
+    built_at: datetime = timestamp()
 
 
 class BrierScore(SQLModel, table=True):
@@ -571,14 +503,14 @@ class BrierScore(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     trade_id: int = Field(sa_column_args=[ForeignKey("trades.id")])
-    agent_id: int = _fk("agents.id")
-    market_id: str = _fk("markets.id")
+    agent_id: int = foreign_key("agents.id")
+    market_id: str = foreign_key("markets.id")
     side: str = Field(max_length=256)
     forecast_probability: float
     actual_outcome: int
     brier_score: float
     market_price: float | None = None
-    created_at: datetime = _ts()
+    created_at: datetime = timestamp()
 
 
 class JobRun(SQLModel, table=True):
@@ -587,7 +519,7 @@ class JobRun(SQLModel, table=True):
     __tablename__ = "job_runs"
     __table_args__ = (
         UniqueConstraint("job", "slot", name="uq_job_runs_job_slot"),
-        CheckConstraint(_in("status", JOB_STATUSES), name="ck_job_runs_status"),
+        CheckConstraint(in_list("status", JOB_STATUSES), name="ck_job_runs_status"),
         # The Operations page: newest runs first, per status, and per job × status counts.
         Index("ix_job_runs_slot", "slot", "id"),
         Index("ix_job_runs_status_slot", "status", "slot"),
@@ -596,28 +528,13 @@ class JobRun(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     job: str = Field(max_length=32)
-    slot: datetime = _ts()
+    slot: datetime = timestamp()
     status: str = Field(default="running", max_length=16)
     owner: str | None = None
-    started_at: datetime = _ts()
-    finished_at: datetime | None = _ts(nullable=True, default=None)
+    started_at: datetime = timestamp()
+    finished_at: datetime | None = timestamp(nullable=True, default=None)
     counts: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
     error: str | None = Field(default=None, sa_type=Text)
-
-
-class JobRunCount(SQLModel, table=True):
-    """How many runs of a job are in each status (the Operations page's health table).
-
-    Why stored: counting them at read time walked every run ever claimed (the snapshot job
-    alone claims 52,000 slots a year). Database triggers on `job_runs` keep them (migration
-    0006), adding and taking one per run as it is claimed and finished.
-    """
-
-    __tablename__ = "job_run_counts"
-
-    job: str = Field(primary_key=True, max_length=32)
-    status: str = Field(primary_key=True, max_length=16)
-    runs: int = _count()
 
 
 class SystemLog(SQLModel, table=True):
@@ -625,13 +542,13 @@ class SystemLog(SQLModel, table=True):
 
     __tablename__ = "system_logs"
     __table_args__ = (
-        CheckConstraint(_in("level", LOG_LEVELS), name="ck_system_logs_level"),
+        CheckConstraint(in_list("level", LOG_LEVELS), name="ck_system_logs_level"),
         # The source filter, newest first, and the list of sources (a loose index scan).
         Index("ix_system_logs_source_at", "source", "at"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    at: datetime = _ts(index=True)
+    at: datetime = timestamp(index=True)
     level: str = Field(default="INFO", max_length=8)
     source: str = Field(max_length=64)
     message: str = Field(sa_type=Text)
@@ -639,6 +556,8 @@ class SystemLog(SQLModel, table=True):
 
 
 __all__ = [
+    "JSON_OR_NULL",
+    "MONEY",
     "Agent",
     "AnalysisResult",
     "BrierScore",
@@ -647,8 +566,10 @@ __all__ = [
     "DecisionAttempt",
     "Family",
     "JobRun",
+    "JobRunCount",
     "LateEntryResolution",
     "Market",
+    "MarketHolding",
     "MarketSnapshot",
     "MarketSnapshotItem",
     "MethodologyVersion",
@@ -657,4 +578,5 @@ __all__ = [
     "Position",
     "SystemLog",
     "Trade",
+    "utcnow",
 ]
