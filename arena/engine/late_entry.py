@@ -122,7 +122,6 @@ def play_late_entry(
             f"family {family_id!r} has no usable endpoint or key",
             "set its base_url / API key (see the lineup) and run again",
         )
-    sync_families(engine, lineup)
     originals = _originals(engine, numbers, at)
     verdicts = {
         c.number: leakage_guard(c.number, c.week_start, family.knowledge_cutoff, allow_contaminated)
@@ -134,6 +133,7 @@ def play_late_entry(
             "late entry refused by the leakage guard: " + "; ".join(refused),
             "--allow-contaminated plays them anyway, stamped contaminated on every page",
         )
+    sync_families(engine, lineup)  # the family's row, written only once nothing refused
     result = LateEntryResult(family_id, [c.number for c in originals])
     result.contaminated = [n for n, v in verdicts.items() if v.contaminated]
     owner = owner or new_owner()

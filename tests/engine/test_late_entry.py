@@ -35,6 +35,7 @@ from arena.storage.tables import (
     AGENTS,
     COHORTS,
     DECISIONS,
+    FAMILIES,
     MARKET_SNAPSHOT_ITEMS,
     MARKETS,
     PORTFOLIO_SNAPSHOTS,
@@ -83,7 +84,15 @@ def _rows(engine: Engine) -> dict[str, int]:
     with engine.connect() as conn:
         return {
             table.name: conn.execute(select(func.count()).select_from(table)).scalar_one()
-            for table in (COHORTS, AGENTS, DECISIONS, TRADES, POSITIONS, PORTFOLIO_SNAPSHOTS)
+            for table in (
+                COHORTS,
+                FAMILIES,
+                AGENTS,
+                DECISIONS,
+                TRADES,
+                POSITIONS,
+                PORTFOLIO_SNAPSHOTS,
+            )
         }
 
 
