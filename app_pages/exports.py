@@ -21,8 +21,10 @@ from arena.analytics.replay.kept import bundle_file_name, kept_bundle_zip, kept_
 from arena.analytics.replay.status import BUNDLE_SCHEDULE, BundleStatus, bundle_status
 from arena.analytics.views.agents import FilterOptions, filter_options
 from arena.analytics.views.database import family_names
+from arena.analytics.views.late_entry import late_entries
 from arena.config import get_settings
 from arena.core.errors import InputError
+from arena.core.late_entry import entrant_name
 from arena.dashboard import documents, fmt, links, notices, picks, reads, tables
 from arena.storage.db import get_engine
 
@@ -152,7 +154,7 @@ def kept_section(number: int, kept: pd.Series, late_entry: str | None = None) ->
     whose = (
         f"Cohort {number}'s"
         if late_entry is None
-        else f"{names.get(late_entry, late_entry)} (late entrant)'s cohort {number}"
+        else f"{names.get(late_entry, late_entry)}'s late entry: cohort {number}"
     )
     st.markdown(
         f"**{whose} replay bundle**, final. Its hash (SHA-256 of its manifest), the one to cite:"
@@ -296,14 +298,30 @@ if not late_kept.empty:
         "like any other. Never pooled with the live cohorts' figures."
     )
     choices = list(zip(late_kept["cohort_number"], late_kept["late_entry_family"], strict=True))
+    shadows = reads.read(late_entries)
+    tainted = {
+        (int(n), str(f))
+        for n, f, c in zip(
+            shadows["cohort_number"], shadows["family_id"], shadows["contaminated"], strict=True
+        )
+        if c
+    }
+
+    def late_label(i: int) -> str:
+        number, family = int(choices[i][0]), str(choices[i][1])
+        name = entrant_name(names.get(family, family), (number, family) in tainted)
+        return f"Cohort {number} · {name}"
+
     picked = st.selectbox(
-        "Late entrant's bundle",
-        range(len(choices)),
-        format_func=lambda i: (
-            f"Cohort {choices[i][0]} · {names.get(choices[i][1], choices[i][1])} (late entrant)"
-        ),
-        key="replay-late",
+        "Late entrant's bundle", range(len(choices)), format_func=late_label, key="replay-late"
     )
     if picked is not None:
         number, family = choices[picked]
+        if (int(number), str(family)) in tainted:
+            st.warning(
+                f"Contaminated: cohort {number} started on or before the knowledge cutoff of "
+                f"{names.get(family, family)}, and was played anyway (`--allow-contaminated`). "
+                "Its bundle says so first.",
+                icon=":material/warning:",
+            )
         kept_section(int(number), late_kept.iloc[picked], str(family))

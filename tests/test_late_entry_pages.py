@@ -2,6 +2,7 @@
 late entrant (issue 36), with Streamlit's AppTest on the finished season plus shadows."""
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,9 @@ from sqlalchemy.engine import Engine
 from arena.analytics.stats.leaderboard import leaderboard, ranked
 from arena.analytics.views.late_entry import late_comparison
 from arena.dashboard import fmt
+from arena.engine.bundles import build_bundles
 from arena.storage.db import create_db_engine
-from tests.analytics.finished_season import finished_season
+from tests.analytics.finished_season import FINISHED_AT, finished_season
 from tests.analytics.season import LLM_A, writable_copy
 from tests.dashboard.apptest import all_text, read, run_page, use_database
 from tests.late_entry_rows import copy_shadow
@@ -32,6 +34,7 @@ def late_db(tmp_path_factory: pytest.TempPathFactory) -> str:
     copy_shadow(engine, 1, LLM_A, LLM_A)
     copy_shadow(engine, 2, LLM_A, LLM_A)
     copy_shadow(engine, 1, LLM_A, contaminated=True)
+    build_bundles(engine, FINISHED_AT + timedelta(days=1))  # the shadows' bundles, kept
     engine.dispose()
     return url
 
@@ -85,3 +88,16 @@ def test_compare_pairs_a_contaminated_late_entrant_with_an_incumbent(reader: Eng
     assert expected["mean_difference"].tolist() == [0.0, 0.0]  # a copy of llm-a's cohort 1
     assert "$0.00" in table["difference"].tolist()[0]
     assert at.query_params["family"] == LATE_B
+
+
+def test_exports_offers_late_entrants_bundles_and_names_a_contaminated_one(reader: Engine) -> None:
+    at = run_page("exports")
+    _ok(at)
+    (picker,) = [box for box in at.selectbox if box.label == "Late entrant's bundle"]
+    labels = list(picker.options)  # as the page formats them
+    assert f"Cohort 1 · {TAINTED}" in labels and "Cohort 2 · Model A · late entry" in labels
+    picker.select_index(labels.index(f"Cohort 1 · {TAINTED}")).run()
+    _ok(at)
+    assert "Contaminated: cohort 1 started on or before" in " ".join(
+        str(w.value) for w in at.warning
+    )
