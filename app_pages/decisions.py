@@ -16,9 +16,14 @@ from arena.analytics.views.decisions import (
     decisions,
     response_parts,
 )
+from arena.analytics.views.late_entry import late_entries
 from arena.dashboard import documents, fmt, links, notices, picks, provenance, reads, tables
 from arena.storage.models import DECISION_ACTIONS, DECISION_STATUSES
 
+LATE_ENTRY = documents.doc_link(
+    "methodology", "20-late-entry-a-new-model-on-the-frozen-past-cohorts"
+)
+LIVE_DECISIONS = "Live decisions"
 NO_DECISION = (
     "No decision yet: the scheduler runs `arena decide` on Sundays at :05 UTC for every "
     "cohort in its decision window (or run `arena decide`, or `make demo`)."
@@ -208,7 +213,9 @@ if not options.cohorts:
 notices.simulated_notice()
 names: dict[str, str] = reads.read(family_names)
 
-cols = st.columns(5)
+late: pd.DataFrame = reads.read(late_entries)
+entrant_families = sorted(set(late["family_id"]))
+cols = st.columns(6 if entrant_families else 5)
 cohort = picks.cohort_link(options.cohorts, all_label="All", container=cols[0])
 family = links.select_link(
     "Family",
@@ -217,6 +224,21 @@ family = links.select_link(
     container=cols[1],
     format_func=lambda f: f if f == links.ALL else names.get(f, f),
 )
+# A late entrant's decisions (methodology §20), never listed with the live ones.
+late_family = (
+    links.select_link(
+        "Late entrant",
+        "late",
+        entrant_families,
+        default=LIVE_DECISIONS,
+        container=cols[5],
+        format_func=lambda f: f if f == LIVE_DECISIONS else f"{names.get(f, f)} · late entry",
+        help="The decisions a late entrant made replaying past cohorts' frozen runs.",
+    )
+    if entrant_families
+    else LIVE_DECISIONS
+)
+late_entry = None if late_family == LIVE_DECISIONS else str(late_family)
 week_value = links.select_link("Week", "week", reads.read(decision_weeks), container=cols[2])
 action = links.select_link("Action", "action", list(DECISION_ACTIONS), container=cols[3])
 status = links.select_link("Status", "status", list(DECISION_STATUSES), container=cols[4])
@@ -233,12 +255,19 @@ if decision_value is not None and detail is None:
 listing: pd.DataFrame = reads.read(
     decisions,
     cohort=cohort,
-    family=family,
+    family=None if late_entry else family,
     week=week_value,
     action=action,
     status=status,
     limit=DEFAULT_LIMIT,
+    late_entry=late_entry,
 )
+if late_entry is not None:
+    st.caption(
+        f"The decisions of {names.get(late_entry, late_entry)} as a late entrant: each made "
+        "afterwards on a past cohort's frozen decision run, never pooled with the live ones "
+        f"([late entry]({LATE_ENTRY})); the Family filter does not apply."
+    )
 if listing.empty:
     notices.empty("No decision matches these filters: widen them (set a filter back to All).")
 else:
@@ -249,7 +278,7 @@ else:
     shown, formats = fmt.readable(listing[list(LIST_COLUMNS)], LIST_FORMATS)
     tables.pick_link(
         shown,
-        key=f"decisions-table:{cohort}:{family}:{week_value}:{action}:{status}",
+        key=f"decisions-table:{cohort}:{family}:{week_value}:{action}:{status}:{late_entry}",
         link="decision",
         column="decision_id",
         formats=formats,
@@ -271,6 +300,20 @@ def show_decision(detail: DecisionDetail) -> None:
         f"{detail.display_name} — cohort {detail.cohort_number}, week {detail.decision_week} — "
         f"{detail.action or 'no action yet'} — status {detail.status}"
     )
+    if detail.late_entry is not None:
+        entry = detail.late_entry
+        tainted = (
+            " Contaminated: the cohort started on or before the family's knowledge cutoff, "
+            "and was played anyway."
+            if entry.contaminated
+            else ""
+        )
+        (st.warning if entry.contaminated else st.info)(
+            f"A late entrant's decision: made {fmt.instant(entry.played_at)} on cohort "
+            f"{entry.of}'s frozen decision run of week {detail.decision_week} "
+            f"([late entry]({LATE_ENTRY})).{tainted}",
+            icon=":material/history:",
+        )
     show_summary(detail)
     rationale(detail)
     legs_tab, prices_tab, attempts_tab, parsed_tab, prompt_tab = st.tabs(

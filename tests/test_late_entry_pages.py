@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from arena.analytics.stats.leaderboard import leaderboard, ranked
+from arena.analytics.views.decisions import decisions
 from arena.analytics.views.late_entry import late_comparison
 from arena.dashboard import fmt
 from arena.engine.bundles import build_bundles
@@ -101,3 +102,23 @@ def test_exports_offers_late_entrants_bundles_and_names_a_contaminated_one(reade
     assert "Contaminated: cohort 1 started on or before" in " ".join(
         str(w.value) for w in at.warning
     )
+
+
+def test_decisions_lists_a_late_entrants_decisions_apart_and_says_what_they_are(
+    reader: Engine,
+) -> None:
+    live = decisions(reader, limit=10**6)
+    late = decisions(reader, late_entry=f"{LLM_A}-late", limit=10**6)
+    again = decisions(reader, cohort=1, late_entry=LLM_A, limit=10**6)
+    assert len(late) and set(late["display_name"]) == {TAINTED}
+    assert not set(late["decision_id"]) & set(live["decision_id"])  # never listed as live
+    assert set(again["cohort_number"]) == {1} and set(again["display_name"]) == {
+        "Model A · late entry"
+    }
+    picked = int(late["decision_id"].iloc[0])
+    at = run_page("decisions", late=f"{LLM_A}-late", decision=picked)
+    _ok(at)
+    text = all_text(at)
+    assert "as a late entrant" in text and "the Family filter does not apply" in text
+    warned = " ".join(str(w.value) for w in at.warning)
+    assert "A late entrant's decision" in warned and "Contaminated" in warned

@@ -107,6 +107,17 @@ def agent_ids(
     return query
 
 
+def late_agent_ids(cohort: int | None, family: str) -> Select[Any]:
+    """Select of the ids of the late entrant `family`'s agents (methodology §20): of its
+    shadow of cohort number `cohort`, or of every cohort it replayed."""
+    query = (
+        select(AGENTS.c.id)
+        .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+        .where(COHORTS.c.late_entry_family == family, ~live_cohort())
+    )
+    return query if cohort is None else query.where(COHORTS.c.number == cohort)
+
+
 def agent_display_name() -> Any:
     """SQL: an agent's display name, labelled ``display_name``: its family's (as the lineup
     names it now), with `replicate_name`'s " · r<k>" when the family fields several agents in

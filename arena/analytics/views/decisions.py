@@ -33,11 +33,18 @@ from arena.analytics.query.frames import (
     query_columns,
 )
 from arena.analytics.query.scope import live_cohort_of
-from arena.analytics.query.selects import agent_display_name, agent_ids, fetch, typed_frame
+from arena.analytics.query.selects import (
+    agent_display_name,
+    agent_ids,
+    fetch,
+    late_agent_ids,
+    typed_frame,
+)
 from arena.analytics.views.cohorts import leg_tallies
 from arena.analytics.views.markets import priced_frame
 from arena.config import STATED_PROBABILITY, stamped_extensions
-from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, TRADES
+from arena.core.late_entry import LateEntryStamp, entrant_name, stamped_late_entry
+from arena.storage.tables import AGENTS, COHORTS, DECISIONS, FAMILIES, MARKETS, TRADES, live_cohort
 from arena.storage.tables import DECISION_ATTEMPTS as ATTEMPTS
 from arena.storage.tables import MARKET_SNAPSHOT_ITEMS as UNIVERSE_ITEMS
 from arena.storage.tables import MARKET_SNAPSHOTS as UNIVERSES
@@ -80,9 +87,12 @@ def decisions(
     status: str | None = None,
     limit: int = DEFAULT_LIMIT,
     replicate: int | None = None,
+    late_entry: str | None = None,
 ) -> pd.DataFrame:
     """Decisions matching every given filter, newest first, at most `limit` rows
-    (`replicate`: only that replicate of the family, in a replicated cohort).
+    (`replicate`: only that replicate of the family, in a replicated cohort; `late_entry`: the
+    decisions the late entrant of that family made replaying cohort `cohort`, or every cohort
+    it replayed, instead of live ones: `family` and `replicate` do not apply).
 
     Columns: ``decision_id``, ``cohort_number``, ``family_id``, ``display_name``,
     ``decision_week``, ``action`` (BET | SELL | HOLD; empty while in progress), ``status``
@@ -102,7 +112,13 @@ def decisions(
     )
     # live agents only, even unfiltered: a late entrant's decisions (played after the live
     # ones, so the newest ids) are no live decisions (`agent_id` is in the list's index)
-    query = query.where(DECISIONS.c.agent_id.in_(agent_ids(cohort, family, replicate)))
+    # (`late_entry`: that late entrant's instead)
+    whose = (
+        agent_ids(cohort, family, replicate)
+        if late_entry is None
+        else late_agent_ids(cohort, late_entry)
+    )
+    query = query.where(DECISIONS.c.agent_id.in_(whose))
     if week is not None:
         query = query.where(DECISIONS.c.decision_week == week)
     if action is not None:
@@ -111,7 +127,10 @@ def decisions(
         query = query.where(DECISIONS.c.status == status)
     with engine.connect() as conn:
         columns, rows = query_columns(conn, query, {**DECISION_COLUMNS, "agent_id": INT})
-        agents, _count = query_columns(conn, _AGENT_NAMES, _AGENT_NAME_KINDS)
+        names = _AGENT_NAMES if late_entry is None else _late_names(late_entry)
+        agents, _count = query_columns(conn, names, _AGENT_NAME_KINDS)
+        if late_entry is not None:
+            agents["display_name"] = _entrant_names(conn, late_entry, agents)
     columns.update(_of_each_decision(agents, columns.pop("agent_id"), rows))
     return columns_frame(columns, DECISION_COLUMNS, rows)
 
@@ -142,16 +161,49 @@ def _list_columns() -> tuple[Any, ...]:
     )
 
 
-_AGENT_NAMES = (
-    select(
-        AGENTS.c.id.label("agent_id"),
-        COHORTS.c.number.label("cohort_number"),
-        AGENTS.c.family_id,
-        agent_display_name(),
+def _agent_names(on: Any, *where: Any) -> Any:
+    """Select of each agent's id, cohort number, family and display name (cohorts joined
+    `on`, rows `where`)."""
+    return (
+        select(
+            AGENTS.c.id.label("agent_id"),
+            COHORTS.c.number.label("cohort_number"),
+            AGENTS.c.family_id,
+            agent_display_name(),
+        )
+        .join(COHORTS, on)
+        .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
+        .where(*where)
     )
-    .join(COHORTS, live_cohort_of(AGENTS.c.cohort_id))
-    .outerjoin(FAMILIES, FAMILIES.c.id == AGENTS.c.family_id)
-)
+
+
+_AGENT_NAMES = _agent_names(live_cohort_of(AGENTS.c.cohort_id))
+
+
+def _late_names(family: str) -> Any:
+    """`_AGENT_NAMES` of the late entrant `family`'s agents (its shadows), not live ones."""
+    return _agent_names(
+        COHORTS.c.id == AGENTS.c.cohort_id, COHORTS.c.late_entry_family == family, ~live_cohort()
+    )
+
+
+def _entrant_names(conn: Connection, family: str, agents: dict[str, Values]) -> list[str]:
+    """The late entrant's name on each of its agents' rows: "Qwen 3 · late entry", with
+    ", contaminated" where that shadow is stamped so (the list says so, as every page)."""
+    stamps = dict(
+        conn.execute(
+            select(AGENTS.c.id, COHORTS.c.constants)
+            .join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+            .where(COHORTS.c.late_entry_family == family, ~live_cohort())
+        ).all()
+    )
+    names = []
+    for agent_id, name in zip(agents["agent_id"], agents["display_name"], strict=True):
+        stamp = stamped_late_entry(stamps.get(int(agent_id)))
+        names.append(entrant_name(str(name), stamp is not None and stamp.contaminated))
+    return names
+
+
 # By label: iterating a ColumnCollection yields its columns, not their labels.
 _AGENT_NAME_KINDS = {
     label: DECISION_COLUMNS.get(label, INT)
@@ -254,6 +306,8 @@ class DecisionDetail:
     # The cohort is stamped with `stated_probability`: its prompt asked for each bet's
     # probability, and `legs` has the ``probability`` column (`STATED_LEG_COLUMNS`).
     asks_probability: bool = False
+    # A late entrant's decision (methodology §20): its shadow's `late_entry` record.
+    late_entry: LateEntryStamp | None = None
 
     @property
     def reasoning(self) -> str | None:
@@ -387,6 +441,7 @@ def decision_detail(engine: Engine, decision_id: int) -> DecisionDetail | None:
         legs=legs_frame(legs, questions, probabilities),
         attempt_log=typed_frame(attempt_rows, ATTEMPT_COLUMNS),
         asks_probability=asks,
+        late_entry=stamped_late_entry(row["cohort_constants"]),
     )
 
 
