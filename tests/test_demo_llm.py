@@ -38,7 +38,7 @@ SEED = 1
 FAULTY = "x-ai/grok-4.1-fast"  # the gambler: its fault rate is raised for this season
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboard.py"
 LINEUP = load_lineup(None)
-LLM_MODELS = {f.model: f for f in LINEUP.families if f.kind == "llm"}
+LLM_MODELS = {f.model: f for f in LINEUP.enabled() if f.kind == "llm"}  # the demo plays these
 
 
 def play(folder: Path) -> DemoSummary:
