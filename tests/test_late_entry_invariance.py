@@ -35,7 +35,7 @@ from arena.analytics.stats.leaderboard import leaderboard
 from arena.analytics.stats.replicates import replicate_agents, replicated_cohorts
 from arena.analytics.stats.risk import leaderboard_risk
 from arena.analytics.stats.stated import stated_bets
-from arena.analytics.stored import current_stored
+from arena.analytics.stored import bytes_frame, current_stored
 from arena.analytics.views import (
     agents,
     cohorts,
@@ -106,8 +106,8 @@ def csv_of(engine: Engine, table: str, filters: ExportFilters) -> bytes:
     return out.getvalue().encode()
 
 
-def stored_analyses(engine: Engine) -> list[tuple[Any, ...]]:
-    """What the hourly job stored: every scope's frame (its bytes) and data time. Not the
+def stored_analyses(engine: Engine) -> list[tuple[str, Any]]:
+    """What the hourly job stored: every scope's frame and data time, one read each. Not the
     Database page's `overview` (row counts of every table: it describes the database, whose
     shadow rows are rows, not a figure of the arena)."""
     table = ANALYSIS_RESULTS
@@ -117,7 +117,7 @@ def stored_analyses(engine: Engine) -> list[tuple[Any, ...]]:
             .where(table.c.name != "overview")
             .order_by(table.c.name, table.c.scope)
         ).all()
-    return [tuple(row) for row in rows]
+    return [(f"stored {n}[{s}]", (as_of, bytes_frame(frame))) for n, s, as_of, frame in rows]
 
 
 def zip_files(data: bytes) -> dict[str, bytes]:
@@ -273,6 +273,12 @@ def traded_markets(engine: Engine) -> list[str]:
         return [str(m) for m in found.scalars()][:4]
 
 
+# Money is Decimal (object columns): compared exactly, to the cent and below. Floats (means,
+# Brier, rates) to 12 significant digits: PostgreSQL's SUM over double precision adds in the
+# plan's row order, which other rows in the table (the shadows') may change in the last bit.
+FLOATS: dict[str, Any] = {"check_exact": False, "rtol": 1e-12, "atol": 1e-12}
+
+
 def assert_same(name: str, before: Any, after: Any) -> None:
     if dataclasses.is_dataclass(before) and not isinstance(before, type):
         assert type(after) is type(before), name
@@ -282,9 +288,15 @@ def assert_same(name: str, before: Any, after: Any) -> None:
             )
         return
     if isinstance(before, pd.DataFrame):
-        pd.testing.assert_frame_equal(after, before, check_exact=True, obj=name)
+        pd.testing.assert_frame_equal(after, before, obj=name, **FLOATS)
     elif isinstance(before, pd.Series):
-        pd.testing.assert_series_equal(after, before, check_exact=True, obj=name)
+        pd.testing.assert_series_equal(after, before, obj=name, **FLOATS)
+    elif isinstance(before, tuple | list) and any(
+        isinstance(item, pd.DataFrame | tuple | list) for item in before
+    ):
+        assert isinstance(after, tuple | list) and len(after) == len(before), name
+        for index, (old, new) in enumerate(zip(before, after, strict=True)):
+            assert_same(f"{name}[{index}]", old, new)
     else:
         assert after == before, name
 
