@@ -21,7 +21,8 @@ from playwright.sync_api import Locator, Page, expect
 
 from tests.analytics.season import LLM_A, LLM_B, Season
 from tests.e2e.conftest import ADMIN_PASSWORD, dashboard_server, navigate, settle
-from tests.e2e.test_page_markets import VIEWPORT, shoot
+from tests.e2e.shots import shoot
+from tests.e2e.test_page_markets import VIEWPORT
 from tests.hostile import (
     BAD_LINK,
     DECISION,

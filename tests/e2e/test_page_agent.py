@@ -12,6 +12,7 @@ from pathlib import Path
 from playwright.sync_api import Locator, Page, ViewportSize, expect
 
 from tests.e2e.conftest import settle
+from tests.e2e.shots import shoot
 
 VIEWPORT: ViewportSize = {"width": 1440, "height": 900}
 ROW_HEIGHT = 35  # Streamlit's dataframe rows (and header) in pixels
@@ -26,18 +27,6 @@ def open_page(page: Page, base: str, path: str, heading: str) -> None:
     expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible()
     settle(page)
     expect(page.get_by_test_id("stException")).to_have_count(0)
-
-
-def shoot(page: Page, folder: Path, name: str) -> None:
-    """A full-page screenshot at 1440 px wide (the main area scrolls inside the app, so the
-    viewport grows to the content's height first), then back to 1440×900."""
-    height = page.evaluate(
-        "() => document.querySelector('[data-testid=stMain]')?.scrollHeight ?? 900"
-    )
-    page.set_viewport_size({"width": 1440, "height": max(900, min(int(height) + 40, 8000))})
-    page.wait_for_timeout(400)  # re-layout only: no script run
-    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
-    page.set_viewport_size(VIEWPORT)
 
 
 def visible_headers(page: Page, index: int) -> list[str]:

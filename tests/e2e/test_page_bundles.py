@@ -26,7 +26,8 @@ from arena.storage.db import create_db_engine
 from arena.storage.tables import COHORTS, REPLAY_BUNDLES
 from tests.analytics.season import Season, writable_copy
 from tests.e2e.conftest import dashboard_server, settle
-from tests.e2e.test_page_agent import open_page, shoot
+from tests.e2e.shots import shoot
+from tests.e2e.test_page_agent import open_page
 
 HASH = re.compile(r"^[0-9a-f]{64}$")
 BUILD_TIMEOUT_MS = 120_000  # a provisional build runs the leaderboard: seconds on a busy machine

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page, shoot
+from tests.e2e.shots import shoot
+from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page
 
 INTERVAL = re.compile(r"^[+−]?\d\.\d{3}( \[[+−]?\d\.\d{3}, [+−]?\d\.\d{3}\])?$")
 

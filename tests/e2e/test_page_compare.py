@@ -17,6 +17,7 @@ from playwright.sync_api import Page, expect
 
 from arena.analytics.stats.paired import COMPARISON_COLUMNS
 from tests.e2e.conftest import settle
+from tests.e2e.shots import shoot
 
 WIDTH, HEIGHT = 1440, 900
 COLUMNS = [
@@ -39,17 +40,6 @@ def _open(page: Page, url: str) -> None:
     expect(page.get_by_role("heading", name="Compare", exact=True)).to_be_visible()
     settle(page)
     expect(page.get_by_test_id("stException")).to_have_count(0)
-
-
-def _shoot(page: Page, folder: Path, name: str) -> None:
-    """A full-page screenshot at 1440 px wide (the viewport grown to the content's height)."""
-    height = page.evaluate(
-        "() => document.querySelector('[data-testid=stMain]')?.scrollHeight ?? 900"
-    )
-    page.set_viewport_size({"width": WIDTH, "height": max(HEIGHT, min(int(height) + 40, 6000))})
-    page.wait_for_timeout(300)
-    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
-    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
 
 
 def test_a_deep_link_opens_the_pair_and_says_what_it_rests_on(
@@ -90,7 +80,7 @@ def test_a_deep_link_opens_the_pair_and_says_what_it_rests_on(
     ]
     assert not [c for c in cells if BAD_CELL.search(c)]
     expect(page.get_by_text(re.compile(r"^They share at most 4 events"))).to_be_visible()
-    _shoot(page, screenshots_dir, "page-compare")
+    shoot(page, screenshots_dir, "page-compare")
 
     with page.expect_download() as info:
         page.get_by_role("button", name="Download CSV", exact=True).click()

@@ -17,6 +17,7 @@ from pathlib import Path
 from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.conftest import ADMIN_PASSWORD, settle
+from tests.e2e.shots import shoot
 
 WIDTH, HEIGHT = 1440, 900
 BAD_CELL = re.compile(r"^(None|nan|NaN|NaT|<NA>|null)$|^\[\"|^\{\"|\{\"")
@@ -29,22 +30,6 @@ def _open(page: Page, url: str, heading: str) -> None:
     expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible()
     settle(page)
     expect(page.get_by_test_id("stException")).to_have_count(0)
-
-
-def _shoot(page: Page, folder: Path, name: str) -> None:
-    """A full-page screenshot at 1440 px wide (the viewport grown to the content's height,
-    at most 6,000 px, from the top of the page)."""
-    height = page.evaluate(
-        """() => {
-            const main = document.querySelector('[data-testid=stMain]');
-            main?.scrollTo(0, 0);
-            return main?.scrollHeight ?? 900;
-        }"""
-    )
-    page.set_viewport_size({"width": WIDTH, "height": max(HEIGHT, min(int(height) + 40, 6000))})
-    page.wait_for_timeout(300)
-    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
-    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
 
 
 def _grid(page: Page, index: int = 0) -> Locator:
@@ -91,7 +76,7 @@ def test_overview_reads_the_stored_counts_in_words(
     cells = _key_columns_on_screen(_grid(page), ["Table", "Rows", "One row is"])
     assert "Portfolio snapshots" in cells and "portfolio_snapshots" not in cells
     assert "Decisions" in cells and "18" in cells
-    _shoot(page, screenshots_dir, "page-overview")
+    shoot(page, screenshots_dir, from_top=True, name="page-overview")
 
     with page.expect_download() as info:
         page.get_by_role("button", name="Download CSV", exact=True).click()
@@ -113,7 +98,7 @@ def test_overview_before_the_hourly_job_counts_only_when_asked(
     ).to_be_visible()
     settle(page)
     _key_columns_on_screen(_grid(page), ["Table", "Rows", "One row is"])
-    _shoot(page, screenshots_dir, "page-overview-unanalysed")
+    shoot(page, screenshots_dir, from_top=True, name="page-overview-unanalysed")
 
 
 # --------------------------------------------------------------------------------------------
@@ -149,7 +134,7 @@ def test_operations_tables_read_in_words_without_json(
         ["Family", "Kind", "Decisions", "Model answers", "Tokens in", "Tokens out", "Cost"],
     )
     assert "Model A" in spend and "llm-a" not in spend
-    _shoot(page, screenshots_dir, "page-operations")
+    shoot(page, screenshots_dir, from_top=True, name="page-operations")
 
 
 # --------------------------------------------------------------------------------------------
@@ -167,7 +152,7 @@ def test_exports_names_its_selection_in_words(
     cells = _key_columns_on_screen(_grid(page), ["File", "One row is", "Columns"])
     assert "cohorts.csv" in cells
     assert "§" not in page.get_by_test_id("stMain").inner_text()
-    _shoot(page, screenshots_dir, "page-exports")
+    shoot(page, screenshots_dir, from_top=True, name="page-exports")
 
 
 # --------------------------------------------------------------------------------------------
@@ -190,7 +175,7 @@ def test_methodology_shows_the_protocol_in_force_and_its_versions(
         _grid(page), ["Version", "Title", "Constants", "Cohorts", "Count", "First week"]
     )
     assert "1–2" in cells and "v1 as specified" in cells
-    _shoot(page, screenshots_dir, "page-methodology")
+    shoot(page, screenshots_dir, from_top=True, name="page-methodology")
 
     # Each name opens its section of the document below, on the same page.
     page.set_viewport_size({"width": WIDTH, "height": HEIGHT})

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page, shoot
+from tests.e2e.shots import shoot
+from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page
 
 # Decision 1: Model A's week-1 answer in cohort 1 (a 500, a malformed answer, then a BET with
 # one leg under the $50 minimum), whose reasoning carries markup to be shown as text.

@@ -10,13 +10,13 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import settle
+from tests.e2e.shots import shoot
 from tests.e2e.test_page_agent import (
     assert_clean_cells,
     hover_tooltip,
     metric,
     open_page,
     select_row,
-    shoot,
     visible_headers,
 )
 from tests.e2e.test_page_risk import DRAWDOWN, SHARPE

@@ -14,6 +14,7 @@ from pathlib import Path
 from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.conftest import settle
+from tests.e2e.shots import shoot
 
 WIDTH, HEIGHT = 1440, 900
 HEADING = "Forecaster Arena"
@@ -26,17 +27,6 @@ def _open(page: Page, url: str) -> None:
     expect(page.get_by_role("heading", name=HEADING, exact=True)).to_be_visible()
     settle(page)
     expect(page.get_by_test_id("stException")).to_have_count(0)
-
-
-def _shoot(page: Page, folder: Path, name: str) -> None:
-    """A full-page screenshot at 1440 px wide (the viewport grown to the content's height)."""
-    height = page.evaluate(
-        "() => document.querySelector('[data-testid=stMain]')?.scrollHeight ?? 900"
-    )
-    page.set_viewport_size({"width": WIDTH, "height": max(HEIGHT, min(int(height) + 40, 6000))})
-    page.wait_for_timeout(300)
-    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
-    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
 
 
 def _page_link(page: Page, name: str) -> Locator:
@@ -76,7 +66,7 @@ def test_home_shows_status_leader_and_links_on_one_screen(
     expect(main.get_by_text(re.compile(r"by the hourly analyses job"))).to_be_visible()
     expect(main.get_by_role("button", name=re.compile("^Compute"))).to_have_count(0)
     assert not BAD_TEXT.search(_main_text(page)), _main_text(page)
-    _shoot(page, screenshots_dir, "page-home")
+    shoot(page, screenshots_dir, "page-home")
 
     # The page links carry their selection: the Family link opens the leading model.
     _page_link(page, "Family").click()

@@ -19,6 +19,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from arena.analytics.stats.cost import COST_COLUMNS
 from tests.e2e.conftest import settle
+from tests.e2e.shots import shoot
 
 WIDTH, HEIGHT = 1440, 900
 KEY_COLUMNS = [
@@ -62,17 +63,6 @@ def _open(page: Page, url: str) -> None:
     )
     settle(page)
     expect(page.get_by_test_id("stException")).to_have_count(0)
-
-
-def _shoot(page: Page, folder: Path, name: str) -> None:
-    """A full-page screenshot at 1440 px wide (the viewport grown to the content's height)."""
-    height = page.evaluate(
-        "() => document.querySelector('[data-testid=stMain]')?.scrollHeight ?? 900"
-    )
-    page.set_viewport_size({"width": WIDTH, "height": max(HEIGHT, min(int(height) + 40, 6000))})
-    page.wait_for_timeout(300)
-    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
-    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
 
 
 def _shoot_section(page: Page, section: Locator, path: Path) -> None:
@@ -131,7 +121,7 @@ def test_key_columns_on_screen_family_pinned_the_csv_and_the_cost_section(
     assert "+43.3% [+1.0, +95.1]" in cells  # the oracle's return with its interval
     assert "—" in cells  # a family without resolved bets has no Brier
     assert not [c for c in cells if BAD_CELL.search(c)], cells
-    _shoot(page, screenshots_dir, "page-leaderboard")
+    shoot(page, screenshots_dir, "page-leaderboard")
 
     # The CSV keeps raw numbers and ids.
     with page.expect_download() as info:
@@ -224,7 +214,7 @@ def test_without_stored_analyses_it_asks_before_computing(
     _open(page, f"{unanalysed_server}/leaderboard")
     expect(page.get_by_text(re.compile(r"^No current stored leaderboard"))).to_be_visible()
     expect(page.get_by_test_id("stDataFrame")).to_have_count(0)
-    _shoot(page, screenshots_dir, "page-leaderboard-not-stored")
+    shoot(page, screenshots_dir, "page-leaderboard-not-stored")
 
     page.get_by_role("button", name="Compute the leaderboard now").click()
 
@@ -233,4 +223,4 @@ def test_without_stored_analyses_it_asks_before_computing(
     expect(page.get_by_text("Computed live on this page load")).to_be_visible()
     assert _headers(grid)[: len(KEY_COLUMNS)] == KEY_COLUMNS
     assert not [c for c in _cells(grid) if BAD_CELL.search(c)]
-    _shoot(page, screenshots_dir, "page-leaderboard-live")
+    shoot(page, screenshots_dir, "page-leaderboard-live")

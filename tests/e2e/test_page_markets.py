@@ -24,6 +24,7 @@ import pytest
 from playwright.sync_api import Locator, Page, ViewportSize, expect
 
 from tests.e2e.conftest import dashboard_server, settle
+from tests.e2e.shots import shoot
 
 VIEWPORT: ViewportSize = {"width": 1440, "height": 900}
 # What a cell must never show: a null (mirrored as ""), pandas' and JSON's missing markers.
@@ -40,18 +41,6 @@ def open_page(page: Page, base: str, path: str, heading: str) -> None:
     settle(page)
     page.wait_for_timeout(400)  # the grids paint (and mirror) their cells after the run
     expect(page.get_by_test_id("stException")).to_have_count(0)
-
-
-def shoot(page: Page, folder: Path, name: str) -> None:
-    """A full-page screenshot at 1440 px wide (the app scrolls inside its main area, so the
-    viewport is grown to the content first), then back to 1440×900."""
-    height = page.evaluate(
-        "() => document.querySelector('[data-testid=stMain]')?.scrollHeight ?? 900"
-    )
-    page.set_viewport_size({"width": 1440, "height": max(900, min(int(height) + 40, 8000))})
-    page.wait_for_timeout(400)
-    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
-    page.set_viewport_size(VIEWPORT)
 
 
 def headers_in_view(grid: Locator) -> list[str]:

@@ -16,7 +16,8 @@ from playwright.sync_api import Page, expect
 from arena.analytics.stats.replicates import AGENT_COLUMNS
 from arena.lineup import load_lineup
 from tests.e2e.conftest import dashboard_server
-from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page, shoot
+from tests.e2e.shots import shoot
+from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page
 from tests.stated_season import DemoSeasons
 
 TITLE = "Replicates"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.test_page_agent import metric, open_page, shoot
+from tests.e2e.shots import shoot
+from tests.e2e.test_page_agent import metric, open_page
 
 DRAWDOWN = re.compile(r"^Max drawdown\s*(−\d+\.\d%|0\.0%)")
 SHARPE = re.compile(r"^Sharpe \(annualised\)\s*−?\d+\.\d\d ± \d+\.\d\d\s*daily, n = \d+$")

@@ -19,7 +19,8 @@ from arena.lineup import load_lineup
 from arena.storage.db import create_db_engine
 from arena.storage.tables import AGENTS, COHORTS, FAMILIES, TRADES
 from tests.e2e.conftest import dashboard_server
-from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page, shoot
+from tests.e2e.shots import shoot
+from tests.e2e.test_page_markets import assert_readable, headers_in_view, open_page
 from tests.stated_season import DemoSeasons
 
 TITLE = "Stated probability"

@@ -20,7 +20,8 @@ from arena.analytics.stored import stored_result
 from arena.dashboard import fmt
 from arena.storage.db import create_db_engine
 from tests.e2e.conftest import dashboard_server, settle
-from tests.e2e.test_page_markets import headers_in_view, open_page, shoot
+from tests.e2e.shots import shoot
+from tests.e2e.test_page_markets import headers_in_view, open_page
 from tests.stated_season import DemoSeasons
 from tests.test_dashboard_v2 import traded_decision
 
