@@ -90,7 +90,7 @@ def _create(
     stamp: dict[str, Any],
     replicates: int,
 ) -> Cohort:
-    # live cohorts only: a late entrant's shadow repeats an old number and week (§18)
+    # live cohorts only: a late entrant's shadow repeats an old number and week (methodology §20)
     latest = session.exec(
         select(Cohort).where(live_cohort()).order_by(col(Cohort.week_start).desc())
     ).first()

@@ -207,7 +207,7 @@ def _stamp_extended_postgresql(element: Any, compiler: SQLCompiler, **kw: Any) -
 
 def live_cohort_of(cohort_id: Any) -> ColumnElement[bool]:
     """SQL join condition: `cohorts` is the LIVE cohort `cohort_id` names. A late entrant's
-    shadow (methodology §18) repeats its original's number and week, so every live read
+    shadow (methodology §20) repeats its original's number and week, so every live read
     that joins `cohorts` joins on this, and a shadow's rows never enter a live figure."""
     return and_(COHORTS.c.id == cohort_id, live_cohort())
 
