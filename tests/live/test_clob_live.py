@@ -5,6 +5,7 @@ and midpoints through the project's own `ClobClient` and check the wire order (b
 last), the fields, and that `/midpoints` agrees with each book's own midpoint.
 """
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -58,3 +59,17 @@ def test_midpoints_agree_with_the_books(client: ClobClient, tokens: list[str]) -
     for token in tokens:
         if mids[token].mid is not None and books[token].mid is not None:
             assert abs(mids[token].mid - books[token].mid) <= 0.01, token  # type: ignore[operator]
+
+
+def test_price_history_answers_as_the_late_entrants_marks_read_it(
+    client: ClobClient, tokens: list[str]
+) -> None:
+    """`/prices-history` over the last day, as `late_entry_runs.clob_history` asks it: points
+    in time order, prices in [0, 1], none after the end asked for."""
+    require_network(CLOB_URL)
+    end = int(time.time())
+    points = client.price_history(tokens[0], start_ts=end - 86_400, end_ts=end, fidelity=60)
+    assert points, f"no price history for {tokens[0]} over the last day"
+    times = [point.t for point in points]
+    assert times == sorted(times) and times[-1] <= end + 3600, times[-3:]
+    assert all(0 <= float(point.p) <= 1 for point in points)
