@@ -99,6 +99,16 @@ def test_a_late_entry_prints_its_summary_and_a_second_run_does_nothing(
     assert "trades: 0;" in again
     assert len(_shadows(season_url)) == 2
 
+    # Its bundle at the command line: a shadow is named by its cohort and family.
+    zipped = Path(season_url.removeprefix("sqlite:///")).with_name("late-1.zip")
+    args = ["bundle", "1", "--late-entry", "newcomer", "--provisional", "--out", str(zipped)]
+    code, out, err = run(args, capsys)
+    assert code == 0 and out.startswith("cohort 1 late:newcomer: bundle "), err
+    code, out, err = run(["verify", str(zipped)], capsys)
+    assert code == 0 and "late entrant newcomer" in out, out + err
+    code, _, err = run(["bundle", "1", "--late-entry", "nobody", "--out", str(zipped)], capsys)
+    one_line_error(code, err, "nobody")
+
 
 @pytest.fixture
 def basic_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
