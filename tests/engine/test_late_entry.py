@@ -311,6 +311,8 @@ def test_the_leakage_guard_refuses_before_writing_and_the_flag_stamps_contaminat
         _play(engine, lineup=lineup, family="unstated", numbers=[2])
     with pytest.raises(InputError, match="cohort 9 does not exist"):
         _play(engine, numbers=[1, 9])
+    with pytest.raises(InputError, match="cohort 1 is still deciding"):  # its window not over
+        _play(engine, at=datetime.fromisoformat("2026-01-20T00:00:00+00:00"))
     assert _rows(engine) == before
     played = _play(engine, lineup=lineup, family="recent", allow_contaminated=True)
     assert played.contaminated == [1]
@@ -324,8 +326,3 @@ def test_the_leakage_guard_refuses_before_writing_and_the_flag_stamps_contaminat
         )
     assert stamped_late_entry(stamps[1]).contaminated  # type: ignore[union-attr]
     assert not stamped_late_entry(stamps[2]).contaminated  # type: ignore[union-attr]
-
-
-def test_a_cohort_still_deciding_is_refused(engine: Engine) -> None:
-    with pytest.raises(InputError, match="cohort 1 is still deciding"):
-        _play(engine, at=datetime.fromisoformat("2026-01-20T00:00:00+00:00"))
