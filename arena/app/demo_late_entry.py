@@ -46,7 +46,7 @@ def check_entrant(lineup: Lineup, family_id: str, start: datetime = DEMO_START) 
     except KeyError:
         known = ", ".join(f.id for f in lineup.families)
         raise InputError(
-            f"--late-entry: family {family_id!r} is not in the lineup", known
+            f"--late-entry: family {family_id!r} is not in the lineup", f"known: {known}"
         ) from None
     verdict = leakage_guard(1, start, family.knowledge_cutoff, False)
     if not verdict.allowed:
