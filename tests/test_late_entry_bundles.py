@@ -39,7 +39,7 @@ from tests.analytics.finished_season import (
 )
 from tests.engine.test_v2_engine import V2Arena, v2  # noqa: F401  (the v2 cohort fixture)
 from tests.factories import WEEK1
-from tests.late_entry_rows import newcomer, season_lineup_with
+from tests.late_entry_rows import copy_shadow, newcomer, season_lineup_with
 from tests.test_v2_bundles import play
 
 CLEAN, TAINTED = "late-favorite", "late-tainted"
@@ -110,6 +110,7 @@ def test_a_late_entrants_bundle_is_kept_reached_and_verified_in_full(played: str
         assert bundle_status(engine, 1).kept_hash == unzip(live_before[1] or b"").hash  # type: ignore[union-attr]
         late_kept = kept_bundles(engine, late_entry=True)
         assert late_kept["late_entry_family"].tolist() == sorted([CLEAN, TAINTED])
+        places = []
         for family, contaminated in ((CLEAN, False), (TAINTED, True)):
             bundle = unzip(kept_bundle_zip(engine, 1, late_entry=family) or b"")
             assert bundle.hash == built[f"1 late:{family}"]
@@ -128,6 +129,7 @@ def test_a_late_entrants_bundle_is_kept_reached_and_verified_in_full(played: str
             (row,) = [json.loads(line) for line in bundle.files["leaderboard.jsonl"].splitlines()]
             assert (row["family_id"], row["rank"]) == (family, 1)
             assert row["rank_beside_incumbents"] >= 1
+            places.append(row["rank_beside_incumbents"])
             # a rebuild by number and family gives the kept bytes
             assert build_bundle(engine, 1, late_entry=family).bundle.files == bundle.files
             report = verify_bundle(bundle, bundle.hash)
@@ -145,6 +147,15 @@ def test_a_late_entrants_bundle_is_kept_reached_and_verified_in_full(played: str
             assert [(f.path, f.status) for f in tampered.tampered] == [(MARKS, "changed")]
             if not contaminated:
                 forged_mark_is_caught(bundle)
+        # the two played alike: each is placed among the incumbents alone, never behind the
+        # other late entrant, so a bundle rebuilt after another (better) late entry keeps its
+        # bytes: here a copy of the oracle, the season's best, entering cohort 1 afterwards
+        assert places[0] == places[1], places
+        writer = create_db_engine(played)
+        copy_shadow(writer, 1, "oracle", family="ahead")
+        writer.dispose()
+        kept = unzip(kept_bundle_zip(engine, 1, late_entry=CLEAN) or b"")
+        assert build_bundle(engine, 1, late_entry=CLEAN).bundle.files == kept.files
         with pytest.raises(InputError, match="no late entrant 'nobody'"):
             build_bundle(engine, 1, late_entry="nobody")
     finally:

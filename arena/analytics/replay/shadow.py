@@ -19,7 +19,7 @@ from arena.analytics.query.scope import protocol_key
 from arena.analytics.stats.leaderboard import leaderboard, portfolio_value, ranked
 from arena.config import METHODOLOGY_V2
 from arena.core.errors import InputError
-from arena.core.late_entry import entrant_id, stamped_late_entry
+from arena.core.late_entry import entrant_id, is_entrant, stamped_late_entry
 from arena.storage.models import FINAL_STATUSES
 from arena.storage.tables import COHORTS, live_cohort
 from arena.storage.tables import LATE_ENTRY_RESOLUTIONS as LATE_RESOLUTIONS
@@ -81,10 +81,16 @@ def board_rows(engine: Engine, cohort: dict[str, Any], v2: bool) -> list[dict[st
     )
     if v2:
         board = ranked(board.assign(portfolio_value=portfolio_value(board)), METHODOLOGY_V2)
-    mine = board.loc[board["family_id"] == entrant_id(late.family)]
+    else:
+        board = ranked(board, str(original["methodology_version"]))
+    # Its place among the incumbents alone: other late entrants of the cohort come and go,
+    # and a bundle rebuilt later must be the bytes kept (their relative order is unchanged).
+    me = entrant_id(late.family)
+    field = board[[f == me or not is_entrant(str(f)) for f in board["family_id"]]]
+    place = {str(f): i + 1 for i, f in enumerate(field["family_id"])}
     rows = []
-    for row in mine.to_dict("records"):
-        rows.append({**row, "family_id": late.family, "rank": 1, LATE_RANK: row["rank"]})
+    for row in board.loc[board["family_id"] == me].to_dict("records"):
+        rows.append({**row, "family_id": late.family, "rank": 1, LATE_RANK: place[me]})
     return rows
 
 
