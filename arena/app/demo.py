@@ -104,7 +104,6 @@ from arena.storage.models import (
     Cohort,
     Position,
 )
-from arena.storage.tables import live_cohort
 
 TICK = timedelta(minutes=5)
 # The simulated model server's transport, kept fast: faults show as retries at little wall cost.
@@ -304,36 +303,28 @@ def _count(conn: Any, table: Any, *where: Any) -> int:
     return int(conn.execute(select(func.count()).select_from(table).where(*where)).scalar_one())
 
 
+def _tally(conn: Any, column: Any, agent: Any, agents: Any) -> dict[str, int]:
+    """Rows per value of `column`, of the agents `agents` selects."""
+    query = select(column, func.count()).where(agent.in_(agents)).group_by(column)
+    return {str(value): int(n) for value, n in conn.execute(query)}
+
+
 def summarise(engine: Engine, summary: DemoSummary) -> DemoSummary:
-    """Fill the summary's counts and leaderboard from the database: live cohorts' rows only
-    (a late entrant's shadow is no part of the season the demo played)."""
+    """The summary's counts and leaderboard, of live cohorts only (late entrants' are not)."""
     live = agent_ids()
-    decisions = tables.DECISIONS
-    trades = tables.TRADES
-    markets = tables.MARKETS
-    positions = tables.POSITIONS
+    decisions, trades, markets = tables.DECISIONS, tables.TRADES, tables.MARKETS
+    positions, snapshots = tables.POSITIONS, tables.PORTFOLIO_SNAPSHOTS
     with engine.connect() as conn:
-        summary.cohorts = _count(conn, tables.COHORTS, live_cohort())
-        statuses = conn.execute(
-            select(decisions.c.status, func.count())
-            .where(decisions.c.agent_id.in_(live))
-            .group_by(decisions.c.status)
-        ).all()
-        summary.decision_statuses = {status: int(n) for status, n in statuses}
+        summary.cohorts = _count(conn, tables.COHORTS, tables.live_cohort())
+        summary.decision_statuses = _tally(conn, decisions.c.status, decisions.c.agent_id, live)
         summary.decisions = sum(summary.decision_statuses.values())
-        by_type = conn.execute(
-            select(trades.c.trade_type, func.count())
-            .where(trades.c.agent_id.in_(live))
-            .group_by(trades.c.trade_type)
-        ).all()
-        summary.trades = {kind: int(n) for kind, n in by_type}
+        summary.trades = _tally(conn, trades.c.trade_type, trades.c.agent_id, live)
         summary.resolved_markets = _count(conn, markets, markets.c.status == "resolved")
         summary.cancelled_markets = _count(conn, markets, markets.c.status == "cancelled")
-        snapshots = tables.PORTFOLIO_SNAPSHOTS
         summary.snapshots = _count(conn, snapshots, snapshots.c.agent_id.in_(live))
         summary.job_runs = _count(conn, tables.JOB_RUNS)
-        open_positions = (positions.c.status == "open", positions.c.agent_id.in_(live))
-        summary.open_positions = _count(conn, positions, *open_positions)
+        held = (positions.c.status == "open", positions.c.agent_id.in_(live))
+        summary.open_positions = _count(conn, positions, *held)
     summary.leaderboard = leaderboard(engine)
     return summary
 
