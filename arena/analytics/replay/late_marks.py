@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from arena.analytics.replay.format import plain
 from arena.analytics.replay.marks import MarkRuns
-from arena.analytics.replay.prices import PricedReplay, _Walk, rows_by_agent
+from arena.analytics.replay.prices import PricedReplay, _Walk, matched_row, rows_by_agent
 from arena.analytics.replay.report import Check
 from arena.core.accounting import TradeRejected, side_price
 from arena.core.timeutil import slot_start
@@ -76,17 +76,11 @@ def check_late_values(replay: LateReplay, runs: Mapping[int, MarkRuns]) -> Check
         last: dict[int, Decimal] = {}
         history = 0
         for row in rows.get(agent_id, []):
-            slot = row[at["slot"]]
-            where = f"agent {agent_id} snapshot {slot}"
-            marks = walk.runs.at(slot)
-            cash, value = Decimal(row[at["cash_balance"]]), Decimal(row[at["positions_value"]])
-            found = walk.match(cash, marks, value)
-            if found is None:
-                held = ", ".join(map(str, sorted(marks))) or "none"
-                check.fail(f"{where}: cash {cash} with positions {held} open is no replayed state")
+            matched = matched_row(check, walk, agent_id, row, at)
+            if matched is None:
                 continue
-            walk.index, worth = found
-            check.expect(f"{where} positions value", value, worth)
+            where, marks = matched
+            slot = row[at["slot"]]
             entry = {pid: h.avg_entry_price for pid, h in walk.states[walk.index].holdings.items()}
             for pid in marks:  # every row's marks (a shadow has a row per run, not per slot)
                 prior = last.get(pid, entry.get(pid))

@@ -309,9 +309,12 @@ def check_values(replay: PricedReplay, runs: Mapping[int, MarkRuns]) -> Check:
     return check
 
 
-def _value_row(
+def matched_row(
     check: Check, walk: _Walk, agent_id: int, row: list[str], at: Mapping[str, int]
-) -> None:
+) -> tuple[str, dict[int, Any]] | None:
+    """One valuation row matched to a replayed state (`walk` moved to it) and its positions
+    value checked: where it is, and its marks by position; None (failed) when no replayed
+    state has its cash and open positions."""
     slot = row[at["slot"]]
     where = f"agent {agent_id} snapshot {slot}"
     marks = walk.runs.at(slot)
@@ -320,9 +323,19 @@ def _value_row(
     if found is None:
         open_ids = ", ".join(map(str, sorted(marks))) or "none"
         check.fail(f"{where}: cash {cash} with positions {open_ids} open is no replayed state")
-        return
+        return None
     walk.index, worth = found
     check.expect(f"{where} positions value", value, worth)
+    return where, marks
+
+
+def _value_row(
+    check: Check, walk: _Walk, agent_id: int, row: list[str], at: Mapping[str, int]
+) -> None:
+    matched = matched_row(check, walk, agent_id, row, at)
+    if matched is None:
+        return
+    where, marks = matched
     state = walk.states[walk.index]
     for pid in walk.runs.started:
         _check_mark(check, walk, f"{where} position {pid}", pid, marks[pid], state)
