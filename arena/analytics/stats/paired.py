@@ -164,6 +164,18 @@ def paired_comparison(
     )
 
 
+def _absent(family: str, late_entry: bool) -> InputError:
+    """Why a side of a comparison has no agent in scope, and what to do instead."""
+    if late_entry:
+        return InputError(
+            f"{family!r} did not play the cohorts of this protocol's late entrants",
+            "pick a late entrant and an incumbent of its cohorts",
+        )
+    return InputError(
+        f"family {family!r} has no agent in this scope", "use a family id from the leaderboard"
+    )
+
+
 def family_comparison(
     engine: Engine,
     family_a: str,
@@ -174,9 +186,12 @@ def family_comparison(
     seed: int = 0,
     level: float = stats.CONFIDENCE,
     methodology: str = METHODOLOGY_VERSION,
+    late_entry: bool = False,
 ) -> pd.DataFrame:
     """Family A against family B on both metrics (the Compare page): two rows, ``pnl`` then
-    ``brier``, from one read of the scope's units (all cohorts: `methodology`'s, v1 default).
+    ``brier``, from one read of the scope's units (all cohorts: `methodology`'s, v1 default;
+    `late_entry`: the late-entry scope of protocol `methodology`, a late entrant by its
+    entrant id, `arena.analytics.stats.late_entry`).
 
     Columns `COMPARISON_COLUMNS`: `PAIRED_COLUMNS` (see `pairwise_comparisons`), ``enough``
     (bool): the pair shares at least `MIN_EVENTS` events (clusters) for that metric, so its
@@ -184,14 +199,11 @@ def family_comparison(
     P/L, lower Brier) when ``enough`` and the p-value is below 1 − `level`, else None. A family
     without an agent in scope → InputError.
     """
-    data, _ = load_inputs(engine, cohort, methodology)
+    data, _ = load_inputs(engine, cohort, methodology, late_entry=late_entry)
     present = set(data.agents["family_id"])
     for family in (family_a, family_b):
         if family not in present:
-            raise InputError(
-                f"family {family!r} has no agent in this scope",
-                "use a family id from the leaderboard",
-            )
+            raise _absent(family, late_entry)
     return comparison_of_units(
         data.units, family_a, family_b, replicates=replicates, seed=seed, level=level
     )

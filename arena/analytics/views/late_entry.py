@@ -14,11 +14,9 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from arena.analytics.stats.late_entry import late_scope
-from arena.analytics.stats.leaderboard_inputs import load_inputs
-from arena.analytics.stats.paired import comparison_of_units
+from arena.analytics.stats.paired import family_comparison
 from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
-from arena.core.errors import InputError
 from arena.core.late_entry import entrant_name, is_entrant
 from arena.storage.tables import AGENTS, COHORTS, FAMILIES, PORTFOLIO_SNAPSHOTS
 
@@ -137,15 +135,16 @@ def late_comparison(
     protocol `methodology` (cohort number `cohort` alone, when given), so only the markets
     both traded in the same original cohort are paired: the late entrant's cohorts. A side
     with no agent in that scope → InputError."""
-    data, _ = load_inputs(engine, cohort, methodology, late_entry=True)
-    present = set(data.agents["family_id"])
-    for family in (family_a, family_b):
-        if family not in present:
-            raise InputError(
-                f"{family!r} did not play the cohorts of this protocol's late entrants",
-                "pick a late entrant and an incumbent of its cohorts",
-            )
-    return comparison_of_units(data.units, family_a, family_b, replicates=replicates, seed=seed)
+    return family_comparison(
+        engine,
+        family_a,
+        family_b,
+        cohort=cohort,
+        methodology=methodology,
+        replicates=replicates,
+        seed=seed,
+        late_entry=True,
+    )
 
 
 def late_incumbents(engine: Engine, protocol: str | None = None) -> pd.DataFrame:
