@@ -365,6 +365,24 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
         )
 
 
+def board_table(
+    board: pd.DataFrame, version: str, key: str, leave_out: tuple[str, ...] = ()
+) -> None:
+    """A leaderboard as a person reads it (`display`), without the columns `leave_out`."""
+    shown = [c for c in table_columns(board, version) if c[0] not in leave_out]
+    tables.table(
+        display(board, version).drop(columns=list(leave_out), errors="ignore"),
+        key=key,
+        reference=board["kind"] == "baseline",
+        grey=board["too_early"],
+        formats={**FORMATS, "portfolio_value": fmt.money},
+        column_config={
+            name: st.column_config.Column(label, width=width, help=help, pinned=name == "family")
+            for name, label, width, help in shown
+        },
+    )
+
+
 NULL_COLUMN = "random_null_percentile"
 NOT_LATE = (NULL_COLUMN, "realised")  # columns the late-entry board does not compute
 
@@ -393,18 +411,7 @@ def late_section(cohort: int | None, methodology: str | None, version: str) -> N
             + marks_sentence(reads.read(mark_sources, entries))
         )
         # no random null (computed here without its seeds) nor realised split (not read here)
-        shown = [c for c in table_columns(board, version) if c[0] not in NOT_LATE]
-        tables.table(
-            display(board, version).drop(columns=list(NOT_LATE), errors="ignore"),
-            key="leaderboard-late-table",
-            reference=board["kind"] == "baseline",
-            grey=board["too_early"],
-            formats={**FORMATS, "portfolio_value": fmt.money},
-            column_config={
-                key: st.column_config.Column(label, width=width, help=help, pinned=key == "family")
-                for key, label, width, help in shown
-            },
-        )
+        board_table(board, version, "leaderboard-late-table", leave_out=NOT_LATE)
         late_csv = [c for c in CSV_COLUMNS if c in board and c != NULL_COLUMN]
         tables.download_csv(
             board[[*late_csv, "late_entry", "contaminated"]],
@@ -465,17 +472,7 @@ if result is not None:
     board = with_realised(board, reads.read(realised_by_family, cohort, **scope_version))
     reads.stored_caption(stored)
     notices.simulated_notice([str(f) for f in board["family_id"]])
-    tables.table(
-        display(board, version),
-        key="leaderboard-table",
-        reference=board["kind"] == "baseline",
-        grey=board["too_early"],
-        formats={**FORMATS, "portfolio_value": fmt.money},
-        column_config={
-            key: st.column_config.Column(label, width=width, help=help, pinned=key == "family")
-            for key, label, width, help in table_columns(board, version)
-        },
-    )
+    board_table(board, version, "leaderboard-table")
     if version == "v2":
         st.caption(
             "**Methodology v2** ranks by portfolio value (cash plus positions marked at "
