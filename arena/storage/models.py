@@ -86,6 +86,14 @@ class Family(SQLModel, table=True):
 LIVE_COHORT_SQL = "late_entry_of IS NULL"
 
 
+def _unique_among_live(column: str) -> Index:
+    """`cohorts.<column>` unique among live cohorts (a shadow repeats its original's)."""
+    live = text(LIVE_COHORT_SQL)
+    return Index(
+        f"uq_cohorts_{column}", column, unique=True, sqlite_where=live, postgresql_where=live
+    )
+
+
 class Cohort(SQLModel, table=True):
     """One weekly competition (§3): unique week start, unique number, constants stamped.
 
@@ -97,20 +105,8 @@ class Cohort(SQLModel, table=True):
 
     __tablename__ = "cohorts"
     __table_args__ = (
-        Index(
-            "uq_cohorts_week_start",
-            "week_start",
-            unique=True,
-            sqlite_where=text(LIVE_COHORT_SQL),
-            postgresql_where=text(LIVE_COHORT_SQL),
-        ),
-        Index(
-            "uq_cohorts_number",
-            "number",
-            unique=True,
-            sqlite_where=text(LIVE_COHORT_SQL),
-            postgresql_where=text(LIVE_COHORT_SQL),
-        ),
+        _unique_among_live("week_start"),
+        _unique_among_live("number"),
         UniqueConstraint("late_entry_of", "late_entry_family", name="uq_cohorts_late_entry"),
         CheckConstraint(in_list("status", COHORT_STATUSES), name="ck_cohorts_status"),
         CheckConstraint(
