@@ -161,23 +161,9 @@ def run_decisions(
                 )
                 if result.snapshot_id is None:
                     result.snapshot_id = universe.snapshot_id
-            try:
-                status, trades = decide_one(
-                    engine,
-                    claim,
-                    agent,
-                    cohort,
-                    week,
-                    at,
-                    responder,
-                    universe,
-                    methodology,
-                )
-            except Exception as exc:  # one agent's failure never stops the run
-                log.exception("decision of agent %s failed", agent.id)
-                message = _describe(exc)
-                status = finish_error(engine, claim, message, [], 0, at, _secrets_of(responder))
-                trades = 0
+            status, trades = decide_or_fail(
+                engine, claim, agent, cohort, week, at, responder, universe, methodology
+            )
             result.statuses[status] = result.statuses.get(status, 0) + 1
             result.trades += trades
     with session_scope(engine) as session:
@@ -280,6 +266,27 @@ def _family(lineup: Lineup, agent: Agent) -> FamilySpec | None:
         return lineup.get(agent.family_id)
     except KeyError:
         return None
+
+
+def decide_or_fail(
+    engine: Engine,
+    claim: Claim,
+    agent: Agent,
+    cohort: Cohort,
+    week: int,
+    at: datetime,
+    responder: Responder,
+    universe: FrozenUniverse,
+    methodology: Methodology,
+) -> tuple[str, int]:
+    """`decide_one`, with an unexpected failure made this decision's `error` row (logged, its
+    message one line and key-free): one agent's failure never stops a run."""
+    try:
+        return decide_one(engine, claim, agent, cohort, week, at, responder, universe, methodology)
+    except Exception as exc:
+        log.exception("decision of agent %s failed", agent.id)
+        message = _describe(exc)
+        return finish_error(engine, claim, message, [], 0, at, _secrets_of(responder)), 0
 
 
 def decide_one(

@@ -32,8 +32,8 @@ from arena.core.errors import InputError
 from arena.core.late_entry import LateEntryStamp, leakage_guard, shadow_stamp
 from arena.core.timeutil import slot_start
 from arena.engine.cohorts import window_weeks_of
-from arena.engine.decision_claims import claim_decision, finish_error, new_owner
-from arena.engine.decisions import decide_one
+from arena.engine.decision_claims import claim_decision, new_owner
+from arena.engine.decisions import decide_or_fail
 from arena.engine.late_entry_runs import (
     OriginalRun,
     clob_history,
@@ -323,47 +323,33 @@ def _replay_run(
     result.settled_recorded += len(settle_recorded(engine, agent_id, run.at))
     result.runs += 1
     with session_scope(engine) as session:
-        universe = replay_universe(session, run, executes_on_books(entry.shadow.constants))
         played_on = _played_past(session, agent_id, run)
     claim = None
     if not played_on:
         claim = claim_decision(
             engine, entry.agent, run.week, run.at, stale_after, owner, claimed_at=at
         )
-    if claim is None:
-        if not played_on and _held(engine, agent_id, run.week):
-            return None
-        result.already_done += 1
-    else:
-        try:
-            status, trades = decide_one(
-                engine,
-                claim,
-                entry.agent,
-                entry.shadow,
-                run.week,
-                run.at,
-                responder,
-                universe,
-                methodology,
-            )
-        except Exception as exc:  # one decision's failure is its error row, as in a live run
-            status = finish_error(
-                engine,
-                claim,
-                f"unexpected {type(exc).__name__}: {exc}",
-                [],
-                0,
-                run.at,
-                tuple(getattr(responder, "secrets", ())),
-            )
-            trades = 0
-        result.decided[status] = result.decided.get(status, 0) + 1
-        result.trades += trades
+    if claim is None and not played_on and _held(engine, agent_id, run.week):
+        return None
     interval = methodology.snapshot_interval_minutes
     with session_scope(engine) as session:
-        if _has_snapshot(session, agent_id, slot_start(run.at, interval)):
-            return Counter()  # valued when it was played: history is never rewritten
+        valued = _has_snapshot(session, agent_id, slot_start(run.at, interval))
+    if claim is None and valued:  # done and valued: its universe is not read again
+        result.already_done += 1
+        return Counter()
+    with session_scope(engine) as session:
+        universe = replay_universe(session, run, executes_on_books(entry.shadow.constants))
+    if claim is None:
+        result.already_done += 1
+    else:
+        status, trades = decide_or_fail(
+            engine, claim, entry.agent, entry.shadow, run.week, run.at, responder, universe,
+            methodology,
+        )  # fmt: skip
+        result.decided[status] = result.decided.get(status, 0) + 1
+        result.trades += trades
+    if valued:
+        return Counter()  # valued when it was played: history is never rewritten
     return snapshot_shadow(engine, agent_id, universe, run.at, interval, history)
 
 
