@@ -442,7 +442,7 @@ def _ask_source(
         ).all()
     foreign = foreign_markets(source.name)  # as the resolve job: never ask about the other kind
     result.left_alone += sorted(market_id for market_id, kind in rows if kind == foreign)
-    times = []
+    asked = 0
     for market_id in sorted(market_id for market_id, kind in rows if kind != foreign):
         fresh = source.get_market(market_id, at)
         if fresh is None:
@@ -452,5 +452,5 @@ def _ask_source(
             continue
         record_asked(engine, fresh, verdict, source.name, at)
         result.asked.append(market_id)
-        times += settle_recorded(engine, agent_id, None)
-    return times
+        asked += 1
+    return settle_recorded(engine, agent_id, None) if asked else []  # all of them at once
