@@ -32,7 +32,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 METHODOLOGY_VERSION = "v1"
@@ -41,8 +49,22 @@ METHODOLOGY_VERSIONS = (METHODOLOGY_VERSION, METHODOLOGY_V2)
 # The rules a version adds to the v1 constants, stamped as extra keys (v1 adds none).
 PRICES_CLOB_MID = "clob_mid"  # execute and value at CLOB midpoints, validated (price_source)
 BET_CAP_TOTAL = "decision_total"  # the cap bounds the sum of a decision's BET legs
+# Which set of v2's execution rules a v2 cohort runs (docs/methodology-v2.md, "Rule sets").
+# `source-7c78b0c`: the original's code at that commit (execution at midpoints re-read after the
+# answer, never at Gamma's price; a BET batch all or nothing; one malformed-answer retry;
+# ranked by dollar P/L summed over cohorts). A v2 stamp without the key ran `frozen-quotes`:
+# execution at the frozen universe's quotes, Gamma's price when the CLOB had none, legs
+# independent, two retries, ranked by return. Each keeps its rules for good.
+RULE_SET = "rule_set"
+V2_SOURCE_RULES = "source-7c78b0c"
+V2_FROZEN_RULES = "frozen-quotes"
+V2_MALFORMED_RETRIES = 1  # the original's LLM_MAX_RETRIES (lib/constants/llm.ts)
 VERSION_RULES: dict[str, dict[str, str]] = {
-    METHODOLOGY_V2: {"prices": PRICES_CLOB_MID, "bet_cap": BET_CAP_TOTAL},
+    METHODOLOGY_V2: {
+        "prices": PRICES_CLOB_MID,
+        "bet_cap": BET_CAP_TOTAL,
+        RULE_SET: V2_SOURCE_RULES,
+    },
 }
 VERSION_TITLES = {
     METHODOLOGY_VERSION: "Forecaster Arena Methodology v1",
@@ -94,6 +116,15 @@ class Methodology(BaseModel):
     transport_attempts: int = Field(default=3, ge=1, le=20)
     market_universe_size: int = Field(default=500, ge=1, le=10000)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _version_defaults(cls, data: Any) -> Any:
+        """v2's own default for a constant it changes (one malformed-answer retry, the
+        original's), unless set: v1's defaults stay as they are."""
+        if isinstance(data, dict) and data.get("version") == METHODOLOGY_V2:
+            data = {"malformed_retries": V2_MALFORMED_RETRIES, **data}
+        return data
+
     @field_validator("version")
     @classmethod
     def _known_version(cls, value: str) -> str:
@@ -115,6 +146,30 @@ class Methodology(BaseModel):
 def is_v2(version: str | None) -> bool:
     """Whether a cohort stamped `version` runs v2's rules (CLOB prices, total bet cap)."""
     return version == METHODOLOGY_V2
+
+
+def v2_rule_set(version: str | None, constants: Mapping[str, Any] | None) -> str | None:
+    """The v2 rule set a cohort's stamp runs (None for v1): its `rule_set`, else
+    `frozen-quotes`, the rules every v2 cohort stamped before the key existed ran."""
+    if not is_v2(version):
+        return None
+    value = (constants or {}).get(RULE_SET)
+    return str(value) if value else V2_FROZEN_RULES
+
+
+def runs_source_rules(version: str | None, constants: Mapping[str, Any] | None) -> bool:
+    """Whether a cohort runs v2 as the original's code does (`V2_SOURCE_RULES`): execution at
+    re-read CLOB midpoints only, BET batches all or nothing, ranked by summed dollar P/L."""
+    return v2_rule_set(version, constants) == V2_SOURCE_RULES
+
+
+def stamped_methodology(version: str, constants: Mapping[str, Any] | None) -> "Methodology":
+    """The constants a cohort was stamped with, as the Methodology its runs use: a cohort's
+    rules come from its stamp, never from the settings of the process that runs it."""
+    stamp = constants or {}
+    known = {name: stamp[name] for name in Methodology.model_fields if name in stamp}
+    known["version"] = version
+    return Methodology(**known)
 
 
 NESTED_PREFIX = "ARENA_METHODOLOGY__"

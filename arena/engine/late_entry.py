@@ -27,7 +27,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from arena.agents.responders import ResponderFactory
-from arena.config import Methodology, executes_on_books
+from arena.config import Methodology, executes_on_books, stamped_methodology
 from arena.core.errors import InputError
 from arena.core.late_entry import LateEntryStamp, leakage_guard, shadow_stamp
 from arena.core.timeutil import slot_start
@@ -220,10 +220,7 @@ def _originals(engine: Engine, numbers: Sequence[int], at: datetime) -> list[Coh
 
 def methodology_of(cohort: Cohort) -> Methodology:
     """The constants a cohort was stamped with, as the Methodology its runs used."""
-    stamp = cohort.constants or {}
-    known = {name: stamp[name] for name in Methodology.model_fields if name in stamp}
-    known["version"] = cohort.methodology_version
-    return Methodology(**known)
+    return stamped_methodology(cohort.methodology_version, cohort.constants)
 
 
 def _ensure_shadow(
