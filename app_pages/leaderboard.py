@@ -72,10 +72,10 @@ CSV_COLUMNS = [
     "agent_replicates",
     "replicate_return_low",
     "replicate_return_high",
-    # Issue 34: its rank differs under another execution rule (the Execution page); empty
+    # Its rank differs under another execution rule (the Execution page); empty
     # where the execution sensitivity has no figures for the scope. New columns go last.
     "execution_not_robust",
-    # Issue 35: how much of the return is realised (stakes resolved against stakes still
+    # How much of the return is realised (stakes resolved against stakes still
     # marked; `arena.analytics.views.realised`), raw: dollars, shares 0-1, position counts.
     *SHOWN_COLUMNS,
 ]

@@ -302,7 +302,7 @@ class Settings(BaseSettings):
     methodology: Annotated[Methodology, NoDecode] = Methodology()
     clob_url: str = "https://clob.polymarket.com"
     # Every decision run stores the books of its universe's tokens (`decision_books`), whatever
-    # the version (issue 34); `ARENA_RECORD_BOOKS=0` turns it off (v1 runs then read no CLOB).
+    # the version; `ARENA_RECORD_BOOKS=0` turns it off (v1 runs then read no CLOB).
     record_books: bool = True
     # Opt-in protocol extensions stamped on every cohort this process starts (methodology §18).
     extensions: Annotated[tuple[str, ...], NoDecode] = ()

@@ -1,4 +1,4 @@
-"""Benchmark: the stored size of a year of decision books (issue 34) on SQLite.
+"""Benchmark: the stored size of a year of decision books on SQLite.
 
 Run: .venv/bin/python bench/books_size.py [--weeks 52] [--markets 500] [--depth 20]
 Stores `weeks` decision runs of `markets` binary markets (two tokens each: ~1,000 books a

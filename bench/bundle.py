@@ -1,4 +1,4 @@
-"""Benchmark: one cohort's replay bundle, built then verified, at a year's scale (issue 25).
+"""Benchmark: one cohort's replay bundle, built then verified, at a year's scale.
 
 Run: .venv/bin/python bench/bundle.py --url sqlite:///PATH/year.db [--cohort N] [--repeats 3]
 The year comes from `bench/make_year.py`. Without --cohort: the middle one of the completed

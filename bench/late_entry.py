@@ -1,4 +1,4 @@
-"""Benchmark: a late entry over the 8 cohorts of a finished demo season (issue 36).
+"""Benchmark: a late entry over the 8 cohorts of a finished demo season.
 
 Run: .venv/bin/python bench/late_entry.py [--database /tmp/late-bench/demo.db] [--weeks 8]
 

@@ -1,4 +1,4 @@
-"""Build a realistic YEAR of arena data through the engine's own jobs (issue: year-scale perf).
+"""Build a realistic YEAR of arena data through the engine's own jobs.
 
 Run:
     .venv/bin/python bench/make_year.py --url sqlite:///data/bench/year.db [--weeks 52]

@@ -1,5 +1,5 @@
 """Methodology v2's snapshot pass at a year: ~500 markets marked at CLOB midpoints read over
-HTTP from the loopback simulated CLOB (issue 33).
+HTTP from the loopback simulated CLOB.
 
 Run:
     .venv/bin/python bench/v2_snapshot.py --sqlite /tmp/year.db [--markets 500] [--repeats 3]

@@ -25,7 +25,7 @@ from tests.tiers import tiers
 # The suite runs offline: a decision run that records its books (ARENA_RECORD_BOOKS, on by
 # default) would build a ClobClient at clob.polymarket.com wherever a test decides through the
 # jobs with default settings. Recording is off for every test and the processes they start;
-# the tests of recording pass a loopback CLOB and turn it on themselves (issue 34).
+# the tests of recording pass a loopback CLOB and turn it on themselves.
 os.environ["ARENA_RECORD_BOOKS"] = "0"
 
 

@@ -1,5 +1,5 @@
-"""A short demo season into a new SQLite file, with or without protocol extensions (issue 26),
-of methodology v1 or v2 (issue 33).
+"""A short demo season into a new SQLite file, with or without protocol extensions,
+of methodology v1 or v2.
 
 Shared by the demo tests of the stated-probability extension and of replicates, and their
 browser tests: two decision weeks of `arena demo` (the simulated model server's personas, the

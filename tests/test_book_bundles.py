@@ -1,4 +1,4 @@
-"""Replay bundles of a `book_execution` cohort (issue 34): the books its legs walked, its fills
+"""Replay bundles of a `book_execution` cohort: the books its legs walked, its fills
 and its bid marks are bundled, and `arena verify` recomputes every book-walk fill from them.
 
 A scripted cohort through the real decision and snapshot jobs (tests/engine/

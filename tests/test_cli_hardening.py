@@ -1,4 +1,4 @@
-"""The CLI's edges (issue 31): where `--out` writes, integer ranges, and errors that name the
+"""The CLI's edges: where `--out` writes, integer ranges, and errors that name the
 thing and the fix. Each test is one probe, driven through `arena.app.cli.main`."""
 
 import os

@@ -1,4 +1,4 @@
-"""`arena late-entry` at the command line (issue 36): a played entry's summary and a second run
+"""`arena late-entry` at the command line: a played entry's summary and a second run
 that does nothing, on the finished test season (SQLite; the player's own tests cover both
 backends), and bad arguments as one clear line that writes nothing."""
 

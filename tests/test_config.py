@@ -66,7 +66,7 @@ def test_constants_are_overridable_and_stamped(monkeypatch: pytest.MonkeyPatch) 
         ("ARENA_METHODOLOGY__MIN_BET", "-1", "min_bet"),
         ("ARENA_GAMMA_URL", "ftp://x", "gamma_url"),
         ("ARENA_DATABASE_URL", "arena.db", "database_url"),
-        # the export query asks cap + 1 rows: a cap at 2**63 - 1 overflowed it (issue 31)
+        # the export query asks cap + 1 rows: a cap at 2**63 - 1 must not overflow it
         ("ARENA_EXPORT_ROW_CAP", str(2**63 - 1), "export_row_cap"),
     ],
 )

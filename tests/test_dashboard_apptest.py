@@ -324,7 +324,7 @@ def test_leaderboard_shows_the_read_model_and_switches_range(season_engine: Engi
     cells = _shown_text(at.dataframe[0]).to_numpy().ravel().tolist()
     assert not {"None", "nan", "NaN", "NaT", "<NA>"} & {str(c) for c in cells}
     assert "—" in shown["brier_text"].tolist()  # a family without resolved bets
-    # Realised (issue 35): the split of the same scope, read beside the leaderboard.
+    # Realised: the split of the same scope, read beside the leaderboard.
     split = realised.realised_by_family(season_engine).set_index("family_id")
     split = split.loc[expected["family_id"]]
     texts = zip(split["resolved_share"], split["marked_share"], strict=True)
@@ -366,7 +366,7 @@ def test_cohorts_page_shows_the_cohort_view(season_engine: Engine) -> None:
     expected = cohorts.cohort_standings(season_engine, 1)
     assert standings["family_id"].tolist() == expected["family_id"].tolist()
     assert standings["total_pnl"].tolist() == expected["total_pnl"].tolist()
-    # Realised (issue 35): each agent's split of its stakes, matched on family and replicate.
+    # Realised: each agent's split of its stakes, matched on family and replicate.
     split = realised.realised_by_cohort(season_engine, cohort=1).set_index("family_id")
     split = split.loc[expected["family_id"]]
     texts = zip(split["resolved_share"], split["marked_share"], strict=True)

@@ -595,7 +595,7 @@ def test_every_chart_function_is_tested() -> None:
 
 
 def test_stated_brier_intervals_on_the_read_models_frames() -> None:
-    """The stated-probability chart (issue 26) on the read model's frame of a few bets: one
+    """The stated-probability chart on the read model's frame of a few bets: one
     row per family and forecaster scored; a family with no resolved stated bet draws nothing;
     the empty frame draws nothing."""
     from arena.analytics.stats.stated import STATED_COLUMNS, stated_figures

@@ -175,7 +175,7 @@ def test_the_same_seed_gives_the_same_trades(season: tuple[Engine, str], tmp_pat
     try:
         init_db(again)
         # The season recorded its books (the `arena demo` default: the simulated CLOB, v1
-        # included); the replay does not: recording changes no v1 trade (issue 34).
+        # included); the replay does not: recording changes no v1 trade.
         settings = load_settings(database_url=url, llm_api_key=None, record_books=False)
         run_demo(again, settings, load_lineup(None), weeks=WEEKS, seed=SEED, stop_at=until)
         replayed = trades_of(again)

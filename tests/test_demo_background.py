@@ -1,4 +1,4 @@
-"""The demo's fast path and its background season (issue 32).
+"""The demo's fast path and its background season.
 
 A copied snapshot pass (`carry_forward`) must write exactly what a real pass writes, so the
 season with copies equals the season without, row for row; a season stopped early is told

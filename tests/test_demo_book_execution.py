@@ -1,4 +1,4 @@
-"""Issue 34: a demo season under the protocol extension `book_execution` (the suite's one
+"""A demo season under the protocol extension `book_execution` (the suite's one
 played book_execution season: the baselines and the oracle for nine days against the simulated
 CLOB's books, `arena.sim.books`, served by `arena.sim.clob_server`).
 

@@ -1,4 +1,4 @@
-"""`arena demo --late-entry newcomer` (issue 36) on the finished `arena demo --weeks 2 --seed 1`
+"""`arena demo --late-entry newcomer` on the finished `arena demo --weeks 2 --seed 1`
 season that tests/test_demo.py plays (shared through `demo_seasons`, not played again): the
 bundled lineup's disabled `newcomer` never played a live cohort; its late entry leaves a shadow
 per cohort, its every model attempt one request to the simulated model server (over HTTP, the

@@ -217,7 +217,7 @@ ALWAYS_COMPARED = (
 def test_every_cohort_of_the_season_bundles_and_verifies(
     season: tuple[Engine, DemoSummary, str],
 ) -> None:
-    """Issue 25: each cohort of a demo season, bundled (provisional: its positions are still
+    """Each cohort of a demo season, bundled (provisional: its positions are still
     open) then verified from the files alone, matches 100%; every HTTP attempt is in it."""
     engine, _, _ = season
     with engine.connect() as conn:

@@ -1,4 +1,4 @@
-"""Issue 26: a demo season under the protocol extension `stated_probability`, and the v1
+"""A demo season under the protocol extension `stated_probability`, and the v1
 leaderboard of a season unchanged to the cent with the extension on.
 
 The extended season (the lineup's seven LLM families on the simulated model server, the

@@ -1,5 +1,5 @@
 """The extension `horizon`'s pure parts: its stamp, its settings, its prompt section, which
-run universe a cohort decides on, and the demo's settling tail (issue 35)."""
+run universe a cohort decides on, and the demo's settling tail."""
 
 import json
 from datetime import UTC, datetime

@@ -1,4 +1,4 @@
-"""A late entrant's shadow cohort gets a replay bundle like a live cohort's (issue 36).
+"""A late entrant's shadow cohort gets a replay bundle like a live cohort's.
 
 The finished test season (`finished_season`) is copied to each backend and a baseline family
 plays cohort 1 afterwards through the real player (`play_late_entry`): once cleanly, once

@@ -1,4 +1,4 @@
-"""Late entrants never touch a live figure (issue 36, "live filter").
+"""Late entrants never touch a live figure.
 
 A shadow cohort (a late entrant's replay of a live cohort) sits in `cohorts` beside the live
 ones with the SAME number and week start. On the finished test season, on each backend, every

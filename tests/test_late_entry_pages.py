@@ -1,5 +1,5 @@
 """The Leaderboard's "Late entrants on the same cohorts" section and a Compare pair with a
-late entrant (issue 36), with Streamlit's AppTest on the finished season plus shadows."""
+late entrant, with Streamlit's AppTest on the finished season plus shadows."""
 
 from collections.abc import Iterator
 from datetime import timedelta

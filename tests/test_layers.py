@@ -1,4 +1,4 @@
-"""The house's layers hold: imports run downward only, with no circle (issue 21).
+"""The house's layers hold: imports run downward only, with no circle.
 
 Read from the source with `ast` (every import, at module level, inside functions and under
 TYPE_CHECKING alike), so a lazy import cannot hide a dependency:

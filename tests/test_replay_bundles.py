@@ -1,4 +1,4 @@
-"""Replay bundles (issue 25): `arena bundle` then `arena verify` recomputes every number.
+"""Replay bundles: `arena bundle` then `arena verify` recomputes every number.
 
 On the finished test season (both cohorts completed through the real jobs, their bundles kept
 by the real `bundle` job): every cohort verifies 100%, a rebuild is byte-identical to the kept
@@ -399,7 +399,7 @@ except InputError as exc:
 
 def test_a_zip_bundle_written_over_an_old_one_fails_whole_or_not_at_all(tmp_path: Path) -> None:
     """`arena bundle --out x.zip` on a full disk (here: a file size limit) keeps the old zip
-    and leaves no temporary file; it used to truncate the old zip and leave half a new one."""
+    and leaves no temporary file, never a truncated old zip or half a new one."""
     out = tmp_path / "x.zip"
     out.write_bytes(b"old")
     done = subprocess.run(

@@ -1,5 +1,5 @@
 """`arena restore` checks its source before it swaps, keeps what it replaces, and never leaves a
-half-restored database or temp files (issue 31, items 1, 2 and 12).
+half-restored database or temp files.
 
 Every test drives the real CLI on real SQLite files or on the suite's PostgreSQL server.
 """

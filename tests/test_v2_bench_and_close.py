@@ -1,6 +1,6 @@
 """Methodology v2's CLOB client is closed when the command or the scheduler ends, a v1-only
 snapshot pass never reads v2 holdings, and the v2 snapshot bench prices a pass through the
-real client over HTTP (issue 33).
+real client over HTTP.
 
 Real SQLite files, real loopback CLOB servers (the scripted one of `tests.markets.clob_server`
 and the simulated world's `arena.sim.clob_server`), the project's real `ClobClient`.

@@ -1,4 +1,4 @@
-"""Replay bundles of methodology v2 cohorts (issue 33): provenance bundled, `arena verify`
+"""Replay bundles of methodology v2 cohorts: provenance bundled, `arena verify`
 recomputes from the recorded prices, v1 bundles keep their bytes.
 
 - A scripted v2 cohort, played through the real engine on SQLite and on PostgreSQL (a plan over

@@ -1,5 +1,5 @@
 """`arena demo --methodology v2`: a short v2 season offline, against the simulated CLOB through
-the real ClobClient, every price it used with its provenance (methodology v2, issue 33)."""
+the real ClobClient, every price it used with its provenance (methodology v2)."""
 
 from collections.abc import Iterator
 

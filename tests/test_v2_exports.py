@@ -1,4 +1,4 @@
-"""CSV exports and price provenance (issue 33): a v2 scope's exports carry the provenance as
+"""CSV exports and price provenance: a v2 scope's exports carry the provenance as
 raw values; a v1 scope's exports gain empty columns at the end and nothing else.
 
 The v2 scope is a short `arena demo --methodology v2` season; the v1 scope the v1 test season

@@ -1,4 +1,4 @@
-"""Methodology v2 on the read side: "all cohorts" is per version (issue 33, part 3).
+"""Methodology v2 on the read side: "all cohorts" is per version.
 
 The database holds a v1 season and the same season copied as v2 cohorts (`add_v2_season`):
 v1's all-cohort figures are exactly the v1-only database's, and v2's all-cohort figures are

@@ -1,5 +1,5 @@
 """v1 and v2 are never pooled: a database holding a v1 season and a v2 season gives exactly
-the v1-only database's all-cohort (v1) figures (methodology v2, issue 33).
+the v1-only database's all-cohort (v1) figures (methodology v2).
 
 The v2 season is the v1 season's cohorts copied under new numbers and later weeks, stamped v2,
 every agent, decision, position, trade, Brier row and snapshot with them: if an all-cohort read

@@ -1,4 +1,4 @@
-"""`arena verify` on hostile bundles (issue 31, items 6, 8 and 10): it reads a file someone
+"""`arena verify` on hostile bundles: it reads a file someone
 else made, so it must follow contract §7 whatever that file holds.
 
 - Names and values from the bundle are printed with their control characters as visible
@@ -122,7 +122,7 @@ def assert_one_error_line(code: int, out: str, err: str, *named: str) -> None:
         assert text in err, (text, err)
 
 
-# -- item 6: what verify prints is escaped ---------------------------------------------------
+# -- what verify prints is escaped -----------------------------------------------------------
 
 
 @pytest.mark.parametrize("shape", ["zip", "folder"])
@@ -204,7 +204,7 @@ def test_a_file_the_replay_cannot_parse_is_a_mismatch_not_a_crash(
     assert f"file {name}: changed" in out and "bundle readable: " in out, out
 
 
-# -- item 8: unreadable input exits 2 with one line ------------------------------------------
+# -- unreadable input exits 2 with one line --------------------------------------------------
 
 
 def test_garbage_bytes_exit_2(tmp_path: Path, verify: Run) -> None:
@@ -242,7 +242,7 @@ def test_a_missing_path_exits_2(tmp_path: Path, verify: Run) -> None:
 def test_an_unsupported_compression_method_exits_2(
     real_zip: bytes, tmp_path: Path, method: int, verify: Run
 ) -> None:
-    """Deflate64 (9) Python cannot read (it used to end "unexpected NotImplementedError");
+    """Deflate64 (9) Python cannot read (unguarded: "unexpected NotImplementedError");
     bzip2 and lzma it can, but `arena bundle` never writes them: not one of its bundles."""
     files = members(real_zip)
     if method == 9:
@@ -258,15 +258,15 @@ def test_an_unsupported_compression_method_exits_2(
 
 
 def test_an_encrypted_member_exits_2(real_zip: bytes, tmp_path: Path, verify: Run) -> None:
-    """The encryption bit (0x1) set in a stored member's local and central headers: it used
-    to end "unexpected RuntimeError" (password required)."""
+    """The encryption bit (0x1) set in a stored member's local and central headers (unguarded:
+    "unexpected RuntimeError", password required)."""
     data = write_zip(tmp_path / "stored.zip", members(real_zip), zipfile.ZIP_STORED).read_bytes()
     target = tmp_path / "bundle.zip"
     target.write_bytes(patched_headers(data, MANIFEST, 6, 8, 0x1))
     assert_one_error_line(*verify(str(target)), str(target), f"{MANIFEST} is encrypted")
 
 
-# -- item 10: sizes capped before reading ----------------------------------------------------
+# -- sizes capped before reading -------------------------------------------------------------
 
 PEAK_PROBE = """
 import atexit, resource, sys

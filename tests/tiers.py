@@ -1,4 +1,4 @@
-"""Test tiers derived from what a test uses, never marked by hand (issue 32).
+"""Test tiers derived from what a test uses, never marked by hand.
 
 `tests/conftest.py`'s `pytest_collection_modifyitems` hands each collected test to `tiers()`:
 the test's own function, every fixture of its closure (pytest resolves it transitively) and

@@ -74,11 +74,11 @@ ANALYSES: dict[str, Analysis] = {
     # in scope; empty frames where no cohort in scope has replicates.
     "replicate_agents": Analysis(replicate_agents),
     "replicates": Analysis(replicate_analysis),
-    # Execution sensitivity (issue 34): every leg re-executed at the display price, the mid
+    # Execution sensitivity: every leg re-executed at the display price, the mid
     # and the stored book, each with the leaderboard's cluster bootstrap (the Execution page,
     # and the leaderboard's "rank not robust to the execution rule" flag).
     "execution_sensitivity": Analysis(execution_sensitivity, per_version=True),
-    # "When will we know?" (issue 35): every pair's and each family's MDE and the cohorts its
+    # "When will we know?": every pair's and each family's MDE and the cohorts its
     # gap needs, from the leaderboard's bootstrap draw and a 200-seed random null (~0.7 s on a
     # six-week demo, more with history).
     "detectability": Analysis(detectability_frame, per_version=True),

@@ -1,4 +1,4 @@
-"""`arena demo --late-entry FAMILY`: a late entrant over the finished demo cohorts (issue 36).
+"""`arena demo --late-entry FAMILY`: a late entrant over the finished demo cohorts.
 
 Why apart from `arena.app.demo`: the season is played first and closed; the late entrant then
 plays the finished live cohorts through the engine's player (`arena.engine.late_entry`), its

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-BOOK_DEPTH = 20  # levels per side a decision run stores (issue 34: "say 20 per side")
+BOOK_DEPTH = 20  # levels per side a decision run stores; a walk past them is partial
 # Why a book gives no midpoint (each is also a CLOB price's fallback reason, methodology v2).
 NoMidReason = Literal["empty_book", "one_sided_book", "crossed_book"]
 

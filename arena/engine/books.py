@@ -1,6 +1,6 @@
 """The books of a decision run: stored from the run's one batched CLOB read, loaded back exact.
 
-Why: the execution-sensitivity view (issue 34) re-executes every cohort's decisions against
+Why: the execution-sensitivity view re-executes every cohort's decisions against
 the book each token had when its run decided, whatever the cohort's version; a book read
 later is a different book. So every decision run stores the top `BOOK_DEPTH` levels a side of
 every token of its frozen universe (`decision_books`, migration 0011), from the same read v2

@@ -12,7 +12,7 @@ run whose claim was taken over writes nothing.
 Every decision and attempt row goes through `save_row`, which redacts every text column it
 changed (JSON columns string by string) of the responder's key, in any case and any escaped
 form, and of `sk-or-…` keys: an endpoint that echoes the key back cannot get it stored, not in
-the raw answer, the parsed reasoning, a validation error or an error message (issue 31).
+the raw answer, the parsed reasoning, a validation error or an error message.
 """
 
 import os

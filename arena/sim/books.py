@@ -90,9 +90,9 @@ _ONE = Decimal(1)
 _ZERO = Decimal(0)
 
 # Spread (half of it, in probability) and depth. Calibrated so that the cost of buying at the
-# best ask above the display price, over the demo world's binary markets, comes out near the
-# issue 33 table from real Gamma payloads: median about +44% for YES under 5¢, +6% at 5-20¢,
-# +1.5% at 20-80¢ (real: +44%, +5.6%, +1.0%).
+# best ask above the display price, over the demo world's binary markets, comes out near what
+# real Gamma payloads show: median about +44% for YES under 5¢, +6% at 5-20¢, +1.5% at
+# 20-80¢ (real: +44%, +5.6%, +1.0%).
 HALF_SPREAD_MIN = 0.002  # a deep market at 50¢: a one-tick spread
 HALF_SPREAD_THIN = 0.015  # added in full for a market with no liquidity
 THIN_LIQUIDITY = 500.0  # liquidity at which a market counts as half thin

@@ -2,7 +2,7 @@
 
 Why its own module: `arena.storage.models` is at the project's line limit; it imports this one
 so the table is in the metadata wherever the schema is. Why stored: the execution-sensitivity
-view (issue 34) re-executes every cohort's decisions against the books its run saw, whatever
+view re-executes every cohort's decisions against the books its run saw, whatever
 the cohort's version; a book read later is a different book.
 
 Each side is one text column, best-first, `price:size` pairs joined by `;`, each number the

@@ -1,4 +1,4 @@
-"""Issue 26, stated probability (a protocol extension): the prompt asks for it, the parser reads
+"""Stated probability (a protocol extension): the prompt asks for it, the parser reads
 and validates it only when the cohort runs the extension, the planner carries it beside the
 leg, and the simulated personas answer it. Without the extension everything is v1's, byte for
 byte."""

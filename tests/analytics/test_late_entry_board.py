@@ -1,4 +1,4 @@
-"""Late entrants on the same cohorts (issue 36): the leaderboard's late-entry scope and the
+"""Late entrants on the same cohorts: the leaderboard's late-entry scope and the
 Compare pair, on the finished season with shadows written by `copy_shadow`, on each backend.
 
 A late entrant that copies an incumbent's whole history must show exactly the incumbent's

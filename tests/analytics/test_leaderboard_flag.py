@@ -1,4 +1,4 @@
-"""`arena leaderboard` gains `execution_not_robust` as its last CSV column (issue 34): the same
+"""`arena leaderboard` gains `execution_not_robust` as its last CSV column: the same
 read model as the Leaderboard page (`stored.execution_flags`, `views.execution.with_flags`), every
 earlier column byte for byte what it was. Both backends: the CLI reads the real database."""
 

@@ -1,5 +1,5 @@
 """Protocol groups (arena.analytics.query.scope): a read scoped to one group pools exactly its
-cohorts, never a plain cohort and never a group with another parameter (issue 35: horizon
+cohorts, never a plain cohort and never a group with another parameter (horizon
 cohorts are never pooled with unstamped ones, and a 7-day horizon never with a 14-day one).
 
 The database holds the baselines' nine-day v1 season and the same cohorts copied twice under

@@ -1,4 +1,4 @@
-"""How much of a return is realised (issue 35): the stakes resolved against the stakes still
+"""How much of a return is realised: the stakes resolved against the stakes still
 marked, on hand-built positions (open, settled won and lost, refunded, sold, partly sold, partly
 sold then settled), per agent and per family over the leaderboard's scope, on both backends."""
 

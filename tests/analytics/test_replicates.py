@@ -1,4 +1,4 @@
-"""The replicates figures (issue 26) on a few agents computed by hand: pooled return and Brier,
+"""The replicates figures on a few agents computed by hand: pooled return and Brier,
 within-family spread beside the gap to the next family, the noise share and its bootstrap, and
 rank stability (a perfectly stable ranking, an unstable one, ties, sampled picks); then a
 short demo season with three replicates per family through the real engine."""

@@ -1,4 +1,4 @@
-"""The stated-probability figures (issue 26) on a few bets computed by hand: Brier beside the
+"""The stated-probability figures on a few bets computed by hand: Brier beside the
 implied confidence and the market, consistency, Kelly efficiency and log-growth, skill when
 deviating, and intervals from the leaderboard's cluster bootstrap."""
 

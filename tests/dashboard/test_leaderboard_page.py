@@ -17,7 +17,7 @@ def test_a_bad_cohort_link_warns_and_shows_no_table(on_analysed: str) -> None:
 
 
 def test_a_stored_frame_gets_the_realised_split_beside_it(on_analysed: str) -> None:
-    """The hourly job's stored leaderboard predates issue 35's columns: the page reads the
+    """The hourly job's stored leaderboard lacks the realised columns: the page reads the
     split beside it (`views.realised`) and shows it per family as a person reads it."""
     from arena.analytics.views.realised import realised_by_family
     from arena.dashboard.fmt import realised_split as split_text

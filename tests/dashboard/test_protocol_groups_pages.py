@@ -1,4 +1,4 @@
-"""Protocol groups in the sidebar's Methodology selector, on every page that reads it (issue 35):
+"""Protocol groups in the sidebar's Methodology selector, on every page that reads it:
 a horizon deployment reads its own cohorts pooled, never pooled with anything else.
 
 The database is the suite's v1 season (cohorts 1–2) copied once more (cohorts 3–4), cohort 3

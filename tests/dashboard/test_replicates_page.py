@@ -1,4 +1,4 @@
-"""The Replicates page (issue 26) through AppTest, on a short demo season with three agents
+"""The Replicates page through AppTest, on a short demo season with three agents
 per family: a cohort link opens one cohort, and the Agent page offers a family's replicates and
 shows the one linked; on a database without replicates the page says how to start them in one
 line. (The figures, tables, chart and agents CSV in Chromium: tests/e2e/test_page_replicates.py.)"""

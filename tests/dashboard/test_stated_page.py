@@ -1,4 +1,4 @@
-"""The Stated probability page (issue 26) through AppTest: a cohort link opens one cohort's
+"""The Stated probability page through AppTest: a cohort link opens one cohort's
 three tables and the Cohorts page marks the extended cohort, on a short demo season under the
 protocol extension; on a database without an extended cohort the page says so in one line.
 (The tables read with their columns in view, and a decision's stated probabilities, in

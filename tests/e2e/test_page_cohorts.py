@@ -61,7 +61,7 @@ def test_cohorts_page_reads_in_a_persons_terms_and_a_row_opens_its_agent(
     assert download.suggested_filename == "forecaster-arena-cohorts.csv"
     lines = Path(download.path()).read_text(encoding="utf-8").splitlines()
     assert lines[0] == LISTING_CSV_HEADER  # the CSV keeps the stable ids
-    # The standings' CSV: raw numbers, how much of each return is realised last (issue 35).
+    # The standings' CSV: raw numbers, how much of each return is realised last.
     with page.expect_download() as info:
         page.get_by_role("button", name="Download CSV", exact=True).nth(1).click()
     standings_csv = Path(info.value.path()).read_text(encoding="utf-8").splitlines()

@@ -38,7 +38,7 @@ CSV_HEADER = (
     "resolved_bets,win_rate,decisions,fallback_holds,api_cost_usd,too_early,"
     "skill_vs_market,skill_vs_market_ci_low,skill_vs_market_ci_high,random_null_percentile,"
     "agent_replicates,replicate_return_low,replicate_return_high,execution_not_robust,"
-    # issue 35: how much of the return is realised, last
+    # how much of the return is realised, last
     "stakes,resolved_stakes,marked_stakes,resolved_share,marked_share,positions,"
     "resolved_positions,marked_positions"
 )

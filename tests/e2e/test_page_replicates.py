@@ -1,4 +1,4 @@
-"""The Replicates page (issue 26) in Chromium at 1440×900, on a short demo season with three
+"""The Replicates page in Chromium at 1440×900, on a short demo season with three
 agents per family: the summary figures read with their interval, the chart draws, both tables
 read as text (returns, points, shares; no missing-looking cell) with their key columns in
 view, the agents CSV carries raw numbers and stable ids, and the Leaderboard pools a family's

@@ -1,4 +1,4 @@
-"""The Stated probability page (issue 26) in Chromium at 1440×900, on a short demo season
+"""The Stated probability page in Chromium at 1440×900, on a short demo season
 under the protocol extension: its three tables read with intervals and no missing-looking
 cell, their key columns in view, the Brier chart drawn, the extended cohorts marked in the
 sidebar, and a decision's BUY legs show their stated probabilities. (How "in view" is measured:

@@ -1,4 +1,4 @@
-"""A `book_execution` cohort through the real decision job, on both backends (issue 34).
+"""A `book_execution` cohort through the real decision job, on both backends.
 
 The real loopback CLOB (`tests.markets.clob_server`) serves the RECORDED REAL Spurs book
 (tests/fixtures/clob/, PROVENANCE.md) and the hand-made books of tests/engine/test_v2_engine.py;

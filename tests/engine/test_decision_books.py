@@ -1,4 +1,4 @@
-"""Every decision run stores the books of its frozen universe's tokens (issue 34), on both
+"""Every decision run stores the books of its frozen universe's tokens, on both
 backends: real loopback CLOB (`tests.markets.clob_server`) read by the real `ClobClient`, the
 scripted chat server answering the model.
 

@@ -1,5 +1,5 @@
 """The extension `horizon` on a real database: the universe filter on its boundary dates and
-held markets, and a bet whose market's end date moves past the horizon (issue 35)."""
+held markets, and a bet whose market's end date moves past the horizon."""
 
 from datetime import timedelta
 from decimal import Decimal as D

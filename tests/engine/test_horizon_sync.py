@@ -1,4 +1,4 @@
-"""The live sync of a `horizon` universe (issue 35), on both backends: the overall top N is all
+"""The live sync of a `horizon` universe, on both backends: the overall top N is all
 long-dated, yet the horizon cohort decides on the top short-dated markets, because the sync
 also asks Gamma (the loopback, filtering by end date as Gamma does) for the top N ending within
 the horizon; a database without horizon cohorts makes exactly the one request it always made."""

@@ -1,4 +1,4 @@
-"""`arena late-entry`'s player (issue 36) on the finished test season, on both backends.
+"""`arena late-entry`'s player on the finished test season, on both backends.
 
 The late entrant is a baseline-strategy family (`favorite`), answered in process: what is
 under test is the replay, not a model client (the demo's test plays one over HTTP). Checked:

@@ -1,6 +1,6 @@
 """Live jobs never touch simulated markets, and the simulated world never touches live ones.
 
-The probe (issue 31, item 7): `arena resolve` on a demo database, with ARENA_GAMMA_URL at a
+The probe: `arena resolve` on a demo database, with ARENA_GAMMA_URL at a
 Gamma that knows real markets under the simulated ids (900001…), asked Gamma about every due
 simulated market, overwrote it with the real one and settled its positions against a
 real-world outcome, with no warning. Here a short demo season (the real `run_demo`, baselines

@@ -1,4 +1,4 @@
-"""Issue 26, replicates, through the real engine on SQLite and PostgreSQL: `ARENA_REPLICATES=N`
+"""Replicates, through the real engine on SQLite and PostgreSQL: `ARENA_REPLICATES=N`
 starts N labelled agents per family, stamped as an extension; the database refuses a second
 agent with the same replicate number; every replicate decides under its own claim, with its
 own decision, trades and positions (none shared, even when the answers are identical); an LLM
@@ -205,7 +205,7 @@ def test_replicate_spread_pools_a_replicate_over_cohorts() -> None:
 
 
 def test_a_replicated_cohort_bundles_and_verifies(engine: Engine) -> None:
-    """Replay bundles (issue 25) carry each agent's replicate and `arena verify` pools them as
+    """Replay bundles carry each agent's replicate and `arena verify` pools them as
     the leaderboard does; its point estimates must match the published ones."""
     decide_twice(engine, replicates=2)
     take_snapshots(engine, RUN + timedelta(minutes=5))

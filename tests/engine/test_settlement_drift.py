@@ -1,5 +1,5 @@
 """Settlement that survives drift: re-cased outcomes, ambiguous markets, corrupted sides,
-and one market whose settlement raises (issue 20). Both backends, real Gamma payloads."""
+and one market whose settlement raises. Both backends, real Gamma payloads."""
 
 import copy
 import json
@@ -264,8 +264,8 @@ class FailingSource(ScriptedSource):
 def test_one_failing_market_does_not_stop_the_others(
     engine: Engine, raw: dict[str, dict[str, Any]]
 ) -> None:
-    """The failing market sorts first by id ("3776139" < "842093" < "842777"): it used to
-    abort the run before any other market and before the summary was logged."""
+    """The failing market sorts first by id ("3776139" < "842093" < "842777"), so a raise that
+    escaped would stop the run before any other market and before the summary is logged."""
     open_markets(engine, raw, (NAMED, BINARY, VOID))
     (agent,) = new_cohort_agents(engine, ("gpt-5.1",))
     stuck = trade_into(engine, agent, NAMED, "Team Spirit", "250", "0.5", BOUGHT)

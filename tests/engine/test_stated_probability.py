@@ -1,4 +1,4 @@
-"""Issue 26, stated probability, through the real engine on SQLite and PostgreSQL: a cohort
+"""Stated probability, through the real engine on SQLite and PostgreSQL: a cohort
 stamped with the extension asks for the probability, a malformed one is retried with the error
 fed back, a missing one is stored as missing and its leg still trades, every probability lands
 on its leg record and BUY trade, and after real settlements the figures are the hand-computed

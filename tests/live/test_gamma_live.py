@@ -95,7 +95,7 @@ def test_top_markets_and_one_market_by_id(
 
 
 def test_the_end_date_window_is_honoured_by_gamma_itself(client: GammaClient) -> None:
-    """The horizon sync sends `end_date_min` / `end_date_max` (issue 35). The client drops a
+    """The horizon sync sends `end_date_min` / `end_date_max`. The client drops a
     market outside the window, so a Gamma that ignored them would only shrink the universe
     silently: this asks the raw page, before the client's own check, and needs every market
     on it to end inside the window."""

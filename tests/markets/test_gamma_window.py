@@ -1,4 +1,4 @@
-"""The Gamma client's end-date window (extension `horizon`'s live universe, issue 35) against
+"""The Gamma client's end-date window (extension `horizon`'s live universe) against
 the loopback Gamma server, which filters by the window as Gamma does (`GammaServer.catalogue`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""An endpoint that echoes the API key back never gets it stored (issue 31, item 4).
+"""An endpoint that echoes the API key back never gets it stored.
 
 Proxies and misconfigured gateways echo the key: as the answer's action, inside its reasoning
 (JSON-escaped, `\\u`-escaped, URL-encoded, upper or lower case, split by invisible

@@ -1,4 +1,4 @@
-"""The API key never leaves the Authorization header (contract §2, issue 8 "Security").
+"""The API key never leaves the Authorization header (contract §2).
 
 A distinctive fake key is set as OPENROUTER_API_KEY and two weeks of the season are run
 through the real CLI against loopback servers: a Gamma-shaped market server and an OpenAI-compatible
@@ -458,7 +458,7 @@ def test_demo_run_never_writes_the_key(
     first 40 (3 h 15 min) already run every job the demo has (start-cohort, decide, hourly
     sync and resolve, 10-minute snapshots) and the rest of the season only repeats them.
 
-    Issue 23: the demo serves its LLM families from its own simulated model server, never from
+    The demo serves its LLM families from its own simulated model server, never from
     the configured endpoint, so the key must not even be sent: the endpoint configured here (a
     simulated model server too, which would answer) gets no request.
     """

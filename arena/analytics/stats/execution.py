@@ -1,4 +1,4 @@
-"""Execution sensitivity (issue 34): each decision's legs re-executed three ways. Pure.
+"""Execution sensitivity: each decision's legs re-executed three ways. Pure.
 
 Why: a ranking can come from the execution rule rather than from forecasting. v1 fills at
 Gamma's display price, v2 at the CLOB mid; a $500 order walks the book. Here every executed

@@ -1,5 +1,5 @@
 """Replicates' pure figures: how much of the spread of agent returns is replicate noise, and
-whether the pooled ranking survives picking one replicate per family (issue 26).
+whether the pooled ranking survives picking one replicate per family.
 
 Why its own module: these are pure functions of `replicate_agents` rows
 (`arena.analytics.stats.replicates`, which reads them and assembles the Replicates page's

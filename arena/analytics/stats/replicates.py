@@ -1,4 +1,4 @@
-"""Replicates: how much of what separates agents is the luck of one run (issue 26).
+"""Replicates: how much of what separates agents is the luck of one run.
 
 Why its own read model: a cohort started with `ARENA_REPLICATES=N` (N > 1; its stamp holds
 ``"replicates": N``) fields N independent agents per family, same prompt, own portfolios. The

@@ -1,4 +1,4 @@
-"""Price provenance as people read it (methodology v2, issue 33): where each price of a frozen
+"""Price provenance as people read it (methodology v2): where each price of a frozen
 universe and each trade came from.
 
 A v2 frozen-universe item stores each outcome's quote (`market_snapshot_items.quotes`: price,

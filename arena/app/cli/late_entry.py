@@ -1,5 +1,5 @@
 """`arena late-entry FAMILY --cohorts A-B`: a family plays finished past cohorts afterwards
-(issue 36, methodology §20), through the engine's player (`arena.engine.late_entry`).
+(methodology §20), through the engine's player (`arena.engine.late_entry`).
 
 Why its own module: it is no scheduler job (no slot, no job_runs row; its idempotency is the
 shadow cohort's unique key and the decision claims), and it is the one command that takes

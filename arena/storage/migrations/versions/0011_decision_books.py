@@ -1,4 +1,4 @@
-"""book execution (issue 34): the `decision_books` table (the top levels of every token's book
+"""book execution: the `decision_books` table (the top levels of every token's book
 each decision run read, one row per snapshot and token) and `markets.fee_schedule` (a
 fee-enabled market's taker-fee schedule as JSON, NULL when fees are off)
 

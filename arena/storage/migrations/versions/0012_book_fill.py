@@ -1,4 +1,4 @@
-"""book execution (issue 34): `trades.book_fill`, the book walk of a `book_execution` cohort's
+"""book execution: `trades.book_fill`, the book walk of a `book_execution` cohort's
 trade (requested, spent, shares, VWAP, fee, partial, the levels taken) as JSON; NULL on every
 v1 and v2 trade and on settlements
 

@@ -1,4 +1,4 @@
-"""late entry (issue 36): a late entrant's shadow cohort replays a finished live cohort for one
+"""late entry: a late entrant's shadow cohort replays a finished live cohort for one
 family. `cohorts.late_entry_of` (the live cohort replayed) and `late_entry_family`, NULL on every
 live cohort; the week-start and number uniques hold among live cohorts only (partial unique
 indexes), and a shadow is unique per original × family; `late_entry_resolutions`, a market's
