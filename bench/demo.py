@@ -3,7 +3,7 @@
 Run: .venv/bin/python bench/demo.py [--weeks 8] [--seed 7] [--tail WEEKS] [--sync-hours H]
 Prints wall time, CPU time and peak RSS, progress each simulated Sunday, and the CPU time
 spent inside each job (CPU, not wall, so a busy machine does not skew the split). Record the
-figures in bench/RESULTS.md. Target: 8 weeks under 60 s and 500 MB on 2 cores.
+figures in bench/RESULTS.md. Target: 8 weeks under 90 s and 600 MB on 2 cores.
 """
 
 import argparse
