@@ -1,9 +1,10 @@
 """Replay bundles of methodology v2 cohorts: provenance bundled, `arena verify`
 recomputes from the recorded prices, v1 bundles keep their bytes.
 
-- A scripted v2 cohort, played through the real engine on SQLite and on PostgreSQL (a plan over
-  the total cap answered again, one always over it held, marks at order-book midpoints and at
-  prior values, a sale), bundles its quotes, trades' provenance and marks, and verifies 100%.
+- A scripted v2 cohort of the `frozen-quotes` rule set (stamped before the key), played through
+  the real engine on SQLite and on PostgreSQL (a plan over the total cap answered again, one
+  always over it held, marks at order-book midpoints and at prior values, a sale), bundles its
+  quotes, trades' provenance and marks, and verifies 100% under its own stamp.
 - A consistent forgery of any recorded price (files edited, the manifest re-hashed) is caught
   by the recomputation, named by the check it breaks.
 - A short `arena demo --methodology v2` season verifies 100%, and the same season copied to
@@ -41,6 +42,7 @@ from tests.engine.test_v2_engine import (
     answer,
     bet,
     book,
+    stamped_before_rule_sets,
     v2,  # noqa: F401  (the fixture: a v2 cohort on each backend, real loopback servers)
 )
 from tests.factories import WEEK1
@@ -111,6 +113,9 @@ def play(arena: V2Arena) -> None:
 
 @pytest.fixture
 def scripted(v2: V2Arena) -> BuiltBundle:  # noqa: F811
+    """A cohort stamped before v2 named its rule set (`frozen-quotes`): its Gamma fallbacks
+    still execute, and its bundle verifies under its own stamp."""
+    stamped_before_rule_sets(v2.engine)
     play(v2)
     return build_bundle(v2.engine, 1, provisional=True)
 

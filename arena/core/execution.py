@@ -11,6 +11,13 @@ model's stated probability (`StatedBetRequest`): it rides along in the leg's `re
 (`"probability"`: the decimal as text, or null when the model gave none) and on the leg
 (`LegResult.probability`, for the BUY trade), and changes nothing about whether or how the leg
 executes. A v1 leg has no such attribute, and its record no such key.
+
+A v2 cohort of the original's rule set (`source-7c78b0c`, docs/methodology-v2.md) plans with
+`execution_quotes`: each touched market's quotes re-read after the model answered. A leg then
+executes only at its side's validated CLOB midpoint (never at Gamma's price: "No validated CLOB
+price available", as the original's `resolveBetPriceAndSideOrError` says), its record carries
+the quotes it met (`"quotes"`), and a BET batch is all or nothing (the original's
+`executeBetsAtomically`): one failing leg rolls back the others.
 """
 
 from collections.abc import Mapping, Sequence
@@ -25,11 +32,19 @@ from arena.core.accounting import (
     buy,
     named_outcome,
     sell,
+    side_item,
     side_price,
 )
 from arena.core.book_legs import RunBooks, book_buy, book_sell, fill_record, leg_book
 from arena.core.money import money, to_decimal
 from arena.core.scoring import implied_confidence
+
+# Why a leg of the original's v2 rule set was refused (`execution_quotes`).
+NO_CLOB_PRICE = "no_clob_price"  # its side had no validated CLOB midpoint at execution
+BATCH_ROLLED_BACK = "batch_rolled_back"  # it would fill, but another leg of its BET batch failed
+CLOB_SOURCE = "clob_mid"  # the quote source of a validated CLOB midpoint
+# Each market's quotes re-read at execution, as stored JSON in outcome order (by market id).
+ExecutionQuotes = Mapping[str, Sequence[Mapping[str, Any]]]
 
 
 class BetRequest(Protocol):
@@ -119,6 +134,7 @@ class LegResult:
     holding_after: Holding | None = None
     probability: Decimal | None = None  # stated by the model (extension), None when not
     fill: dict[str, Any] | None = None  # extension `book_execution`: the walk's detail
+    quotes: list[dict[str, Any]] | None = None  # v2 source rules: its market's quotes at execution
 
     def record(self) -> dict[str, Any]:
         """The JSON-safe summary stored on the decision row (executed and rejected legs)."""
@@ -128,7 +144,11 @@ class LegResult:
             "request": self.request,
             "executed": self.executed,
         }
+        if self.quotes is not None:  # only the original's v2 rule set: other records unchanged
+            out["quotes"] = self.quotes
         if not self.executed:
+            if self.quotes is not None:  # the market whose quotes refused it
+                out["market_id"] = self.market_id
             out.update(reason=self.reason, message=self.message)
             return out
         out.update(
@@ -167,6 +187,23 @@ class ExecutionPlan:
         }
 
 
+def trade_quote(
+    market: SnapshotMarket | None, side: str, executed: Sequence[Mapping[str, Any]] | None
+) -> dict[str, Any] | None:
+    """The quote a BUY or SELL records: its side's frozen quote (v2; None in v1), or under v2's
+    original rule set the quote re-read at execution, with the frozen price beside it
+    (`frozen_price`): the prompt showed one, the trade filled at the other."""
+    if market is None:
+        return None
+    frozen = side_item(market.quotes, market.market_type, market.outcomes, side)
+    if executed is None:
+        return None if frozen is None else dict(frozen)
+    quote = side_item(executed, market.market_type, market.outcomes, side)
+    if quote is None:
+        return None if frozen is None else dict(frozen)
+    return {**quote, "frozen_price": frozen.get("price") if frozen else None}
+
+
 def total_bet_error(decision: LegRequests, cash: Decimal, limits: BetLimits) -> str | None:
     """Methodology v2's cap on a decision's TOTAL bet allocation: why the BET legs break it
     (their sum, in cents as executed, above `max_bet_fraction` of `cash` before the decision),
@@ -186,6 +223,25 @@ def total_bet_error(decision: LegRequests, cash: Decimal, limits: BetLimits) -> 
     )
 
 
+def answer_error(
+    decision: LegRequests, cash: Decimal, limits: BetLimits, *, leg_minimum: bool
+) -> str | None:
+    """Why a v2 answer that parsed is still invalid as a whole, or None: such an answer goes
+    to the malformed-answer retry instead of executing.
+
+    Always the total cap (`total_bet_error`); with `leg_minimum` (the original's rule set),
+    first its parse-time `validateBet` on each leg: a bet below the minimum spoils the answer,
+    where v1 and v2 `frozen-quotes` refuse that one leg at execution."""
+    if leg_minimum and decision.action == "BET":
+        for number, bet in enumerate(decision.bets, start=1):
+            if bet.amount < limits.min_bet:
+                return (
+                    f"bet {number} of ${bet.amount:,.2f} is below the minimum bet of "
+                    f"${limits.min_bet:,.2f}; every bet must be at least ${limits.min_bet:,.2f}"
+                )
+    return total_bet_error(decision, cash, limits)
+
+
 def plan_execution(
     decision: LegRequests,
     cash: Decimal,
@@ -193,11 +249,14 @@ def plan_execution(
     snapshot: Mapping[str, SnapshotMarket],
     limits: BetLimits,
     books: RunBooks | None = None,
+    execution_quotes: ExecutionQuotes | None = None,
 ) -> ExecutionPlan:
     """Every leg of `decision` in order, each checked against the cash at that moment.
 
     `books` (extension `book_execution`): the run's stored books; BETs then walk the asks and
-    SELLs the bids of their side's token (`arena.core.book_legs`). None: v1 / v2 prices."""
+    SELLs the bids of their side's token (`arena.core.book_legs`). `execution_quotes` (v2, the
+    original's rule set): each leg executes at its side's re-read CLOB midpoint or not at all,
+    and a BET batch is all or nothing. Neither: v1 / v2 frozen prices."""
     plan = ExecutionPlan(cash_before=cash, cash_after=cash)
     request: dict[str, Any]
     by_key = {(p.market_id, p.side): p for p in held}
@@ -208,15 +267,89 @@ def plan_execution(
             probability = bet.probability if isinstance(bet, StatedBetRequest) else None
             if isinstance(bet, StatedBetRequest):
                 request["probability"] = None if probability is None else str(probability)
-            leg = _bet(plan, index, request, bet.amount, snapshot, by_key, limits, books)
+            leg = _bet(
+                plan, index, request, bet.amount, snapshot, by_key, limits, books, execution_quotes
+            )
             leg.probability = probability
             plan.legs.append(leg)
+        if execution_quotes is not None:
+            _all_or_nothing(plan)
     elif decision.action == "SELL":
         for index, sale in enumerate(decision.sells):
             request = {"position_id": sale.position_id, "percentage": str(sale.percentage)}
-            leg = _sell(plan, index, request, sale.percentage, snapshot, by_id, by_key, books)
+            leg = _sell(
+                plan,
+                index,
+                request,
+                sale.percentage,
+                snapshot,
+                by_id,
+                by_key,
+                books,
+                execution_quotes,
+            )
             plan.legs.append(leg)
     return plan
+
+
+def _refused(index: int, kind: str, request: dict[str, Any], rejected: TradeRejected) -> LegResult:
+    """A refused leg; one refused at its re-read price keeps the quotes and their market."""
+    leg = LegResult(index, kind, request, False, rejected.reason, rejected.message)
+    if isinstance(rejected, _Refused):
+        leg.quotes, leg.market_id = rejected.quotes, rejected.market_id
+    return leg
+
+
+def _all_or_nothing(plan: ExecutionPlan) -> None:
+    """Roll a BET batch back when any leg failed (the original's `executeBetsAtomically`:
+    "BET batch failed; no trades executed: …"): the legs that would fill are refused too."""
+    failed = [leg.message or leg.reason or "" for leg in plan.legs if not leg.executed]
+    if not failed or all(not leg.executed for leg in plan.legs):
+        return
+    message = "BET batch failed; no trades executed: " + "; ".join(dict.fromkeys(failed))
+    plan.legs = [
+        leg
+        if not leg.executed
+        else LegResult(
+            leg.index,
+            leg.kind,
+            leg.request,
+            False,
+            BATCH_ROLLED_BACK,
+            message,
+            market_id=leg.market_id,
+            probability=leg.probability,
+            quotes=leg.quotes,
+        )
+        for leg in plan.legs
+    ]
+    plan.cash_after = plan.cash_before
+
+
+def _executable_price(
+    execution_quotes: ExecutionQuotes, market: SnapshotMarket, side: str
+) -> tuple[Decimal, list[dict[str, Any]]]:
+    """A side's price at execution under the original's v2 rules: its re-read quote's CLOB
+    midpoint, or a refusal (a Gamma fallback, an unpriced side, or a market not re-read)."""
+    quotes = [dict(q) for q in execution_quotes.get(market.market_id) or ()]
+    quote = side_item(quotes, market.market_type, market.outcomes, side) if quotes else None
+    price = quote.get("price") if quote is not None else None
+    if quote is None or quote.get("source") != CLOB_SOURCE or price is None:
+        what = "binary market side" if market.market_type == "binary" else "outcome"
+        message = f'No validated CLOB price available for {what} "{side}"'
+        raise _Refused(NO_CLOB_PRICE, message, quotes, market.market_id)
+    return Decimal(str(price)), quotes
+
+
+class _Refused(TradeRejected):
+    """A refusal that keeps the quotes the leg met and their market (for its record)."""
+
+    def __init__(
+        self, reason: str, message: str, quotes: list[dict[str, Any]], market_id: str
+    ) -> None:
+        super().__init__(reason, message)
+        self.quotes = quotes
+        self.market_id = market_id
 
 
 def _bet(
@@ -228,9 +361,11 @@ def _bet(
     by_key: dict[tuple[str, str], HeldPosition],
     limits: BetLimits,
     books: RunBooks | None = None,
+    execution_quotes: ExecutionQuotes | None = None,
 ) -> LegResult:
     market = snapshot.get(str(request["market_id"]))
     detail: dict[str, Any] | None = None
+    quotes: list[dict[str, Any]] | None = None
     try:
         if market is None:
             raise TradeRejected("unknown_market", f"market {request['market_id']} was not offered")
@@ -241,7 +376,10 @@ def _bet(
         cash_before = plan.cash_after
         holding = current.holding if current else Holding()
         if books is None:
-            price = side_price(market.market_type, market.outcomes, market.prices, side)
+            if execution_quotes is not None:
+                price, quotes = _executable_price(execution_quotes, market, side)
+            else:
+                price = side_price(market.market_type, market.outcomes, market.prices, side)
             fill = buy(cash_before, holding, amount, price, limits)
         else:
             entry = leg_book(books, market.market_id, market.market_type, market.outcomes, side)
@@ -249,7 +387,7 @@ def _bet(
             fill = walked.moved()
             detail = fill_record(walked.fill)
     except TradeRejected as rejected:
-        return LegResult(index, "BET", request, False, rejected.reason, rejected.message)
+        return _refused(index, "BET", request, rejected)
     plan.cash_after = fill.cash_after
     position_id = current.position_id if current else None
     by_key[(market.market_id, side)] = HeldPosition(
@@ -270,6 +408,7 @@ def _bet(
         implied_confidence=implied_confidence(fill.amount, cash_before, limits.max_bet_fraction),
         holding_after=fill.holding,
         fill=detail,
+        quotes=quotes,
     )
 
 
@@ -282,9 +421,11 @@ def _sell(
     by_id: dict[int, HeldPosition],
     by_key: dict[tuple[str, str], HeldPosition],
     books: RunBooks | None = None,
+    execution_quotes: ExecutionQuotes | None = None,
 ) -> LegResult:
     held = by_id.get(int(request["position_id"]))
     detail: dict[str, Any] | None = None
+    quotes: list[dict[str, Any]] | None = None
     try:
         if held is None:
             raise TradeRejected(
@@ -297,7 +438,10 @@ def _sell(
             raise TradeRejected("market_closed", f"market {held.market_id} is not trading")
         cash_before = plan.cash_after
         if books is None:
-            price = side_price(market.market_type, market.outcomes, market.prices, held.side)
+            if execution_quotes is not None:
+                price, quotes = _executable_price(execution_quotes, market, held.side)
+            else:
+                price = side_price(market.market_type, market.outcomes, market.prices, held.side)
             fill = sell(cash_before, current.holding, to_decimal(percentage), price)
         else:
             entry = leg_book(books, held.market_id, market.market_type, market.outcomes, held.side)
@@ -305,7 +449,7 @@ def _sell(
             fill = walked.moved()
             detail = fill_record(walked.fill)
     except TradeRejected as rejected:
-        return LegResult(index, "SELL", request, False, rejected.reason, rejected.message)
+        return _refused(index, "SELL", request, rejected)
     plan.cash_after = fill.cash_after
     updated = HeldPosition(held.position_id, held.market_id, held.side, fill.holding)
     by_key[(held.market_id, held.side)] = updated
@@ -325,4 +469,5 @@ def _sell(
         realized_pnl=fill.realized_pnl,
         holding_after=fill.holding,
         fill=detail,
+        quotes=quotes,
     )

@@ -18,8 +18,11 @@ them once (`load_run_books`) and its legs walk them (`plan_execution(..., books=
 
 A cohort stamped methodology v2 (docs/methodology-v2.md) gets its own frozen snapshot, priced
 at validated CLOB midpoints, the v2 prompt, and the total bet cap: a plan whose bets add up to
-more than the cap is answered like a malformed one (`total_bet_error`). Again the cohort's stamp
-decides, so a v1 cohort keeps v1's rules in a deployment that has switched to v2.
+more than the cap is answered like a malformed one (`answer_error`). Under the original's rule
+set (`source-7c78b0c`) a bet below the minimum spoils the answer the same way, the legs execute
+only at CLOB midpoints re-read after the answer (`arena.engine.requote`), and a BET batch is
+all or nothing. The cohort's stamp decides, constants included (`stamped_methodology`), so a v1
+cohort keeps v1's rules in a deployment that has switched to v2.
 
 Every model attempt is stored as it returns; the trades and the decision's final status are
 written together in one transaction that first checks the claim is still ours, so a crash
@@ -49,12 +52,14 @@ from arena.config import (
     Methodology,
     executes_on_books,
     is_v2,
+    runs_source_rules,
     stamped_extensions,
     stamped_horizon_days,
+    stamped_methodology,
     stamped_replicates,
 )
 from arena.core.errors import ArenaError
-from arena.core.execution import plan_execution, total_bet_error
+from arena.core.execution import ExecutionQuotes, HeldPosition, answer_error, plan_execution
 from arena.core.money import money
 from arena.engine.cohorts import cohorts_deciding, decision_week
 from arena.engine.decision_claims import (
@@ -79,6 +84,7 @@ from arena.engine.decision_inputs import (
 from arena.engine.execution import apply_plan
 from arena.engine.logs import log_event
 from arena.engine.provenance import PriceReader
+from arena.engine.requote import Requote, clob_requote, frozen_quotes
 from arena.lineup import FamilySpec, Lineup
 from arena.storage.db import session_scope
 from arena.storage.models import Agent, Cohort
@@ -133,7 +139,9 @@ def run_decisions(
     if books is None and prices is None and any(executes_on_books(c.constants) for c, _ in work):
         _no_reader()  # before any claim: a refused run leaves nothing to re-claim
     universes: dict[tuple[str, int | None], FrozenUniverse] = {}
+    requote = clob_requote(engine, prices) if prices is not None else None
     for cohort, agents in work:
+        rules = stamped_methodology(cohort.methodology_version, cohort.constants)
         week = decision_week(cohort.week_start, at)
         for agent in agents:
             family = _family(lineup, agent)
@@ -162,7 +170,7 @@ def run_decisions(
                 if result.snapshot_id is None:
                     result.snapshot_id = universe.snapshot_id
             status, trades = decide_or_fail(
-                engine, claim, agent, cohort, week, at, responder, universe, methodology
+                engine, claim, agent, cohort, week, at, responder, universe, rules, requote
             )
             result.statuses[status] = result.statuses.get(status, 0) + 1
             result.trades += trades
@@ -278,11 +286,14 @@ def decide_or_fail(
     responder: Responder,
     universe: FrozenUniverse,
     methodology: Methodology,
+    requote: Requote | None = None,
 ) -> tuple[str, int]:
     """`decide_one`, with an unexpected failure made this decision's `error` row (logged, its
     message one line and key-free): one agent's failure never stops a run."""
     try:
-        return decide_one(engine, claim, agent, cohort, week, at, responder, universe, methodology)
+        return decide_one(
+            engine, claim, agent, cohort, week, at, responder, universe, methodology, requote
+        )
     except Exception as exc:
         log.exception("decision of agent %s failed", agent.id)
         message = _describe(exc)
@@ -299,12 +310,18 @@ def decide_one(
     responder: Responder,
     universe: FrozenUniverse,
     methodology: Methodology,
+    requote: Requote | None = None,
 ) -> tuple[str, int]:
-    """Prompt, ask (retrying malformed answers), execute; returns (status, trades written)."""
+    """Prompt, ask (retrying malformed answers), execute; returns (status, trades written).
+
+    `methodology` is the cohort's stamped constants. Under v2's original rule set the legs
+    execute at `requote`'s prices (the run's CLOB re-read; the frozen quotes without one, as a
+    late entrant's replay of the past has)."""
     with session_scope(engine) as session:
         inputs = load_inputs(session, agent.id, universe, methodology)  # type: ignore[arg-type]
     stated = STATED_PROBABILITY in stamped_extensions(cohort.constants)
     v2 = is_v2(cohort.methodology_version)
+    source = runs_source_rules(cohort.methodology_version, cohort.constants)
     system = system_prompt(
         methodology.min_bet,
         methodology.max_bet_fraction,
@@ -351,7 +368,7 @@ def decide_one(
         error = outcome.error
         if outcome.ok is not None and v2:  # v2: a plan over the total cap is invalid as a whole
             limits = bet_limits(methodology)
-            error = total_bet_error(outcome.ok, inputs.portfolio.cash, limits)
+            error = answer_error(outcome.ok, inputs.portfolio.cash, limits, leg_minimum=source)
         record_attempts(engine, claim, answer.attempts, answer, error, at, secrets)
         if outcome.ok is not None and error is None:
             parsed = outcome.ok
@@ -361,6 +378,10 @@ def decide_one(
             {"role": "assistant", "content": answer.content},
             {"role": "user", "content": retry_feedback(error or "malformed")},
         ]
+    quotes = None
+    if source and parsed is not None and parsed.action in ("BET", "SELL"):
+        reread = requote or frozen_quotes({k: m.quotes for k, m in universe.snapshot.items()})
+        quotes = reread(_touched(parsed, inputs.held))
     return _finish(
         engine,
         claim,
@@ -373,7 +394,15 @@ def decide_one(
         at,
         secrets,
         on_books=executes_on_books(cohort.constants),
+        execution_quotes=quotes,
     )
+
+
+def _touched(decision: ParsedDecision, held: Sequence[HeldPosition]) -> list[str]:
+    """The markets a decision's legs trade in: its bets' and the positions it sells."""
+    of_position = {p.position_id: p.market_id for p in held}
+    sold = [of_position.get(leg.position_id) for leg in decision.sells]
+    return [leg.market_id for leg in decision.bets] + [m for m in sold if m is not None]
 
 
 def _describe(exc: BaseException) -> str:
@@ -401,9 +430,11 @@ def _finish(
     secrets: Sequence[str],
     *,
     on_books: bool = False,
+    execution_quotes: ExecutionQuotes | None = None,
 ) -> tuple[str, int]:
     """Execute and close the decision in one transaction, re-reading the agent's state;
-    `on_books` (extension `book_execution`): the legs walk the run's stored books."""
+    `on_books` (extension `book_execution`): the legs walk the run's stored books;
+    `execution_quotes` (v2's original rule set): the legs' prices re-read after the answer."""
     with session_scope(engine) as session:
         row = owned_decision(session, claim)
         if row is None:
@@ -415,7 +446,9 @@ def _finish(
         snapshot = universe.tradable_now(session, touched)
         books = (universe.books or {}) if on_books else None
         limits = bet_limits(methodology)
-        plan = plan_execution(decision, agent.cash_balance, inputs.held, snapshot, limits, books)
+        plan = plan_execution(
+            decision, agent.cash_balance, inputs.held, snapshot, limits, books, execution_quotes
+        )
         apply_plan(session, agent, row.id, plan, at, snapshot)  # type: ignore[arg-type]
         if parsed is None:
             status = "fallback_hold"

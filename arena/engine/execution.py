@@ -11,8 +11,7 @@ from decimal import Decimal
 from sqlmodel import Session
 
 from arena.core.book_legs import PRICE_SOURCE as BOOK_WALK
-from arena.core.execution import ExecutionPlan, SnapshotMarket
-from arena.engine.provenance import side_quote
+from arena.core.execution import ExecutionPlan, SnapshotMarket, trade_quote
 from arena.storage.models import Agent, Position, Trade
 
 
@@ -30,7 +29,9 @@ def apply_plan(
     records the quote of the outcome it bought or sold (`price_source`, `price_quote`). A v1
     trade gets neither (NULL). A leg filled by walking a stored book (extension
     `book_execution`) stores the walk (`book_fill`) with `price_source` `book_walk`; the v2
-    quote, when there is one, stays beside it in `price_quote`."""
+    quote, when there is one, stays beside it in `price_quote`. A leg of v2's original rule
+    set executed at its re-read quote (`leg.quotes`): `price_quote` is that quote, with the
+    frozen price the prompt showed beside it (`frozen_price`)."""
     positions: dict[tuple[str, str], Position] = {}
     assert agent.id is not None
     for leg in plan.legs:
@@ -69,11 +70,7 @@ def apply_plan(
         assert position.id is not None
         leg.position_id = position.id
         market = snapshot.get(leg.market_id) if snapshot is not None else None
-        quote = (
-            side_quote(market.quotes, market.market_type, market.outcomes, leg.side)
-            if market is not None
-            else None
-        )
+        quote = trade_quote(market, leg.side, leg.quotes)
         session.add(
             Trade(
                 agent_id=agent.id,
@@ -99,3 +96,4 @@ def apply_plan(
     agent.cash_balance = plan.cash_after
     session.add(agent)
     session.flush()
+

@@ -171,6 +171,24 @@ def v2(engine: Engine) -> Iterator[V2Arena]:
         yield V2Arena(engine, models, clob, settings, lineup)
 
 
+def stamped_before_rule_sets(engine: Engine) -> None:
+    """Make the cohort one stamped before v2 named its rule set: no `rule_set` key and the two
+    retries every stamp then carried. It runs `frozen-quotes` for good: executions at the
+    frozen quotes (Gamma's price where the CLOB had none), legs independent."""
+    with session_scope(engine) as s:
+        cohort = s.exec(select(Cohort)).one()
+        constants = {k: v for k, v in cohort.constants.items() if k != "rule_set"}
+        cohort.constants = {**constants, "malformed_retries": 2}
+        s.add(cohort)
+
+
+@pytest.fixture
+def frozen(v2: V2Arena) -> V2Arena:
+    """A v2 cohort of the `frozen-quotes` rule set (stamped before the key existed)."""
+    stamped_before_rule_sets(v2.engine)
+    return v2
+
+
 def bet(*legs: tuple[str, str, int]) -> dict[str, Any]:
     return {
         "action": "BET",
@@ -233,7 +251,8 @@ def test_the_frozen_universe_is_priced_at_validated_midpoints(v2: V2Arena) -> No
     assert "for all of this decision's bets together" in prompt[1]["content"]
 
 
-def test_trades_carry_their_price_and_its_provenance(v2: V2Arena) -> None:
+def test_trades_carry_their_price_and_its_provenance(frozen: V2Arena) -> None:
+    v2 = frozen
     v2.models.script_model("test/a", answer(FOUR_LEGS, "test/a"))
     v2.decide()
     trades = {(t.market_id, t.side): t for t in v2.trades()}
@@ -261,7 +280,8 @@ def test_trades_carry_their_price_and_its_provenance(v2: V2Arena) -> None:
     assert bob.price_quote is not None and bob.price_quote["fallback_reason"] == "unknown_token"
 
 
-def test_clob_down_falls_back_to_gamma_with_the_reason(v2: V2Arena) -> None:
+def test_clob_down_falls_back_to_gamma_with_the_reason(frozen: V2Arena) -> None:
+    v2 = frozen
     v2.clob.script("POST", "/books", Reply(503, {"error": "down"}))
     v2.clob.script("GET", "/book", Reply(503, {"error": "down"}))
     v2.models.script_model("test/a", answer(bet(("100", "YES", 500)), "test/a"))
@@ -296,7 +316,8 @@ def test_a_plan_over_the_total_cap_is_answered_again(v2: V2Arena) -> None:
     assert [(t.market_id, t.amount) for t in v2.trades()] == [("100", D("1000"))]
 
 
-def test_always_over_the_total_cap_holds(v2: V2Arena) -> None:
+def test_always_over_the_total_cap_holds(frozen: V2Arena) -> None:
+    v2 = frozen
     over = bet(("100", "YES", 2000), ("300", "Alice", 600))
     v2.models.script_model("test/a", answer(over, "test/a"))
     v2.decide()
@@ -314,7 +335,8 @@ def test_exactly_the_total_cap_executes(v2: V2Arena) -> None:
     assert sum((t.amount for t in v2.trades()), D(0)) == D("2500")
 
 
-def test_marks_read_the_clob_and_keep_the_prior_value_without_one(v2: V2Arena) -> None:
+def test_marks_read_the_clob_and_keep_the_prior_value_without_one(frozen: V2Arena) -> None:
+    v2 = frozen
     v2.models.script_model("test/a", answer(FOUR_LEGS, "test/a"))
     v2.decide()
     positions = {(t.market_id, t.side): (t.position_id, t.shares) for t in v2.trades()}

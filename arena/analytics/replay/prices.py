@@ -2,8 +2,8 @@
 
 A v2 bundle records where every price came from (docs/methodology-v2.md, "Replay bundles"):
 each frozen outcome's quote, each BUY and SELL trade's quote, each valuation row's marks
-(`marks.jsonl`). The execution itself is replayed by `verify` at the frozen prices as in v1;
-these checks add, from the same files alone:
+(`marks.jsonl`). The execution itself is replayed by `verify`; these checks add, from the same
+files alone:
 
 - `check_quotes`: each frozen outcome's quote recomputed by the original's validation rule
   (`markets.price_source.price_market`) from the Gamma and CLOB prices it records (the
@@ -16,7 +16,11 @@ these checks add, from the same files alone:
   (a CLOB mark is its quote's price; a prior value is the position's last CLOB mark, or its
   entry price before it had one);
 - `check_total_caps`: the total bet cap on every answer that parsed, against the replayed cash
-  before it (`core.execution.total_bet_error`).
+  before it, and under the original's rule set the minimum of each bet
+  (`core.execution.answer_error`).
+
+Under the original's rule set the execution is replayed at the quotes each leg met when it
+executed (`replay.execution_quotes`); `check_trade_quotes` then expects those on the trades.
 
 Taken as recorded: the CLOB's and Gamma's prices themselves (the books are not in the bundle)
 and a mark's validation status (a NO mark carries its market's YES status).
@@ -35,7 +39,7 @@ from arena.analytics.replay.report import Check
 from arena.config import BET_CAP_TOTAL, PRICES_CLOB_MID
 from arena.core.accounting import BetLimits, Holding, mark_value, outcome_index
 from arena.core.book_legs import PRICE_SOURCE as BOOK_WALK
-from arena.core.execution import LegRequests, total_bet_error
+from arena.core.execution import LegRequests, SnapshotMarket, answer_error, trade_quote
 from arena.core.money import money, price
 from arena.markets.clob_wire import ClobQuote
 from arena.markets.price_source import (
@@ -74,6 +78,7 @@ class PricedReplay(Protocol):
     cash_before: dict[int, Decimal]
     limits: BetLimits
     walks: bool  # extension book_execution: trades fill by walking books, not at the quote
+    source_rules: bool  # v2's original rule set: fills at the quotes re-read at execution
 
 
 def _decimal(value: Any) -> Decimal | None:
@@ -93,19 +98,27 @@ def check_quotes(replay: PricedReplay) -> Check:
     for snapshot in replay.snapshots.values():
         for item in snapshot["items"]:
             where = f"snapshot {snapshot['id']} market {item['market_id']}"
-            quotes = item.get("quotes")
-            if not quotes or len(quotes) != len(item["outcomes"]):
-                check.fail(f"{where}: no quote for each outcome")
-                continue
-            try:
-                recomputed = recompute_quotes(item)
-            except (ValueError, TypeError, ArithmeticError) as exc:
-                check.fail(f"{where}: its quotes cannot be read ({type(exc).__name__})")
-                continue
-            for index, (quote, mine) in enumerate(zip(quotes, recomputed, strict=True)):
-                _compare_quote(check, f"{where} outcome {index}", quote, mine)
-            _check_shown(check, where, item["prices"], recomputed)
+            recomputed = compare_quotes(check, where, item)
+            if recomputed is not None:
+                _check_shown(check, where, item["prices"], recomputed)
     return check
+
+
+def compare_quotes(check: Check, where: str, item: Mapping[str, Any]) -> list[PriceQuote] | None:
+    """A market's recorded quotes (`item`: its id, type, outcomes and `quotes`) against the
+    validation rule; the recomputed quotes, or None (a failure recorded) when unreadable."""
+    quotes = item.get("quotes")
+    if not quotes or len(quotes) != len(item["outcomes"]):
+        check.fail(f"{where}: no quote for each outcome")
+        return None
+    try:
+        recomputed = recompute_quotes(item)
+    except (ValueError, TypeError, ArithmeticError, KeyError, AttributeError) as exc:
+        check.fail(f"{where}: its quotes cannot be read ({type(exc).__name__})")
+        return None
+    for index, (quote, mine) in enumerate(zip(quotes, recomputed, strict=True)):
+        _compare_quote(check, f"{where} outcome {index}", quote, mine)
+    return recomputed
 
 
 def recompute_quotes(item: Mapping[str, Any]) -> list[PriceQuote]:
@@ -168,9 +181,12 @@ def _check_shown(
 
 
 def check_trade_quotes(replay: PricedReplay) -> Check:
-    """Each BUY and SELL carries its outcome's frozen quote; settlements carry none."""
+    """Each BUY and SELL carries the quote of the outcome it traded: its decision's frozen one,
+    or under the original's rule set the one its leg met at execution with the frozen price
+    beside it (`core.execution.trade_quote`, the engine's rule); settlements carry none."""
     check = Check("trades carry their quotes")
     snapshot_of = {d["id"]: d["market_snapshot_id"] for d in replay.decisions}
+    legs = {(d["id"], leg["index"]): leg for d in replay.decisions for leg in d["legs"] or []}
     for trade in replay.trades:
         where = f"trade {trade['id']}"
         if trade["trade_type"] not in ("BUY", "SELL"):
@@ -189,7 +205,18 @@ def check_trade_quotes(replay: PricedReplay) -> Check:
         if item is None or index is None or not quotes or index >= len(quotes):
             check.fail(f"{where}: no frozen quote of its side in its decision's universe")
             continue
-        quote = quotes[index]
+        executed = legs.get((trade["decision_id"], trade["leg_index"]), {}).get("quotes")
+        if replay.source_rules and executed is None:
+            check.fail(f"{where}: its leg records no quotes read at execution")
+            continue
+        market = SnapshotMarket(
+            item["market_id"],
+            item["market_type"],
+            [str(o) for o in item["outcomes"]],
+            [],
+            quotes=quotes,
+        )
+        quote = trade_quote(market, trade["side"], executed) or {}
         check.expect(f"{where} price_quote", trade.get("price_quote"), quote)
         if replay.walks:  # its price is the walk's VWAP (`replay.books`), the quote beside
             check.expect(f"{where} price_source", trade.get("price_source"), BOOK_WALK)
@@ -231,7 +258,10 @@ def check_total_caps(
         cashes = [cash_at(states, datetime.fromisoformat(attempt["created_at"]))]
         if decision_id in replay.cash_before:
             cashes.insert(0, replay.cash_before[decision_id])
-        errors = [total_bet_error(plan, cash, replay.limits) for cash in cashes]
+        errors = [
+            answer_error(plan, cash, replay.limits, leg_minimum=replay.source_rules)
+            for cash in cashes
+        ]
         error = next((e for e in errors if e == attempt["error"]), errors[0])
         outcome = "valid" if error is None else "malformed"
         check.expect(f"{where} outcome", attempt["outcome"], outcome)

@@ -43,6 +43,7 @@ from arena.agents.parsing import FALLBACK, decision_model, parse_decision
 from arena.agents.parsing import Decision as ParsedDecision
 from arena.analytics.replay.bid_marks import check_bid_values
 from arena.analytics.replay.books import BOOKS, check_fills, read_books
+from arena.analytics.replay.execution_quotes import check_execution_quotes, execution_quotes
 from arena.analytics.replay.figures import (
     Book,
     check_agents,
@@ -70,7 +71,13 @@ from arena.analytics.replay.prices import (
     check_values,
 )
 from arena.analytics.replay.report import Check, Report
-from arena.config import BOOK_EXECUTION, STATED_PROBABILITY, is_v2, stamped_extensions
+from arena.config import (
+    BOOK_EXECUTION,
+    STATED_PROBABILITY,
+    is_v2,
+    runs_source_rules,
+    stamped_extensions,
+)
 from arena.core.accounting import (
     BetLimits,
     Holding,
@@ -149,6 +156,8 @@ class Replay:
         self.model = decision_model(self.stated)
         # methodology v2: the total bet cap, the recorded prices (`replay.prices`)
         self.v2 = is_v2(self.cohort["methodology_version"])
+        # v2's original rule set: legs fill at the quotes they met at execution
+        self.source_rules = runs_source_rules(self.cohort["methodology_version"], constants)
         # extension book_execution: the books its legs walked (`replay.books`), its bid marks
         self.walks = BOOK_EXECUTION in stamped_extensions(constants)
         # a late entrant's shadow: its marks' sources (`replay.late_marks`), any version
@@ -200,6 +209,8 @@ class Replay:
         if not self.v2:
             return checks
         check_total_caps(self, parsing, self.capped)
+        if self.source_rules:
+            checks.append(check_execution_quotes(self.decisions, self.snapshots))
         return [
             *checks,
             check_quotes(self),
@@ -372,7 +383,8 @@ class Replay:
         self.cash_before[did] = book.cash
         snapshot = self._snapshot(decision["market_snapshot_id"], _closed(decision, book))
         walked = self.run_books.of(decision["market_snapshot_id"]) if self.walks else None
-        plan = plan_execution(parsed, book.cash, held, snapshot, self.limits, books=walked)
+        quotes = execution_quotes(decision) if self.source_rules else None
+        plan = plan_execution(parsed, book.cash, held, snapshot, self.limits, walked, quotes)
         self._compare_plan(book, decision, plan, trades, legs_check, trades_check)
 
     def _snapshot(self, snapshot_id: int | None, closed: set[str]) -> dict[str, SnapshotMarket]:

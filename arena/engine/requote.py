@@ -1,0 +1,60 @@
+"""Methodology v2 under the original's rule set: each decision's prices re-read at execution.
+
+Why: the original executes a BET or SELL at the CLOB midpoints it reads and validates after
+the model has answered (`prepareExecutionPriceOverrides`), not at the prices frozen when the
+prompt was built, and never at Gamma's price. A decision of a `source-7c78b0c` cohort does the
+same: one batched CLOB read for the markets its legs touch, validated against the markets'
+Gamma prices as synced at that moment (`arena.markets.price_source.price_market`). The quotes
+go into each leg's record and onto each trade, so a replay bundle carries them and `arena
+verify` recomputes every fill from them.
+
+A late entrant replays the past, where no book can be read again: its legs execute at the run's
+frozen quotes under the same rules (`frozen_quotes`).
+"""
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import col, select
+
+from arena.core.execution import ExecutionQuotes
+from arena.engine.provenance import PricedMarket, PriceReader, quote_json, quote_markets
+from arena.storage.db import session_scope
+from arena.storage.models import Market
+
+# What a decision run re-reads its legs' markets through: market ids → quotes (JSON, in
+# outcome order), the run's frozen snapshot id for the late entrant's frozen quotes.
+Requote = Callable[[Iterable[str]], ExecutionQuotes]
+
+
+def clob_requote(engine: Engine, reader: Callable[[], PriceReader]) -> Requote:
+    """A re-read through the run's CLOB reader (built on first use) against the markets'
+    Gamma prices as stored now."""
+    built: list[PriceReader] = []
+
+    def requote(market_ids: Iterable[str]) -> ExecutionQuotes:
+        ids = sorted(set(market_ids))
+        if not ids:
+            return {}
+        with session_scope(engine) as session:
+            rows = session.exec(select(Market).where(col(Market.id).in_(ids))).all()
+            markets = [
+                PricedMarket(m.id, m.market_type, list(m.outcomes), m.prices, m.clob_token_ids)
+                for m in rows
+            ]
+        if not built:
+            built.append(reader())
+        quotes = quote_markets(built[0], markets)
+        return {mid: [quote_json(q) for q in found] for mid, found in quotes.items()}
+
+    return requote
+
+
+def frozen_quotes(snapshot_quotes: dict[str, list[dict[str, Any]] | None]) -> Requote:
+    """The run's frozen quotes as the execution quotes (a replayed past run)."""
+
+    def requote(market_ids: Iterable[str]) -> ExecutionQuotes:
+        return {mid: quotes for mid in market_ids if (quotes := snapshot_quotes.get(mid))}
+
+    return requote
