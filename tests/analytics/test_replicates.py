@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
+from arena.analytics.stats import random_null
 from arena.analytics.stats.bootstrap import family_bootstrap
 from arena.analytics.stats.replicate_figures import noise_share, rank_stability
 from arena.analytics.stats.replicates import (
@@ -36,7 +37,7 @@ from arena.dashboard.charts import replicates as replicate_charts
 from arena.lineup import load_lineup
 from arena.storage.db import create_db_engine
 from arena.storage.tables import AGENTS, DECISIONS, POSITIONS, TRADES
-from tests.stated_season import DemoSeasons
+from tests.stated_season import BASELINE_DAYS, BASELINES, DemoSeasons
 
 NAN = float("nan")
 
@@ -357,6 +358,42 @@ def test_a_scope_without_replicates_reads_as_the_figures_of_no_agents(engine: En
 
 
 # --------------------------------------------------------------------------------------------
+# The random null of a replicated family
+
+
+def test_the_null_percentile_of_three_replicates_is_the_one_agent_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A null trader is one $10,000 agent, so a family's return (its agents' mean) meets the
+    null on one agent's capital per cohort: three replicates earning +3%, +5% and +7% a
+    cohort (pooled +5%) sit where one agent earning +5% does, not N times further out (on
+    the pooled $30,000 a cohort the null's spread would shrink threefold)."""
+    rng = np.random.default_rng(7)
+    seeds, cohorts = 400, 4
+    null = pd.DataFrame(
+        {
+            "seed": np.repeat(np.arange(seeds), cohorts),
+            "cohort_number": np.tile(np.arange(1, cohorts + 1), seeds),
+            "pnl": rng.normal(0.0, 800.0, seeds * cohorts),
+            "capital": 10_000.0,
+        }
+    )
+    monkeypatch.setattr(random_null, "database_random_null", lambda *_, **__: null.copy())
+    rows = [("one", n, 500.0) for n in range(1, cohorts + 1)]
+    rows += [("three", n, pnl) for n in range(1, cohorts + 1) for pnl in (300.0, 500.0, 700.0)]
+    agents = pd.DataFrame(rows, columns=["family_id", "cohort_number", "pnl"])
+    agents["starting_balance"] = 10_000.0
+    head = agents.groupby("family_id", as_index=False).agg(
+        pnl=("pnl", "sum"), capital=("starting_balance", "sum")
+    )
+    got = random_null.null_percentiles(None, None, agents, head, seeds)  # type: ignore[arg-type]
+    per_seed = null.groupby("seed")["pnl"].sum().to_numpy() / 40_000.0 * 100.0
+    expected = stats.percentile_of(5.0, per_seed)
+    assert 80 < expected < 95  # +5% a cohort is about 1.25 null sds out
+    assert got.tolist() == pytest.approx([expected, expected])
+
+
+# --------------------------------------------------------------------------------------------
 # A demo season with three replicates per family
 
 
@@ -498,3 +535,46 @@ def test_the_chart_draws_a_dot_per_agent_a_line_per_cohort_and_a_bar_per_family(
 
 def test_spreads_and_gaps_read_in_percentage_points() -> None:
     assert (fmt.points(4.06), fmt.points(-9.25), fmt.points(NAN)) == ("4.1 pp", "9.2 pp", "—")
+
+
+@pytest.fixture(scope="module")
+def one_agent_season(
+    demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Engine]:
+    """The same nine days with one agent per family (the baselines and the oracle: the
+    suite's baselines season, played once per run for other modules too)."""
+    url = demo_seasons.copy(tmp_path_factory.mktemp("demo_one_agent"), BASELINES, "", BASELINE_DAYS)
+    engine = create_db_engine(url)
+    yield engine
+    engine.dispose()
+
+
+def _stored(engine: Engine, name: str, methodology: str) -> pd.DataFrame:
+    stored = current_stored(engine, name, methodology=methodology)
+    assert stored is not None, (name, methodology)
+    return stored.frame
+
+
+def test_the_null_of_three_replicates_is_the_one_agent_season_s(
+    season: Engine, one_agent_season: Engine
+) -> None:
+    """The same world, the same deterministic strategies (favourite, oracle, cash): their
+    return is the same with three agents a cohort as with one, and so, within the null's
+    Monte-Carlo error, are their null percentile and the null's spread on "When will we
+    know?" (the stored analyses of each season, as the dashboard shows them)."""
+    scopes = ((season, "v1+replicates-3"), (one_agent_season, "v1"))
+    boards = [_stored(e, "leaderboard", m).set_index("family_id") for e, m in scopes]
+    nulls = [
+        _stored(e, "detectability", m).query("comparison == 'null'").set_index("family_a")
+        for e, m in scopes
+    ]
+    assert boards[0]["agent_replicates"].min() == 3 and boards[1]["agent_replicates"].max() == 1
+    for family in ("baseline-favorite", "oracle", "baseline-cash"):
+        returns = [b.loc[family, "return_pct"] for b in boards]
+        assert returns[0] == pytest.approx(returns[1])
+        # 200 null traders: one of them is half a percentile point
+        got, want = (b.loc[family, "random_null_percentile"] for b in boards)
+        assert abs(got - want) <= 1.0, (family, got, want)
+        se_three, se_one = (n.loc[family, "se"] for n in nulls)
+        assert se_three == pytest.approx(se_one, rel=0.01), family
+        assert nulls[0].loc[family, "mde"] == pytest.approx(nulls[1].loc[family, "mde"], rel=0.01)

@@ -173,8 +173,9 @@ def leaderboard(
     - ``too_early`` (bool): resolved_bets < `min_resolved` — "too early to rank"; its numbers are
       still shown (greyed), never hidden
     - ``random_null_percentile`` (0-100): where return_pct falls among `null_seeds` random
-      traders re-simulated on the same cohorts' universes (`database_random_null`); NaN when
-      `null_seeds` is 0 or no decision run saw a universe
+      traders re-simulated on the same cohorts' universes (`database_random_null`), each one
+      agent on one agent's capital per cohort (`null_percentiles`); NaN when `null_seeds` is
+      0 or no decision run saw a universe
     - ``decisions`` (int, finished decisions), ``fallback_holds`` (int), ``api_cost_usd`` (float)
     - ``agent_replicates`` (int): the most agents the family fields in one cohort of the scope
       (1 in v1; N in a cohort started with ``ARENA_REPLICATES=N``). Replicates are pooled like

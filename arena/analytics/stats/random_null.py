@@ -5,6 +5,11 @@ Why: a return means little until it is compared with luck. For each seed a rando
 cohort in scope on the universes the cohorts' decisions actually saw (`database_random_null`, inputs
 from `load_null_inputs`), or over the demo's simulated season (`random_null`, no database);
 `null_percentiles` places each family's return among them for the leaderboard.
+
+A null trader is one agent: its return is on one agent's capital per cohort (`agent_capital`),
+whatever the number of agents a family fields per cohort. A family's return (P/L over its
+pooled capital) is the mean of its agents' returns, so it is on that scale too; over the pooled
+capital of N replicates the null's spread would shrink N-fold.
 """
 
 from collections.abc import Iterable
@@ -19,6 +24,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics.query.frames import result_frame
 from arena.analytics.query.scope import CohortScope, cohort_id_of, cohort_in_scope
+from arena.analytics.stats.leaderboard_inputs import float_values
 from arena.analytics.stats.null_replay import (
     NullCandidate,
     NullCohort,
@@ -306,6 +312,29 @@ def random_null(
     return pnl.sum(axis=1) / capital * 100.0
 
 
+def agent_capital(agents: pd.DataFrame) -> pd.Series:
+    """Per family: one agent's starting balance in each cohort it entered, summed over those
+    cohorts (the capital one null trader plays with on them). `agents`: one row per agent
+    (``family_id``, ``cohort_number``, ``starting_balance``: `LeaderboardInputs.agents`); a
+    cohort's replicates share one balance, so their mean is it."""
+    if agents.empty:
+        return pd.Series(dtype=np.float64)
+    balance = pd.Series(float_values(agents["starting_balance"]), index=agents.index)
+    per_cohort = balance.groupby([agents["family_id"], agents["cohort_number"]]).mean()
+    return per_cohort.groupby(level=0).sum()
+
+
+def trader_returns(pnl: pd.DataFrame, entered: Iterable[int], capital: float) -> np.ndarray | None:
+    """Each null trader's return (%) on a family's cohorts: its P/L (`pnl`: seed × cohort
+    number) summed over the cohorts `entered` that had a decision run, on one agent's capital
+    over every cohort entered (`agent_capital`: a cohort without a run adds P/L 0 and its
+    capital). None when no cohort entered had a decision run."""
+    seen = sorted(n for n in entered if n in pnl.columns)
+    if not seen:
+        return None
+    return np.asarray(pnl[seen].sum(axis=1).to_numpy() / capital * 100.0, dtype=np.float64)
+
+
 def null_percentiles(
     engine: Engine,
     cohort: int | None,
@@ -316,11 +345,12 @@ def null_percentiles(
 ) -> np.ndarray:
     """Each family's return as a percentile of the random null over the family's own cohorts.
 
-    `agents` has one row per agent (``family_id``, ``cohort_number``: `LeaderboardInputs`),
-    `head` one per family (``family_id``, ``pnl``, ``capital``: `FamilyBootstrap.head`); one
-    percentile per row of `head`, NaN for a family none of whose cohorts had a decision run.
-    A cohort the family entered that had no decision run adds P/L 0 to every null trader
-    (a random trader with nothing to choose from holds cash) and its capital to the base.
+    `agents` has one row per agent (``family_id``, ``cohort_number``, ``starting_balance``:
+    `LeaderboardInputs`), `head` one per family (``family_id``, ``pnl``, ``capital``:
+    `FamilyBootstrap.head`); one percentile per row of `head`, NaN for a family none of whose
+    cohorts had a decision run. The family's return is its P/L over its pooled capital (the
+    mean of its agents' returns); each null trader's is on one agent's capital per cohort
+    (`trader_returns`), so a family of N replicates per cohort meets the same null as one agent.
     """
     if null_seeds <= 0:
         return np.full(len(head), np.nan)
@@ -330,15 +360,15 @@ def null_percentiles(
     if null.empty:
         return np.full(len(head), np.nan)
     pnl = null.pivot(index="seed", columns="cohort_number", values="pnl")
+    one_agent = agent_capital(agents)
     out = []
     for fid, family_pnl, capital in zip(
         head["family_id"], head["pnl"], head["capital"], strict=True
     ):
         entered = set(agents.loc[agents["family_id"] == fid, "cohort_number"])
-        seen = sorted(n for n in entered if n in pnl.columns)
-        if not seen:
+        returns = trader_returns(pnl, entered, float(one_agent.get(fid, np.nan)))
+        if returns is None:
             out.append(np.nan)
             continue
-        returns = pnl[seen].sum(axis=1).to_numpy() / capital * 100.0
         out.append(stats.percentile_of(float(family_pnl / capital * 100.0), returns))
     return np.asarray(out, dtype=np.float64)

@@ -13,8 +13,10 @@ Three comparisons, each a row per metric (long format: one stored frame, stable 
   the same bets, the leaderboard's ``skill_vs_market`` replicates). k = the family's cohorts.
 - ``null``: the family's return against the random null's mean return on the family's cohorts;
   SE = the null's spread (sd of the random traders' returns there, what the leaderboard's
-  percentile compares against). No Brier row: the null replays P/L only (`null_replay` draws
-  legs and settles them; it records no implied confidence, so it has no Brier).
+  percentile compares against). A random trader is one agent, its return on one agent's
+  capital per cohort (`random_null.trader_returns`), whatever the family's replicates. No
+  Brier row: the null replays P/L only (`null_replay` draws legs and settles them; it records
+  no implied confidence, so it has no Brier).
 
 The arithmetic is `arena.core.detectability` (MDE, detectable now, cohorts needed).
 """
@@ -30,7 +32,12 @@ from sqlalchemy.engine import Engine
 
 from arena.analytics.query.selects import ratio
 from arena.analytics.stats.bootstrap import FamilyBootstrap, family_bootstrap
-from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS, database_random_null
+from arena.analytics.stats.random_null import (
+    DEFAULT_NULL_SEEDS,
+    agent_capital,
+    database_random_null,
+    trader_returns,
+)
 from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
 from arena.core.detectability import (
@@ -193,14 +200,16 @@ def _null_rows(
         return
     pnl = null.pivot(index="seed", columns="cohort_number", values="pnl")
     reference = (NULL, NAMES[NULL], "reference")
-    capital = fb.head.set_index("family_id")["capital"]
+    # One null trader is one agent: its return is on one agent's capital per cohort, the scale
+    # of the family's own (pooled P/L over pooled capital: its agents' mean return).
+    capital = agent_capital(fb.data.agents)
     for i, (family, _, _) in enumerate(who):
-        seen = sorted(n for n in entered[family] if n in pnl.columns)
-        if not seen:
+        traders = trader_returns(pnl, entered[family], float(capital[family]))
+        if traders is None:
             continue
-        traders = pnl[seen].sum(axis=1).to_numpy() / float(capital[family]) * 100.0
+        seen = sum(1 for n in entered[family] if n in pnl.columns)
         values = (float(return_pct[i]), float(traders.mean()))
-        yield _row("null", who[i], reference, "return", values, replicate_se(traders), len(seen))
+        yield _row("null", who[i], reference, "return", values, replicate_se(traders), seen)
 
 
 def detectability_frame(
