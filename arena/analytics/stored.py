@@ -1,15 +1,18 @@
 """Stored read models: the hourly `analyses` job (`arena.engine.analyses`) computes them,
 pages read them.
 
-Why: the leaderboard and the calibration summary rest on a 2,000-replicate cluster bootstrap
-(and the leaderboard on a 200-seed random-baseline null) over every resolved bet: seconds of
-CPU at a year's scale, far beyond what a page load may take. The overview's exact row counts
-read every index entry of a table that grows by ~8M snapshots a year (seconds from a cold
-disk), so they are stored too. The job computes each scope
-(all cohorts, and each cohort still live or not yet stored since it completed) with the very
-same functions and stores the frame (Parquet bytes: dtypes survive exactly). A page shows the
-stored frame when it is current — computed on data within `STALE_AFTER` of the newest
-snapshot — and says when it was computed; otherwise it computes live, as before.
+Why: the leaderboard, the calibration summary, the execution sensitivity, "When will we
+know?" and the extensions' figures rest on a 2,000-replicate cluster bootstrap (the
+leaderboard and detectability also on a 200-seed random-baseline null) over every resolved
+bet: seconds of CPU at a year's scale, far beyond what a page load may take. The overview's
+exact row counts read every index entry of a table that grows by ~8M snapshots a year
+(seconds from a cold disk), so they are stored too. The job computes each scope (all cohorts;
+each cohort still live or not yet stored since it completed; each other methodology version's
+and each protocol group's all-cohort scope) with the very same functions, drawing a scope's
+bootstrap and null once for all of them (`arena.analytics.stats.one_run`), and stores the
+frame (Parquet bytes: dtypes survive exactly). A page shows the stored frame when it is
+current — computed on data within `STALE_AFTER` of the newest snapshot — and says when it was
+computed; otherwise it computes live.
 """
 
 import io
@@ -92,8 +95,8 @@ def scope_of(cohort: int | None, methodology: str = METHODOLOGY_VERSION) -> str:
     cohorts left out: `arena.analytics.query.scope`), every extended cohort for the extension's
     figures — and ``cohort:N`` for cohort number N, extended or not. A cohort's stamp never
     changes, so neither does what a key covers; ``all`` is recomputed on every run of the job.
-    Another version's all-cohort scope is ``all:v2`` (its plain cohorts), so v1's ``all`` rows
-    mean what they always meant."""
+    Another version's all-cohort scope is ``all:v2`` (its plain cohorts), a protocol group's
+    ``all:v1+horizon-14d`` (its cohorts), so v1's ``all`` rows mean what they always meant."""
     if cohort is not None:
         return f"cohort:{cohort}"
     return ALL if methodology == METHODOLOGY_VERSION else f"{ALL}:{methodology}"

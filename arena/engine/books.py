@@ -1,10 +1,12 @@
 """The books of a decision run: stored from the run's one batched CLOB read, loaded back exact.
 
-Why: the execution-sensitivity view re-executes every cohort's decisions against
-the book each token had when its run decided, whatever the cohort's version; a book read
-later is a different book. So every decision run stores the top `BOOK_DEPTH` levels a side of
-every token of its frozen universe (`decision_books`, migration 0011), from the same read v2
-prices by (v1 runs read it only to store it: their prices and prompts are untouched).
+Why: the execution-sensitivity view re-executes every cohort's decisions against the book
+each token had when its run decided, whatever the cohort's version, and a `book_execution`
+cohort's legs walk it (as its late entrant's replay does, `decision_inputs.load_run_books`);
+a book read later is a different book. So every decision run stores the top `BOOK_DEPTH`
+levels a side of every token of its frozen universe (`decision_books`, migration 0011), from
+the same read v2 prices by (v1 runs read it only to store it: their prices and prompts are
+untouched).
 
 Encoding (pure, `arena.core.book_text`, where the read side decodes it too): one text a
 side, best-first, `price:size` pairs joined by `;`, each number its exact decimal text, e.g.

@@ -1,7 +1,9 @@
 """`arena start-cohort`: one cohort per UTC week start, numbered in order (methodology §3).
 
-Uniqueness lives in the database (unique week start, unique number); a second process that
-loses the race sees the winner's cohort instead of creating another.
+Uniqueness lives in the database (a unique week start and number among live cohorts: a late
+entrant's shadow repeats an old one's, methodology §20); a second process that loses the race
+sees the winner's cohort instead of creating another. Each enabled family gets one agent, or
+`replicates` of them.
 """
 
 from collections.abc import Iterable, Mapping

@@ -3,7 +3,8 @@
 Every agent of a run is shown the same snapshot, frozen once (the universe plus every market
 the run's agents hold) and loaded once; the agent's cash and positions are read fresh and
 marked at the snapshot's prices. Tradability is re-read just before execution
-(`FrozenUniverse.tradable_now`): a market can close while a model is thinking.
+(`FrozenUniverse.tradable_now`): a market can close while a model is thinking. A
+`book_execution` cohort's legs walk the books the run stored, loaded once (`load_run_books`).
 """
 
 from dataclasses import dataclass, field, replace

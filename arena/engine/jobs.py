@@ -276,7 +276,7 @@ def resolve_job(ctx: JobContext, at: datetime) -> JobOutcome:
 
 
 def analyses_job(ctx: JobContext, at: datetime) -> JobOutcome:
-    """Recompute and store the leaderboard and calibration frames the dashboard shows."""
+    """Recompute and store every stored analysis the dashboard shows (`stored.ANALYSES`)."""
     from arena.engine.analyses import store_analyses  # pandas & co: only when it runs
 
     return store_analyses(ctx.engine, at, reader=ctx.reader)

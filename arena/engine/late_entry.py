@@ -4,11 +4,13 @@
 For each chosen live cohort a *shadow cohort* (`cohorts.late_entry_of`) holds the late
 entrant's one agent. The original's decision runs are replayed in order, each at its own time,
 on its frozen universe and prices (`arena.engine.late_entry_runs`), through the same prompts,
-validation, retries and fallback as every live decision (`decisions.decide_one`) and the real
-client; the original cohort's stamp (version, extensions, constants) sets the rules. Between
-runs the recorded resolutions settle its positions; after the last run a market the database
-never saw resolved is asked of the market source now, and recorded (it is then settled for
-every holder, as the resolve job would).
+validation, retries and fallback as every live decision (`decisions.decide_or_fail`) and the
+real client; the original cohort's stamp (version, extensions, constants) sets the rules.
+Between runs the recorded resolutions settle its positions. After the last run a market the
+database never saw resolved is asked of the market source now; a decided answer is kept apart
+in `late_entry_resolutions` (never in `markets`, so no live figure moves) and settles this late
+entrant alone. Another late entrant holding that market later settles from the record instead
+of asking again (`late_entry_runs.settle_recorded`).
 
 Idempotent per family × cohort, in the database: the shadow is unique per original × family,
 and each replayed decision is claimed under the engine's claims (unique per agent × week;

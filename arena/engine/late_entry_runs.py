@@ -10,7 +10,10 @@ replayed run, each taking the run's own time (`at`), as every engine job does.
   frozen; one added because it was held is tradable unless its recorded resolution came before
   the run. The live re-read just before execution (`FrozenUniverse.tradable_now`) would see
   today's closed markets, so a replayed universe skips it (`replayed`).
-- Settlement replays the recorded resolutions, each at its recorded time.
+- Settlement replays the recorded resolutions, each at its recorded time: the resolve job's
+  (final in `markets`), else one asked of the source for a late entrant
+  (`late_entry_resolutions`, kept by `record_asked`), at the time it was asked.
+- A `book_execution` cohort's replay walks the books its run stored.
 - Marks: the run's frozen price where the universe has the market; else the CLOB's price
   history at the run's time where a reader can get it; else the last mark (carried). Each
   snapshot records which, by position (`price_provenance`).

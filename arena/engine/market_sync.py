@@ -6,7 +6,8 @@ decision run's horizon universe is the top by volume among markets ending within
 the run, and many of the overall top end far later (`horizons_to_sync`).
 
 Markets are upserted by Gamma id. A value the source did not send never overwrites a known
-one, and a market the engine has settled (resolved / cancelled) keeps that final status.
+one (but a fee schedule: none means fees off, which clears a known one), and a market the
+engine has settled (resolved / cancelled) keeps that final status.
 A market row of the other kind (simulated for a live source, live for the simulated world) is
 never asked about nor overwritten, even when the source lists a market with its id: the sync
 counts it as skipped (`arena.engine.sources.foreign_markets`).

@@ -1,6 +1,7 @@
 """The snapshot pass's v2 marks: one CLOB read for the open positions of v2 cohorts, and the
 mark of each such position with its provenance; and the bid marks of the extension
-`book_execution` (`book_marks`: one read of the books of the markets such cohorts hold).
+`book_execution` (`BookMarks`: one read of the books of the markets such cohorts hold). The
+pass asks for both at once (`pass_marks`), from one read of the live cohorts' stamps.
 
 Kept apart from `arena.engine.snapshots` because v1's valuation there is memoised on raw column
 values and must not change by a byte; v2's marks depend on a read the pass makes at its
@@ -113,7 +114,7 @@ def pass_marks(
     engine: Engine, at: datetime, prices: Callable[[], PriceReader] | None
 ) -> tuple[dict[str, list[PriceQuote]], BookMarks | None]:
     """The pass's reads before its transaction: v2's quotes (`v2_quotes`) and the
-    `book_execution` cohorts' books (`book_marks`), from ONE read of the live cohorts' stamps
+    `book_execution` cohorts' books (`BookMarks`), from ONE read of the live cohorts' stamps
     (a v1-only pass costs the one statement it cost before the extension)."""
     del at  # the reads are the pass's instant; kept for the jobs' `at` convention
     with engine.connect() as conn:

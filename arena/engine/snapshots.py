@@ -15,8 +15,13 @@ mid-pass can never be counted half (cash spent but position missing).
 A cohort stamped methodology v2 marks at validated CLOB midpoints instead, read for the open
 positions of v2 cohorts in one batched request before the pass (`arena.engine.provenance`); a
 position with no CLOB price keeps its prior value. Its rows record each position's mark and
-where it came from (`price_provenance`); a v1 row has none, and a pass without v2 positions
-never reads the CLOB.
+where it came from (`price_provenance`); a v1 row has none. A `book_execution` cohort marks
+at what its shares would fetch from the bids of its token's book, read the same way
+(`snapshot_prices.BookMarks`). A pass without v2 or `book_execution` positions never reads the
+CLOB.
+
+A late entrant's shadow is valued by its player one agent at a time (`write_agent_snapshot`),
+never by this pass; the demo copies a pass nothing changed since (`carry_forward`).
 """
 
 import json
@@ -160,8 +165,9 @@ def take_snapshots(
 ) -> SnapshotResult:
     """Value every agent of every live cohort as of `at`, then move cohort statuses along.
 
-    `prices`: the CLOB reader for v2 cohorts' marks, asked for only when a live v2 cohort
-    holds an open position (one batched read, before the pass's transaction).
+    `prices`: the CLOB reader for v2 cohorts' marks and `book_execution` cohorts' bid marks,
+    asked for only when such a live cohort holds an open position (one batched read each,
+    before the pass's transaction).
 
     Live cohort = not completed and already started (week_start <= at). Writes one snapshot
     row per agent for the slot of `at` (upsert), refreshes the marks of positions priced live,

@@ -1,7 +1,10 @@
 """The frozen universe: one market snapshot per decision run, shown identically to every agent.
 
-Each item keeps the prices exactly as the prompt showed them; execution uses these prices,
-so any prompt, trade and price can be traced back to the snapshot id.
+Each item keeps the prices exactly as the prompt showed them (v1: Gamma's, as synced; v2: the
+validated CLOB midpoints, with each quote); while books are recorded, the snapshot's tokens'
+books are stored beside it (`arena.engine.books`). A leg executes at these prices, or walks
+these books under `book_execution`, so any prompt, trade and price can be traced back to the
+snapshot id.
 """
 
 import logging

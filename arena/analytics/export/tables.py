@@ -2,7 +2,8 @@
 
 Each exportable table is an `ExportSpec`: its columns (the contract's, then extras), a
 query honouring the filters, and an optional per-row enrichment. Rows stream from the
-database; a row cap stops runaway exports and the result says whether it was hit.
+database; a row cap stops runaway exports and the result says whether it was hit. Only
+live cohorts are exported: a late entrant's shadow cohort never is (`live_cohort`).
 
 Price provenance (methodology v2, docs/methodology-v2.md): trades carry the quote each BUY and
 SELL executed at (`PROVENANCE_COLUMNS`), snapshots each valuation's marks with their provenance

@@ -1,4 +1,5 @@
-"""Read models of one agent (a family in one cohort): its book, its trades, its numbers.
+"""Read models of one agent (a family in one cohort): its book, its trades, its numbers; and
+of a family across its cohorts (`family_returns`, `family_cohorts`).
 
 Positions and trades come from the same queries as `arena export positions` / `trades`
 (`arena.analytics.export.tables.EXPORTS`), so the open positions' values here are the export's,

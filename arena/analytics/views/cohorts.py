@@ -1,4 +1,5 @@
-"""Read models of the weekly competitions: the cohort list, one cohort's standings, its weeks.
+"""Read models of the weekly competitions: the cohort list, one cohort's standings, its weeks,
+and a family's standing in each of its cohorts (`family_standings`).
 
 The selects they share with the other read models live in `arena.analytics.query.selects`.
 """

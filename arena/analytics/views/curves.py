@@ -12,7 +12,8 @@ counts only from its first snapshot on (a cohort that has not started adds no ca
 
 Across cohorts (no cohort chosen) the curves sum one methodology version's plain cohorts, as
 the leaderboard's P/L does (`arena.analytics.query.scope`): v1's by default, v2's with
-``methodology="v2"``, never both; an extended cohort's agents are drawn when it is chosen.
+``methodology="v2"``, never both; a protocol group's cohorts with its key (``v1+horizon-14d``);
+an extended cohort's agents are drawn when it is chosen. A late entrant's shadow never is.
 
 The range is measured back from the latest snapshot in scope, not from the wall clock, so a
 demo season from another year and a live database behave the same. After a season stops

@@ -1,8 +1,9 @@
-"""Read models for the dashboard and exports: SQLAlchemy Core selects returned as DataFrames.
+"""The database as a whole: each main table's row count (`overview`, stored by the hourly
+job) and what one of its rows is, the families' names, the schema revision and the backend.
 
-Pages never build SQL; they call these functions, show the DataFrame and offer it as CSV, so
-what a user sees and what they download are the same rows. Every function documents its
-columns. Nothing here writes: the dashboard opens the database with a reader engine.
+Nothing here writes: the dashboard opens the database with a reader engine, and checks a
+SQLite file exists before it opens one (`sqlite_file_missing`), since connecting would create
+an empty file.
 """
 
 from pathlib import Path

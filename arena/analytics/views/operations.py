@@ -1,4 +1,5 @@
-"""Read models for operators: job runs and their failures, the system log, API spend.
+"""Read models for operators: job runs and their failures, the system log, the markets
+settlement left for a person, API spend.
 
 Shown only on the dashboard's locked Operations page. Nothing here exposes configuration: job
 errors and log lines are stored secret-free by the engine (`arena.core.errors.error_line`), and the

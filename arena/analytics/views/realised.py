@@ -7,7 +7,7 @@ family (over a scope) and per family × cohort, what share of the dollars staked
 The rule, on exact sums (every money column is an integer number of micro-dollars, so the SQL
 sums are exact and the shares come from Decimals):
 
-- ``stakes``: the dollars of the agent's BUY legs (the cost paid, fees none in v1);
+- ``stakes``: the dollars of the agent's BUY legs (the cost paid);
 - ``marked_stakes``: the remaining cost basis of its open positions (what is still at a mark);
 - ``resolved_stakes`` = stakes − marked_stakes: the cost of what no longer sits at a mark,
   split by how it left the mark: ``sold_stakes`` (the cost basis a SELL removed: its proceeds
@@ -19,8 +19,9 @@ A partly sold open position splits: its sold cost resolved, its remaining cost b
 Counts are positions: ``resolved_positions`` (status won, lost, cancelled or sold),
 ``marked_positions`` (open, a partly sold one included).
 
-The scope is the leaderboard's: one cohort number, or all cohorts of a methodology version
-(`arena.analytics.query.scope.cohort_id_of`, `in_scope`), so "all" means the same cohorts.
+The scope is the leaderboard's: one cohort number, or all cohorts of a methodology version or
+protocol group (`arena.analytics.query.scope.cohort_id_of`, `in_scope`), so "all" means the
+same cohorts.
 """
 
 from decimal import Decimal
