@@ -1,5 +1,7 @@
 """The schema: Alembic migrations build exactly the SQLModel tables, on SQLite and PostgreSQL."""
 
+import json
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
@@ -8,6 +10,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import SQLModel, select
 
+from arena.config import Methodology
 from arena.storage.db import create_db_engine, session_scope
 from arena.storage.migrate import current_revision, downgrade, head_revision, init_db
 from arena.storage.models import Agent, MethodologyVersion
@@ -187,7 +190,7 @@ def test_the_late_entry_migration_goes_down_and_up(db_url: str) -> None:
     assert "late_entry_of" not in {c["name"] for c in inspect(eng).get_columns("cohorts")}
     assert _counts(eng) == before
     init_db(eng)
-    assert current_revision(eng) == head_revision() == "0013"
+    assert current_revision(eng) == head_revision() == "0014"
     assert _counts(eng) == before
     copy = (
         "INSERT INTO cohorts (number, week_start, methodology_version, constants, status, "
@@ -203,4 +206,27 @@ def test_the_late_entry_migration_goes_down_and_up(db_url: str) -> None:
         conn.execute(text(copy.format(of="id", family="'newcomer'")))
     with pytest.raises(IntegrityError), eng.begin() as conn:  # a shadow names its family
         conn.execute(text(copy.format(of="id", family="NULL")))
+    eng.dispose()
+
+
+def test_the_rule_set_migration_goes_down_and_up(db_url: str) -> None:
+    """0014 names v2's rule set in the v2 row and leaves every cohort's stamp as it was; down
+    gives the row its earlier constants back."""
+    eng = create_db_engine(db_url)
+    seed_basic(eng)
+    with eng.connect() as conn:
+        stamps = conn.execute(text("SELECT id, constants FROM cohorts ORDER BY id")).all()
+    downgrade(eng, "0013")
+    with eng.connect() as conn:
+        row = conn.execute(text("SELECT constants FROM methodology_versions WHERE version='v2'"))
+        before = row.scalar_one()
+    before = json.loads(before) if isinstance(before, str) else before
+    assert "rule_set" not in before and before["malformed_retries"] == 2
+    init_db(eng)
+    with eng.connect() as conn:
+        after = conn.execute(text("SELECT constants FROM methodology_versions WHERE version='v2'"))
+        constants = after.scalar_one()
+        assert conn.execute(text("SELECT id, constants FROM cohorts ORDER BY id")).all() == stamps
+    constants = json.loads(constants) if isinstance(constants, str) else constants
+    assert constants == Methodology(version="v2").stamp()
     eng.dispose()

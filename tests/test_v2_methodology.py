@@ -47,7 +47,9 @@ def test_the_v1_stamp_is_unchanged_byte_for_byte() -> None:
 
 def test_the_v2_stamp_adds_its_rules_as_keys_only_v2_carries() -> None:
     stamp = Methodology(version="v2").stamp()
-    assert list(stamp)[-3:] == ["prices", "bet_cap", "is_default"]
+    assert list(stamp)[-4:] == ["prices", "bet_cap", "rule_set", "is_default"]
+    assert (stamp["rule_set"], stamp["malformed_retries"]) == ("source-7c78b0c", 1)
+    assert Methodology().stamp()["malformed_retries"] == 2  # v1 keeps its two retries
     assert (stamp["prices"], stamp["bet_cap"], stamp["is_default"]) == (
         "clob_mid",
         "decision_total",
@@ -89,7 +91,7 @@ def test_clob_url_setting() -> None:
         load_settings(clob_url="clob.polymarket.com")
 
 
-def test_migration_0010_adds_the_v2_row(engine: Engine) -> None:
+def test_migrations_0010_and_0014_give_the_v2_row(engine: Engine) -> None:
     with session_scope(engine) as session:
         v2 = session.get(MethodologyVersion, "v2")
         assert v2 is not None
