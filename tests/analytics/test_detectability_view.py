@@ -2,6 +2,8 @@
 the leaderboard's own bootstrap replicates of A − B (one draw, so paired), its MDE and cohorts
 needed follow `arena.core.detectability`, and the null rows rest on the random null's spread."""
 
+from datetime import timedelta
+
 import numpy as np
 import pytest
 from sqlalchemy.engine import Engine
@@ -15,9 +17,12 @@ from arena.analytics.views.detectability import (
 )
 from arena.core.detectability import detectability, z_sum
 from arena.core.errors import InputError
-from arena.storage.db import create_db_engine
+from arena.engine.settlement import settle_market
+from arena.engine.snapshots import take_snapshots
+from arena.markets.resolution import Verdict
+from arena.storage.db import create_db_engine, session_scope
 from tests.analytics.season import Season
-from tests.factories import seed_basic
+from tests.factories import WEEK1, market, new_cohort_agents, seed_basic, trade_into
 
 REPLICATES = 300
 
@@ -41,6 +46,41 @@ def test_a_draw_that_never_varies_gives_no_standard_error(engine: Engine) -> Non
         detectability_frame(engine, cohort=99, null_seeds=0)
     with pytest.raises(InputError):
         detectability_frame(engine, methodology="v1+horizon-14d", null_seeds=0)
+
+
+def test_a_pair_rests_on_the_cohorts_both_families_entered(engine: Engine) -> None:
+    """A and B make the same bets in cohort 1, the one both entered; A alone plays cohort 2
+    and loses there. On the cohort they share they do not differ: difference 0 and SE 0 on
+    return and Brier ("no gap"), whatever A did in a cohort B never entered; k = 1. Against
+    the market, A's rows rest on both its cohorts."""
+    a1, b1 = new_cohort_agents(engine, ("fam-a", "fam-b"), number=1)
+    (a2,) = new_cohort_agents(engine, ("fam-a",), number=2)
+    with session_scope(engine) as s:
+        s.add(market("s1", event_id="E1"))
+        s.add(market("s2", prices=["0.7", "0.3"]))
+        s.add(market("s3", event_id="E3", prices=["0.5", "0.5"]))
+        s.add(market("s4", prices=["0.3", "0.7"]))
+    t = WEEK1 + timedelta(minutes=5)
+    for agent in (a1, b1):
+        trade_into(engine, agent, "s1", "YES", "500", "0.4", t)
+        trade_into(engine, agent, "s2", "NO", "300", "0.3", t)
+    later = t + timedelta(weeks=1)
+    trade_into(engine, a2, "s3", "YES", "2000", "0.5", later)
+    trade_into(engine, a2, "s4", "YES", "1000", "0.3", later)
+    settled = later + timedelta(days=2)
+    for mid, winner in (("s1", "Yes"), ("s2", "Yes"), ("s3", "No"), ("s4", "Yes")):
+        settle_market(engine, mid, Verdict("resolved", winner, "test"), settled)
+    take_snapshots(engine, settled + timedelta(hours=1))
+    frame = detectability_frame(engine, replicates=REPLICATES, null_seeds=0)
+    pairs = frame[frame["comparison"] == "pair"].set_index("metric")
+    assert list(pairs["cohorts"]) == [1, 1]
+    # Both lost $300 on s2 and won $750 on s1 in cohort 1: +4.5% each.
+    assert pairs.loc["return", "value_a"] == pytest.approx(4.5)
+    assert pairs.loc["return", "value_b"] == pytest.approx(4.5)
+    assert (pairs["difference"] == 0).all() and (pairs["se"] == 0).all()
+    assert list(pairs["verdict"]) == ["no_gap", "no_gap"]
+    market_rows = frame[(frame["comparison"] == "market") & (frame["family_a"] == "fam-a")]
+    assert set(market_rows["cohorts"]) == {2}
 
 
 def test_pair_and_market_rows_are_the_bootstrap_draws(season: Season) -> None:

@@ -8,7 +8,7 @@ jointly for all families. P/L replicates are centred on the headline P/L (latest
 by a fixed per-cohort, per-family offset: prices or settlements newer than the snapshot.
 """
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,14 +103,17 @@ class FamilyBootstrap:
     boot: stats.ClusterBootstrap
     books: pd.DataFrame  # `_agent_books`: per agent capital and P/L
 
-    def pnl_replicates(self) -> np.ndarray:
-        """(B × F) P/L replicates, summed over cohorts.
+    def pnl_replicates(self, cohorts: Collection[int] | None = None) -> np.ndarray:
+        """(B × F) P/L replicates, summed over cohorts (only the cohort ids `cohorts`, when
+        given: a comparison resting on the cohorts two families share).
 
         Per cohort and family: the resampled market contributions, plus the fixed offset that
         centres them on the headline P/L (prices or settlements newer than the snapshot),
         floored at −capital (an agent cannot lose more than it was given).
         """
         books = self.books
+        if cohorts is not None:
+            books = books[books["cohort_id"].isin(list(cohorts))]
         strata = sorted({int(c) for c in books["cohort_id"]})
         row = {c: i for i, c in enumerate(strata)}
         col = {f: j for j, f in enumerate(self.families)}
@@ -125,6 +128,11 @@ class FamilyBootstrap:
         for label, i in row.items():
             offsets[i] -= pnl_sums[self.boot.stratum_of == label].sum(axis=0)
         return self.boot.floored_total(pnl_sums, strata, offsets, floors)
+
+    def in_cohorts(self, cohorts: Collection[int]) -> np.ndarray:
+        """(K,) whether each cluster lies in one of the cohort ids `cohorts`: a ratio's sums
+        times it (`sums[name] * mask[:, None]`) are the ratio over those cohorts alone."""
+        return np.isin(self.boot.stratum_of, list(cohorts))
 
 
 def family_bootstrap(

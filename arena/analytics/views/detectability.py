@@ -7,7 +7,8 @@ events for every family, so A − B is paired and market difficulty cancels out 
 
 Three comparisons, each a row per metric (long format: one stored frame, stable ids):
 
-- ``pair``: family A − family B, return (pp) and Brier; k = the cohorts both entered.
+- ``pair``: family A − family B, return (pp) and Brier, on the cohorts both entered (k): their
+  values, difference and SE all rest on those cohorts alone.
 - ``market``: the family against the market. Return against 0 (a trader at the market's own
   prices expects nothing); Brier as skill vs market (family Brier − the market price's Brier on
   the same bets, the leaderboard's ``skill_vs_market`` replicates). k = the family's cohorts.
@@ -23,6 +24,7 @@ The arithmetic is `arena.core.detectability` (MDE, detectable now, cohorts neede
 
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -142,6 +144,68 @@ def _row(
     }
 
 
+@dataclass(frozen=True)
+class _Figures:
+    """Each family's return (%) and Brier over a set of cohorts, and their replicates."""
+
+    return_pct: np.ndarray  # (F,)
+    returns: np.ndarray  # (B × F)
+    brier: np.ndarray  # (F,)
+    brier_reps: np.ndarray  # (B × F)
+
+
+def _figures(fb: FamilyBootstrap, cohort_ids: frozenset[int] | None = None) -> _Figures:
+    """The figures over every cohort in scope (None), or over the cohort ids given (a pair's
+    shared cohorts): P/L and capital of those cohorts only, Brier rows of their clusters only,
+    from the same draw."""
+    s, boot = fb.sums, fb.boot
+    if cohort_ids is None:
+        pnl, capital, mask = fb.head["pnl"].to_numpy(), fb.head["capital"].to_numpy(), None
+    else:
+        books = fb.books[fb.books["cohort_id"].isin(list(cohort_ids))]
+        sums = books.groupby("family_id")[["pnl", "capital"]].sum().reindex(fb.families)
+        pnl, capital = sums["pnl"].to_numpy(), sums["capital"].to_numpy()
+        mask = fb.in_cohorts(cohort_ids)[:, None]
+    brier_sum, brier_n = s["brier_sum"], s["brier_n"]
+    if mask is not None:
+        brier_sum, brier_n = brier_sum * mask, brier_n * mask
+    with np.errstate(divide="ignore", invalid="ignore"):  # a family outside those cohorts
+        returns = fb.pnl_replicates(cohort_ids) / capital * 100.0
+        return_pct = pnl / capital * 100.0
+    return _Figures(
+        return_pct,
+        returns,
+        ratio(brier_sum.sum(axis=0), brier_n.sum(axis=0)),
+        boot.ratio(brier_sum, brier_n),
+    )
+
+
+def _pair_rows(fb: FamilyBootstrap, order: list[int]) -> Iterator[dict[str, object]]:
+    """Every pair, on the cohorts both families entered: k counts them, and the difference
+    and its SE are taken on them alone (a cohort only one of the two entered says nothing
+    about the pair). The better return on those cohorts is A."""
+    resamplable = _resamplable(fb)
+    who = [(f, *fb.names.get(f, (f, "llm"))) for f in fb.families]
+    ids = fb.data.agents.groupby("family_id")["cohort_id"].agg(lambda c: frozenset(map(int, c)))
+    everything = _figures(fb)
+    on_shared: dict[frozenset[int], _Figures] = {}
+    for i, j in combinations(order, 2):
+        mine, theirs = ids[fb.families[i]], ids[fb.families[j]]
+        shared = mine & theirs
+        if mine != theirs and shared not in on_shared:
+            on_shared[shared] = _figures(fb, shared)
+        found = everything if mine == theirs else on_shared[shared]
+        if found.return_pct[j] > found.return_pct[i]:
+            i, j = j, i
+        for metric, observed, reps in (
+            ("return", found.return_pct, found.returns),
+            ("brier", found.brier, found.brier_reps),
+        ):
+            se = replicate_se(reps[:, i] - reps[:, j]) if resamplable else math.nan
+            values = (observed[i], observed[j])
+            yield _row("pair", who[i], who[j], metric, values, se, len(shared))
+
+
 def _family_rows(
     fb: FamilyBootstrap, null_seeds: int, engine: Engine, scope: dict
 ) -> Iterator[dict[str, object]]:
@@ -151,24 +215,15 @@ def _family_rows(
     capital = fb.head["capital"].to_numpy()
     returns = fb.pnl_replicates() / capital * 100.0
     return_pct = fb.head["pnl"].to_numpy() / capital * 100.0
-    brier_reps = boot.ratio(s["brier_sum"], s["brier_n"])
     skill_reps = boot.ratio(s["skill_family_sum"] - s["skill_market_sum"], s["skill_n"])
     totals = {name: matrix.sum(axis=0) for name, matrix in s.items()}
-    brier = ratio(totals["brier_sum"], totals["brier_n"])
     on_bets = ratio(totals["skill_family_sum"], totals["skill_n"])  # its Brier on priced bets
     market_brier = ratio(totals["skill_market_sum"], totals["skill_n"])
     entered = fb.data.agents.groupby("family_id")["cohort_number"].agg(lambda c: set(map(int, c)))
     who = [(f, *fb.names.get(f, (f, "llm"))) for f in fb.families]
     # Best return first (ties by id), so a pair reads "better vs worse" on return.
     order = sorted(range(len(who)), key=lambda i: (-return_pct[i], who[i][0]))
-    for i, j in combinations(order, 2):
-        shared = len(entered[fb.families[i]] & entered[fb.families[j]])
-        for metric, observed, reps in (
-            ("return", return_pct, returns),
-            ("brier", brier, brier_reps),
-        ):
-            se = replicate_se(reps[:, i] - reps[:, j]) if resamplable else math.nan
-            yield _row("pair", who[i], who[j], metric, (observed[i], observed[j]), se, shared)
+    yield from _pair_rows(fb, order)
     market = (MARKET, NAMES[MARKET], "reference")
     if not resamplable:  # every SE below would be a zero that means nothing
         returns, skill_reps = np.full_like(returns, np.nan), np.full_like(skill_reps, np.nan)
