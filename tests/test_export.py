@@ -27,6 +27,8 @@ CONTRACT_COLUMNS = {
     "actual_outcome,brier_score",
     "markets": "market_id,question,market_type,outcomes,prices,volume,close_date,status,"
     "resolution_outcome",
+    "legs": "decision_id,cohort_number,family_id,decision_week,leg_index,kind,executed,reason,"
+    "message,market_id,side,amount",
 }
 
 

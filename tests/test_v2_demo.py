@@ -1,12 +1,16 @@
 """`arena demo --methodology v2`: a short v2 season offline, against the simulated CLOB through
 the real ClobClient, every price it used with its provenance (methodology v2)."""
 
+import csv
+import io
+import json
 from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
+from arena.analytics.export.tables import ExportFilters, write_csv
 from arena.app.demo import DemoSummary, format_summary
 from arena.storage.db import create_db_engine
 from arena.storage.tables import (
@@ -67,7 +71,9 @@ def test_a_v2_season_plays_end_to_end(v2_season: tuple[Engine, DemoSummary]) -> 
         ).all()
         bought = [t for t in trades if t.trade_type in ("BUY", "SELL")]
         assert bought
-        assert all(t.price_source in ("clob_mid", "gamma") and t.price_quote for t in bought)
+        # the original's rule set: no trade at Gamma's price, each at its re-read midpoint
+        assert all(t.price_source == "clob_mid" and t.price_quote for t in bought)
+        assert all(t.price_quote["frozen_price"] is not None for t in bought)
         assert all(t.price_source is None for t in trades if t.trade_type not in ("BUY", "SELL"))
         # every valuation row records each open position's mark provenance
         missing = conn.execute(
@@ -81,3 +87,12 @@ def test_a_v2_season_plays_end_to_end(v2_season: tuple[Engine, DemoSummary]) -> 
         ).scalars()
         statuses = {r["status"] for row in marks for r in row.values()}
         assert statuses & {"accepted", "accepted_with_gamma_disagreement"}
+    # the legs refused for want of a CLOB price, as the `legs` CSV lists them
+    out = io.StringIO()
+    write_csv(engine, "legs", ExportFilters(), out, 10**6)
+    legs = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert legs and all(json.loads(leg["execution_quotes"]) for leg in legs)
+    refused = [leg for leg in legs if leg["reason"] == "no_clob_price"]
+    assert all(leg["executed"] == "false" for leg in refused)
+    fell_back = [json.loads(leg["execution_quotes"]) for leg in refused]
+    assert all(q["source"] == "gamma" for quotes in fell_back for q in quotes)

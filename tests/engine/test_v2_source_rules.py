@@ -6,12 +6,16 @@ repository at 7c78b0c, 2026-05-06). Real loopback servers: the scripted chat ser
 the model, the scripted CLOB server serves the books the project's real `ClobClient` reads.
 """
 
+import csv
+import io
+import json
 from datetime import timedelta
 from decimal import Decimal as D
 from typing import Any
 
 from sqlmodel import select
 
+from arena.analytics.export.tables import ExportFilters, write_csv
 from arena.analytics.replay.bundle import build_bundle
 from arena.analytics.replay.verify import verify_bundle
 from arena.storage.db import session_scope
@@ -54,6 +58,14 @@ def test_rejects_production_priced_bets_when_validated_clob_price_is_unavailable
         'No validated CLOB price available for binary market side "NO"'
     )
     assert {q["fallback_reason"] for q in second["quotes"]} == {"crossed_book"}
+    out = io.StringIO()
+    write_csv(v2.engine, "legs", ExportFilters(), out, 100)
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert [(r["market_id"], r["executed"], r["reason"]) for r in rows] == [
+        ("100", "false", "batch_rolled_back"),
+        ("200", "false", "no_clob_price"),
+    ]
+    assert json.loads(rows[1]["execution_quotes"])[0]["fallback_reason"] == "crossed_book"
 
 
 def test_executes_at_midpoints_re_read_after_the_answer(v2: V2Arena) -> None:  # noqa: F811

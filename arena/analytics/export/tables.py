@@ -24,6 +24,7 @@ from typing import Any, TextIO
 from sqlalchemy import ColumnElement, Select, exists, select
 from sqlalchemy.engine import Connection, Engine, RowMapping
 
+from arena.analytics.export.legs import LEG_COLUMNS, leg_rows
 from arena.analytics.query.scope import live_cohort_of
 from arena.config import executes_on_books, is_v2
 from arena.core.accounting import TradeRejected, choose_mark, mark_value, side_price
@@ -84,6 +85,9 @@ class ExportSpec:
     columns: tuple[str, ...]
     query: Callable[[ExportFilters], Select[Any]]
     enrich: Callable[[Row], dict[str, Any]] | None = None
+    # One query row gives any number of export rows (the legs of a decision); the row cap then
+    # counts export rows, so the query itself is not limited.
+    expand: Callable[[Row], Iterator[dict[str, Any]]] | None = None
 
 
 def _agent_filters(filters: ExportFilters, time_column: ColumnElement[Any]) -> list[Any]:
@@ -511,6 +515,7 @@ EXPORTS: dict[str, ExportSpec] = {
             ),
             _markets,
         ),
+        ExportSpec("legs", LEG_COLUMNS, _decisions, expand=leg_rows),
     )
 }
 
@@ -525,6 +530,7 @@ EXPORT_DESCRIPTIONS: dict[str, str] = {
     "snapshots": "one agent's portfolio at one 10-minute slot",
     "brier_scores": "one resolved bet, scored against its outcome",
     "markets": "one market (with a cohort or family filter: the markets its agents held)",
+    "legs": "one leg of a decision, executed or refused, with the reason",
 }
 
 
@@ -554,13 +560,19 @@ def iter_rows(
     """Up to `cap` + 1 rows of `table` (the extra row tells the caller the cap was hit),
     streamed in batches; a streaming cursor needs a transaction, which `reading` opens."""
     spec = get_spec(table)
-    query = spec.query(filters).limit(cap + 1)
+    query = spec.query(filters)
+    query = query if spec.expand is not None else query.limit(cap + 1)
     with reading(source) as conn, conn.execution_options(yield_per=1000).execute(query) as rows:
+        count = 0
         for row in rows.mappings():
-            record = dict(row)
-            if spec.enrich is not None:
-                record.update(spec.enrich(row))
-            yield record
+            records = spec.expand(row) if spec.expand is not None else iter([dict(row)])
+            for record in records:
+                if spec.enrich is not None:
+                    record.update(spec.enrich(row))
+                yield record
+                count += 1
+                if count > cap:
+                    return
 
 
 def write_csv(
