@@ -5,6 +5,7 @@ fee = C × rate × (p × (1 − p)) ^ exponent, floored to 5 decimal places of U
 by hand in its comment, never by the code under test.
 """
 
+import json
 from decimal import Decimal as D
 
 import pytest
@@ -37,6 +38,10 @@ RECORDED = FeeSchedule(D("0.04"), 1, True, D("0.25"), "tech_fees")  # Gamma mark
         (D("806.451612"), D("0.62"), RECORDED, D("7.59999")),
         # fees off: nothing, whatever the fill
         (D(1000), D("0.5"), None, D("0")),
+        # a fractional exponent (Economics, Weather): 100 × 0.03 × (0.5 × 0.5)^0.5 = 3 × 0.5
+        (D(100), D("0.5"), FeeSchedule(D("0.03"), D("0.5")), D("1.50000")),
+        # 100 × 0.05 × (0.62 × 0.38)^0.5 = 5 × √0.2356 = 5 × 0.4853864439… = 2.4269322… (bc)
+        (D(100), D("0.62"), FeeSchedule(D("0.05"), D("0.5")), D("2.42693")),
     ],
 )
 def test_hand_computed_fees(count: D, at: D, schedule: FeeSchedule | None, expected: D) -> None:
@@ -55,11 +60,46 @@ def test_hand_computed_fees(count: D, at: D, schedule: FeeSchedule | None, expec
         (D(1), D("0.5"), FeeSchedule(D("-0.04"), 1)),
         (D(1), D("0.5"), FeeSchedule(D("1.5"), 1)),
         (D(1), D("0.5"), FeeSchedule(D("0.04"), 0)),
+        (D(1), D("0.5"), FeeSchedule(D("0.04"), D("-0.5"))),
     ],
 )
 def test_bad_input_is_a_clear_error(count: D, at: D, schedule: FeeSchedule | None) -> None:
     with pytest.raises(ValueError, match=r"fee"):
         taker_fee(count, at, schedule)
+
+
+# Ported from Polymarket/py-clob-client-v2, tests/test_fee_calculations.py (main at b0a97fa),
+# TestPlatformFee (rate 0.25, exponent 2, 100 contracts; the last case 125.5): the client's
+# float fee, here exact and floored to 5 places (0.05640625 → 0.05640, 0.00245025 → 0.00245,
+# 1.9609375 → 1.96093).
+CLIENT_FEES = [
+    (D(100), D("0.5"), D("1.5625")),
+    (D(100), D("0.3"), D("1.1025")),
+    (D(100), D("0.1"), D("0.2025")),
+    (D(100), D("0.05"), D("0.05640")),
+    (D(100), D("0.01"), D("0.00245")),
+    (D(100), D("0.7"), D("1.1025")),
+    (D(100), D("0.9"), D("0.2025")),
+    (D(100), D("0.95"), D("0.05640")),
+    (D(100), D("0.99"), D("0.00245")),
+    (D("125.5"), D("0.5"), D("1.96093")),
+]
+
+
+@pytest.mark.parametrize(("count", "at", "expected"), CLIENT_FEES)
+def test_the_clients_platform_fees_floored_to_five_places(count: D, at: D, expected: D) -> None:
+    assert taker_fee(count, at, FeeSchedule(D("0.25"), 2)) == expected
+
+
+def test_the_stored_schedule_keeps_a_whole_exponent_as_an_integer_and_a_fraction_as_text() -> None:
+    # a stored whole exponent reads back and writes the very bytes it was stored as
+    stored = '{"rate": "0.04", "exponent": 1, "taker_only": true, "rebate_rate": "0.25", '
+    stored += '"fee_type": "tech_fees"}'
+    assert FeeSchedule.from_json(json.loads(stored)) == RECORDED
+    assert json.dumps(RECORDED.to_json()) == stored
+    fractional = FeeSchedule(D("0.05"), D("0.5"), fee_type="weather_fees")
+    assert fractional.to_json()["exponent"] == "0.5"
+    assert FeeSchedule.from_json(json.loads(json.dumps(fractional.to_json()))) == fractional
 
 
 counts = st.decimals(min_value=D(0), max_value=D(10**6), places=6)

@@ -22,7 +22,9 @@ outcomes that are not a list of at least two distinct non-empty strings. Each ra
 count different from the outcomes, unparseable or outside [0, 1]) do not reject the market:
 `outcome_prices` is None and the reason is logged. Likewise a fee-enabled market
 (`feesEnabled` true) whose `feeSchedule` is absent or unreadable keeps the market with
-`fee_schedule` None (fees off) and the reason logged (`read_fee_schedule`). Prices stay
+`fee_schedule` None (fees off) and the reason logged (`read_fee_schedule`); the fee fields are
+read in Gamma's camelCase or in the snake_case some feeds and Polymarket's SDKs use
+(`fees_enabled`, `fee_type`, `fee_schedule` with `taker_only`, `rebate_rate`). Prices stay
 exact Decimals (a leftover 0.99999995 must not round to 1 and look like a resolution).
 """
 
@@ -37,6 +39,7 @@ from decimal import Decimal
 from typing import Annotated, Any, TypeVar
 
 from pydantic import (
+    AliasChoices,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -232,9 +235,13 @@ class GammaMarket(_Wire):
     uma_resolution_statuses: StringList = Field(default=None, alias="umaResolutionStatuses")
     closed_time: Timestamp = Field(default=None, alias="closedTime")
     updated_at: Timestamp = Field(default=None, alias="updatedAt")
-    fees_enabled: Flag = Field(default=None, alias="feesEnabled")
-    fee_type: Text = Field(default=None, alias="feeType")
-    fee_schedule_raw: Any = Field(default=None, alias="feeSchedule")
+    fees_enabled: Flag = Field(
+        default=None, validation_alias=AliasChoices("feesEnabled", "fees_enabled")
+    )
+    fee_type: Text = Field(default=None, validation_alias=AliasChoices("feeType", "fee_type"))
+    fee_schedule_raw: Any = Field(
+        default=None, validation_alias=AliasChoices("feeSchedule", "fee_schedule")
+    )
 
     # ---- the essentials: a market without them is skipped -----------------------------------
 
@@ -373,6 +380,11 @@ def _fee_number(value: object) -> Decimal | None:
         return None
 
 
+def _either(raw: Mapping[str, Any], camel: str, snake: str, default: object = None) -> Any:
+    """A schedule key in Gamma's camelCase, else in snake_case, else `default`."""
+    return raw[camel] if camel in raw else raw.get(snake, default)
+
+
 def _schedule_problem(raw: object) -> str | None:
     """Why a `feeSchedule` cannot be read as a fee curve, or None when it can."""
     if not isinstance(raw, Mapping):
@@ -381,11 +393,12 @@ def _schedule_problem(raw: object) -> str | None:
     if rate is None or not ZERO <= rate <= ONE:
         return f"rate {raw.get('rate')!r} is not a number in [0, 1]"
     exponent = _fee_number(raw.get("exponent"))
-    if exponent is None or exponent != exponent.to_integral_value() or exponent < 1:
-        return f"exponent {raw.get('exponent')!r} is not a whole number of at least 1"
-    rebate = _fee_number(raw.get("rebateRate", 0))
+    if exponent is None or exponent <= 0:
+        return f"exponent {raw.get('exponent')!r} is not a positive number"
+    rebate_raw = _either(raw, "rebateRate", "rebate_rate", 0)
+    rebate = _fee_number(rebate_raw)
     if rebate is None or rebate < 0:
-        return f"rebateRate {raw.get('rebateRate')!r} is not a non-negative number"
+        return f"rebateRate {rebate_raw!r} is not a non-negative number"
     return None
 
 
@@ -396,7 +409,8 @@ def read_fee_schedule(
 
     Why tolerant: a fee schedule Gamma garbles must not cost the arena the market; the market
     is kept, fees are taken as off, and the reason is logged. Only `feesEnabled` true turns
-    fees on (absent or unknown is off, as Gamma leaves it out on fee-free markets).
+    fees on (absent or unknown is off, as Gamma leaves it out on fee-free markets). The
+    exponent is kept exactly (a whole one as before, a fractional one such as 0.5 as it is).
     """
     if enabled is not True:
         return None
@@ -407,11 +421,16 @@ def read_fee_schedule(
     assert isinstance(raw, Mapping)  # _schedule_problem checked it
     return FeeSchedule(
         rate=to_decimal(raw["rate"]),
-        exponent=int(to_decimal(raw["exponent"])),
-        taker_only=known_or(read_flag(raw.get("takerOnly")), True),
-        rebate_rate=to_decimal(raw.get("rebateRate", 0)),
+        exponent=_exponent(to_decimal(raw["exponent"])),
+        taker_only=known_or(read_flag(_either(raw, "takerOnly", "taker_only")), True),
+        rebate_rate=to_decimal(_either(raw, "rebateRate", "rebate_rate", 0)),
         fee_type=fee_type,
     )
+
+
+def _exponent(value: Decimal) -> Decimal:
+    """A whole exponent without its decimal places (2.0 reads as 2), a fractional one as is."""
+    return value.to_integral_value() if value == value.to_integral_value() else value
 
 
 def unusable(info: ValidationInfo, reason: str) -> PydanticCustomError:

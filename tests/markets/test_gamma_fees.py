@@ -2,7 +2,9 @@
 
 On the recorded real payloads of tests/fixtures/gamma/recorded/ (PROVENANCE.md there): market
 842093 (`tech_fees`, rate 0.04), 703258 (`general_fees`, rate 0.05), 665374 and 2063134 (fees
-off). A malformed schedule keeps the market, with fees off and the reason logged.
+off); and 842093 with its fee fields in snake_case (`market_fee_schedule_snake_case.json`, its
+origin in the same PROVENANCE.md). A malformed schedule keeps the market, with fees off and the
+reason logged.
 """
 
 import json
@@ -16,7 +18,8 @@ import pytest
 from arena.core.fees import FeeSchedule
 from arena.markets.gamma_wire import parse_market
 
-RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "gamma" / "recorded"
+GAMMA = Path(__file__).resolve().parents[1] / "fixtures" / "gamma"
+RECORDED = GAMMA / "recorded"
 LOGGER = "arena.markets.gamma"
 
 
@@ -68,6 +71,27 @@ def test_numbers_as_strings_and_a_whole_float_exponent_read_alike() -> None:
     assert parse_market(raw).fee_schedule == FeeSchedule(D("0.04"), 2, False, D("0.2"), "tech_fees")
 
 
+def test_snake_case_fee_fields_read_as_the_camel_case_ones() -> None:
+    raw = json.loads((GAMMA / "market_fee_schedule_snake_case.json").read_text())
+    assert "feeSchedule" not in raw and "feesEnabled" not in raw
+
+    assert parse_market(raw).fee_schedule == FeeSchedule(
+        rate=D("0.04"), exponent=1, taker_only=True, rebate_rate=D("0.25"), fee_type="tech_fees"
+    )
+    makers_too = {**raw, "fee_schedule": {**raw["fee_schedule"], "taker_only": False}}
+    assert parse_market(makers_too).fee_schedule == FeeSchedule(
+        D("0.04"), 1, False, D("0.25"), "tech_fees"
+    )
+
+
+def test_a_fractional_exponent_reads_exactly() -> None:
+    raw = with_schedule({"rate": 0.05, "exponent": 0.5, "takerOnly": True, "rebateRate": 0.25})
+
+    schedule = parse_market(raw).fee_schedule
+    assert schedule is not None and schedule.exponent == D("0.5")
+    assert schedule.to_json()["exponent"] == "0.5"
+
+
 @pytest.mark.parametrize(
     ("schedule", "why"),
     [
@@ -76,7 +100,7 @@ def test_numbers_as_strings_and_a_whole_float_exponent_read_alike() -> None:
         ({"rate": 1.5, "exponent": 1}, "rate"),
         ({"rate": True, "exponent": 1}, "rate"),
         ({"exponent": 1}, "rate"),
-        ({"rate": 0.04, "exponent": 1.5}, "exponent"),
+        ({"rate": 0.04, "exponent": -1.5}, "exponent"),
         ({"rate": 0.04, "exponent": 0}, "exponent"),
         ({"rate": 0.04, "exponent": "two"}, "exponent"),
         ({"rate": 0.04, "exponent": 1, "rebateRate": -1}, "rebateRate"),
