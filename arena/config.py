@@ -13,6 +13,10 @@ false), so an extended cohort is never taken for a stock v1 one; a v1 cohort's s
 Replicates (`ARENA_REPLICATES=N`, N > 1) field N independent agents per family in a cohort; the
 stamp then lists `replicates` among its extensions and records `replicates: N`.
 
+A `book_execution` cohort's stamp records how its buys pay Polymarket's taker fee
+(`fee_charged`: `usdc_on_top`, as the CLOB charges since V2, unless `in_shares` is named); a
+`book_execution` stamp without the key ran `in_shares` (`stamped_fee_charged`).
+
 The horizon (`ARENA_HORIZON_DAYS=D`, or `horizon` in `ARENA_EXTENSIONS` with the default D)
 serves only markets ending within D days of each decision run; the stamp lists `horizon` among
 its extensions and records `horizon_days: D`.
@@ -42,6 +46,8 @@ from pydantic import (
     model_validator,
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from arena.core.fees import FEE_CONVENTIONS, FEE_IN_SHARES, FEE_USDC_ON_TOP, FeeCharged
 
 METHODOLOGY_VERSION = "v1"
 METHODOLOGY_V2 = "v2"
@@ -77,6 +83,7 @@ STATED_PROBABILITY = "stated_probability"
 BOOK_EXECUTION = "book_execution"
 HORIZON = "horizon"
 HORIZON_DAYS = "horizon_days"  # the stamp key of the horizon's days
+FEE_CHARGED = "fee_charged"  # the stamp key of how a book_execution cohort's buys pay the fee
 EXTENSIONS: dict[str, str] = {
     STATED_PROBABILITY: "each BET leg also states the model's probability that its side wins",
     BOOK_EXECUTION: (
@@ -198,6 +205,8 @@ def cohort_stamp(
     extensions: Iterable[str] = (),
     replicates: int = 1,
     horizon_days: int | None = None,
+    *,
+    fee_charged: FeeCharged = FEE_USDC_ON_TOP,
 ) -> dict[str, Any]:
     """The constants stamp of a new cohort: the methodology's, plus its protocol extensions.
 
@@ -206,8 +215,11 @@ def cohort_stamp(
     before. With any, the sorted names go under `extensions` (`replicates` among them when
     `replicates` > 1, with the count under `replicates`) and `is_default` is false, as for an
     overridden constant. `horizon_days` (or `horizon` among `extensions`, then with
-    `DEFAULT_HORIZON_DAYS`) stamps `horizon` with the days under `horizon_days`.
+    `DEFAULT_HORIZON_DAYS`) stamps `horizon` with the days under `horizon_days`. With
+    `book_execution`, `fee_charged` records how its buys pay the taker fee.
     """
+    if fee_charged not in FEE_CONVENTIONS:
+        raise ValueError(f"fee_charged {fee_charged!r}; known: {', '.join(FEE_CONVENTIONS)}")
     stamp = methodology.stamp()
     days = horizon_days_of(extensions, horizon_days)
     implied = ({REPLICATES} if replicates > 1 else set()) | ({HORIZON} if days else set())
@@ -218,7 +230,8 @@ def cohort_stamp(
     counts: dict[str, int] = {REPLICATES: replicates} if replicates > 1 else {}
     if days is not None:
         counts[HORIZON_DAYS] = days
-    return {**stamp, "extensions": names, **counts, "is_default": False}
+    charged = {FEE_CHARGED: fee_charged} if BOOK_EXECUTION in names else {}
+    return {**stamp, "extensions": names, **counts, **charged, "is_default": False}
 
 
 def horizon_days_of(extensions: Iterable[str], horizon_days: int | None) -> int | None:
@@ -250,6 +263,20 @@ def executes_on_books(constants: Mapping[str, Any] | None) -> bool:
     """Whether a cohort's stamp runs `book_execution`: its legs walk the run's stored books, so
     its decision runs store books whatever `record_books` says."""
     return BOOK_EXECUTION in stamped_extensions(constants)
+
+
+def stamped_fee_charged(constants: Mapping[str, Any] | None) -> FeeCharged | None:
+    """How a cohort's buys pay the taker fee when they walk books (None: it runs no
+    `book_execution`): its stamp's `fee_charged`, else `in_shares`, the convention every
+    `book_execution` cohort stamped before the key existed ran. An unknown value is a
+    ValueError, never a guess."""
+    if not executes_on_books(constants):
+        return None
+    value = (constants or {}).get(FEE_CHARGED, FEE_IN_SHARES)
+    for known in FEE_CONVENTIONS:
+        if value == known:
+            return known
+    raise ValueError(f"a cohort stamped fee_charged {value!r}; known: {', '.join(FEE_CONVENTIONS)}")
 
 
 def stamped_replicates(constants: Mapping[str, Any] | None) -> int:

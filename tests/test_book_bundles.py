@@ -150,6 +150,11 @@ def _a_bid_value(runs: list[dict[str, Any]]) -> None:
     record["bid_value"] = str(float(record["bid_value"]) + 1)
 
 
+def _a_fee_convention(cohorts: list[dict[str, Any]]) -> None:
+    """The stamp without `fee_charged`: the fills paid in USDC recomputed in shares."""
+    del cohorts[0]["constants"]["fee_charged"]
+
+
 FORGERIES: dict[str, tuple[str, Callable[[list[dict[str, Any]]], None], str]] = {
     "a book level": (BOOKS, _a_book_level, "decision legs planned"),
     "a fee schedule": (BOOKS, _a_fee, "book-walk fills recomputed"),
@@ -158,6 +163,7 @@ FORGERIES: dict[str, tuple[str, Callable[[list[dict[str, Any]]], None], str]] = 
     "a fill's VWAP": ("trades.jsonl", _a_fill_vwap, "book-walk fills recomputed"),
     "a partial fill": ("trades.jsonl", _a_partial_fill, "book-walk fills recomputed"),
     "a bid value": (MARKS, _a_bid_value, "snapshot values at the recorded bid marks"),
+    "the fee convention": ("cohort.json", _a_fee_convention, "book-walk fills recomputed"),
 }
 
 

@@ -16,14 +16,17 @@ import pytest
 from arena.agents.prompts import BOOK_EXECUTION_HEADING, system_prompt
 from arena.config import (
     BOOK_EXECUTION,
+    FEE_CHARGED,
     Methodology,
     cohort_stamp,
     executes_on_books,
     load_settings,
+    stamped_fee_charged,
 )
 from arena.core.accounting import BetLimits, Holding
-from arena.core.book_legs import LegBook, RunBooks, bid_mark
+from arena.core.book_legs import LegBook, RunBooks, bid_mark, charging
 from arena.core.execution import ExecutionPlan, HeldPosition, SnapshotMarket, plan_execution
+from arena.core.fees import FEE_IN_SHARES, FEE_USDC_ON_TOP, FeeCharged
 from arena.core.order_book import Book, Level
 from tests.test_book_walk import ONE_SIDED, RECORDED_FEES, SPURS, THIN
 
@@ -63,16 +66,16 @@ class Plan:
     sells: list[Sale] = field(default_factory=list)
 
 
-def bets(*legs: tuple[str, str, str]) -> ExecutionPlan:
+def bets(*legs: tuple[str, str, str], charged: FeeCharged = FEE_USDC_ON_TOP) -> ExecutionPlan:
     decision = Plan("BET", [Bet(m, s, D(a)) for m, s, a in legs])
-    return plan_execution(decision, CASH, [], SNAPSHOT, LIMITS, BOOKS)
+    return plan_execution(decision, CASH, [], SNAPSHOT, LIMITS, charging(BOOKS, charged))
 
 
-def test_a_bet_walks_the_recorded_asks_and_pays_the_fee_in_shares() -> None:
+def test_a_bet_of_a_cohort_stamped_in_shares_pays_the_fee_in_shares() -> None:
     # $500 at 0.62 (inside the best level): 500 / 0.62 = 806.451612 gross shares; fee
     # 806.451612 × 0.04 × 0.62 × 0.38 = 7.59999 (floored to 5 places), 7.59999 / 0.62 =
     # 12.258049 shares (up); credited 806.451612 − 12.258049 = 794.193563.
-    plan = bets(("m1", "YES", "500"))
+    plan = bets(("m1", "YES", "500"), charged=FEE_IN_SHARES)
     leg = plan.legs[0]
     assert leg.executed and (leg.amount, leg.price, leg.shares) == (
         D("500"),
@@ -89,6 +92,23 @@ def test_a_bet_walks_the_recorded_asks_and_pays_the_fee_in_shares() -> None:
     )
     assert leg.fill["levels"] == [["0.62", "806.451612"]] and leg.fill["partial"] is False
     assert leg.record()["fill"] == leg.fill
+
+
+def test_a_bet_of_a_new_cohort_pays_the_fee_in_usdc_within_its_stake() -> None:
+    # 500 / (0.62 + 0.04 × 0.62 × 0.38) = 500 / 0.629424 → 794.377081 shares; fee 7.48620
+    # (tests/test_book_walk.py works it out); the stake moves whole, the fee inside it.
+    leg = bets(("m1", "YES", "500")).legs[0]
+    assert (leg.amount, leg.shares) == (D("500"), D("794.377081"))
+    assert leg.fill is not None and (leg.fill["fee"], leg.fill["fee_shares"]) == (
+        "7.48620",
+        "0.000000",
+    )
+
+
+def test_a_bet_on_books_that_do_not_say_how_fees_are_paid_is_an_error() -> None:
+    decision = Plan("BET", [Bet("m1", "YES", D("500"))])
+    with pytest.raises(ValueError, match="fee convention"):
+        plan_execution(decision, CASH, [], SNAPSHOT, LIMITS, BOOKS)
 
 
 def test_vwap_across_the_levels_of_a_recorded_book() -> None:
@@ -133,7 +153,7 @@ def test_a_leg_with_no_usable_book_is_refused_with_the_reason(
 def test_a_market_the_run_stored_no_book_for_is_refused_no_book() -> None:
     snapshot = {**SNAPSHOT, "m4": SnapshotMarket("m4", "binary", ["Yes", "No"], ["0.5", "0.5"])}
     decision = Plan("BET", [Bet("m4", "YES", D("100")), Bet("m1", "YES", D("100"))])
-    plan = plan_execution(decision, CASH, [], snapshot, LIMITS, BOOKS)
+    plan = plan_execution(decision, CASH, [], snapshot, LIMITS, charging(BOOKS, FEE_USDC_ON_TOP))
     assert (plan.legs[0].executed, plan.legs[0].reason) == (False, "no_book")
     assert plan.legs[1].executed  # a refused leg never stops the others
 
@@ -214,7 +234,11 @@ def test_the_book_execution_prompt_adds_its_section_and_nothing_else() -> None:
         assert walked[:start] + walked[end:] == plain
         section = walked[start:end]
         assert "volume-weighted average" in section and "at least $50" in section
-        assert "taker fee" in section and "bids" in section
+        assert "in dollars on top of the price" in section and "bids" in section
+        # a cohort stamped before `fee_charged` keeps its line: the fee taken in shares
+        legacy = system_prompt(*args, total_cap=v2, book_execution=True, fee_charged="in_shares")
+        line = "charge Polymarket's taker fee on each purchase, taken in shares.\n- A SELL"
+        assert line in legacy and "on top" not in legacy and legacy[:start] == walked[:start]
 
 
 def test_the_extension_is_named_in_the_settings_and_stamped_on_v1_and_v2() -> None:
@@ -224,3 +248,14 @@ def test_the_extension_is_named_in_the_settings_and_stamped_on_v1_and_v2() -> No
         stamp = cohort_stamp(methodology, [BOOK_EXECUTION])
         assert stamp["extensions"] == ["book_execution"] and stamp["is_default"] is False
         assert executes_on_books(stamp) and not executes_on_books(methodology.stamp())
+        # how its buys pay the fee is stamped; a stamp from before the key ran in_shares
+        assert stamp[FEE_CHARGED] == "usdc_on_top" == stamped_fee_charged(stamp)
+        older = {k: v for k, v in stamp.items() if k != FEE_CHARGED}
+        assert stamped_fee_charged(older) == "in_shares"
+        named = cohort_stamp(methodology, [BOOK_EXECUTION], fee_charged=FEE_IN_SHARES)
+        assert stamped_fee_charged(named) == "in_shares"
+        assert stamped_fee_charged(methodology.stamp()) is None
+        assert FEE_CHARGED not in cohort_stamp(methodology, ["stated_probability"])
+        assert cohort_stamp(methodology) == methodology.stamp()  # v1's stamp: no key
+        with pytest.raises(ValueError, match="fee_charged"):
+            stamped_fee_charged({**stamp, FEE_CHARGED: "in_kind"})

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from arena.core.accounting import BetLimits, Holding, buy, sell
 from arena.core.book_walk import Fill, Refused, bid_value, walk_buy, walk_sell
-from arena.core.fees import FeeSchedule
+from arena.core.fees import FEE_IN_SHARES, FEE_USDC_ON_TOP, FeeCharged, FeeSchedule
 from arena.core.order_book import Book, Level
 from arena.markets.clob_wire import parse_book, to_core_book
 from tests.examples import examples
@@ -162,8 +162,8 @@ def test_a_crossed_book_refuses_before_any_walking() -> None:
     assert bid_value(crossed, D(10), None) is None
 
 
-def test_a_buy_on_a_fee_enabled_market_pays_its_fee_in_shares() -> None:
-    result = fill(walk_buy(SPURS, D(500), RECORDED_FEES))
+def test_a_buy_under_the_named_in_shares_option_pays_its_fee_in_shares() -> None:
+    result = fill(walk_buy(SPURS, D(500), RECORDED_FEES, charged=FEE_IN_SHARES))
 
     # 806.451612 shares at 0.62: fee 806.451612 × 0.04 × 0.62 × 0.38 = 7.599999991… → 7.59999
     assert result.fee == D("7.59999")
@@ -171,6 +171,67 @@ def test_a_buy_on_a_fee_enabled_market_pays_its_fee_in_shares() -> None:
     assert result.fee_shares == D("12.258049")
     assert result.shares == D("794.193563")  # 806.451612 − 12.258049
     assert result.amount == D("500")  # the cash side is the stake, as with fees off
+
+
+def test_a_buy_pays_its_fee_in_usdc_on_top_within_its_stake() -> None:
+    """CLOB V2: S / (p × (1 + x)) shares, x the fee per dollar of principal at p."""
+    result = fill(walk_buy(SPURS, D(500), RECORDED_FEES))
+
+    # fee a share at 0.62: 0.04 × 0.62 × 0.38 = 0.009424, so x = 0.009424 / 0.62 = 0.0152
+    # and p × (1 + x) = 0.629424; 500 / 0.629424 = 794.377081267… → 794.377081 (down)
+    assert result.shares == result.gross_shares == D("794.377081")
+    # fee 794.377081 × 0.009424 = 7.486209611… → 7.48620 (floored); principal
+    # 794.377081 × 0.62 = 492.51379022; together 499.99999022, within the $500 moved
+    assert (result.fee, result.fee_shares, result.amount) == (D("7.48620"), 0, D("500"))
+    assert D("0.62") * result.shares + result.fee <= result.amount
+    assert (result.vwap, result.partial) == (D("0.62"), False)
+
+
+def test_a_walk_across_levels_keeps_principal_plus_fee_within_its_stake() -> None:
+    result = fill(walk_buy(THIN, D(200), RECORDED_FEES))
+
+    # each level whole, principal (up) + its floored fee: 0.50 × 100 = 50 + 100 × 0.04 × 0.25
+    # = 1.00000; 0.67 × 58 = 38.86 + 58 × 0.04 × 0.2211 = 0.512952 → 0.51295; 0.69 × 148.56 =
+    # 102.5064 + 148.56 × 0.04 × 0.2139 = 1.27107936 → 1.27107: $194.15042 spent, $5.84958 left
+    # at 0.85: fee a share 0.04 × 0.85 × 0.15 = 0.0051, 5.84958 / 0.8551 = 6.8408139398… →
+    # 6.840813 (down)
+    assert result.levels[-1] == (D("0.85"), D("6.840813"))
+    # its fee 6.840813 × 0.0051 = 0.0348881463 → 0.03488; the fees 1 + 0.51295 + 1.27107 +
+    # 0.03488 = 2.81890; principal 50 + 38.86 + 102.5064 + 5.81469105 = 197.18109105
+    assert result.fee == D("2.81890")
+    principal = sum(at * size for at, size in result.levels)
+    assert principal == D("197.18109105")
+    assert principal + result.fee <= result.amount == D("200")  # 199.99999105
+    assert result.shares == result.gross_shares == D("313.400813") and not result.partial
+
+
+# Ported from Polymarket/py-clob-client-v2, tests/test_fee_calculations.py (main at b0a97fa):
+# TestProductionFeeRatesV2.test_balance_adjusted_plus_fee_equals_amount_all_rates (amount 100,
+# exponent 1) and TestAdjustBuyAmountForFees.test_platform_fee_only_adjusted_plus_fee_equals_
+# amount (amount 50, rate 0.25, exponent 2, price 0.5). There `adjust_market_buy_amount` gives
+# amount / (1 + x) and adjusted + fee == amount to 9 places in floats; here the one-level walk
+# buys that principal's shares rounded down and floors the fee, so principal + fee is the
+# amount less at most one fee unit (0.00001) and one micro-share's cost.
+CLIENT_FITS = [
+    *((D(100), D(rate), 1, D(at)) for rate in ("0.03", "0.04", "0.05", "0.072")
+      for at in ("0.3", "0.5", "0.7")),
+    (D(50), D("0.25"), 2, D("0.5")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("amount", "rate", "exponent", "at"), CLIENT_FITS)
+def test_stake_plus_fee_fit_the_amount_as_the_clients_adjustment_does(
+    amount: D, rate: D, exponent: int, at: D
+) -> None:
+    schedule = FeeSchedule(rate, exponent)
+    result = fill(walk_buy(Book(bids=(), asks=(Level(at, D(10**6)),)), amount, schedule))
+
+    x = rate * (at * (1 - at)) ** exponent / at  # the client's platform fee rate / price
+    adjusted = amount / (1 + x)  # the client's adjusted amount: principal in USDC
+    assert abs(result.shares - adjusted / at) < D("0.000001")
+    principal = at * result.shares
+    assert principal + result.fee <= result.amount == amount
+    assert amount - (principal + result.fee) < D("0.00001") + at * (1 + x) * D("0.000001")
 
 
 def test_a_sell_walks_the_bids_keeps_the_rest_and_pays_its_fee_in_usdc() -> None:
@@ -247,14 +308,22 @@ levels = st.lists(
 )
 
 
+fee_schedules = [None, RECORDED_FEES, FeeSchedule(D("0.25"), 2), FeeSchedule(D("0.05"), D("0.5"))]
+
+
 @settings(max_examples=examples(200))
-@given(levels, stakes, st.sampled_from([None, RECORDED_FEES, FeeSchedule(D("0.25"), 2)]))
+@given(
+    levels,
+    stakes,
+    st.sampled_from(fee_schedules),
+    st.sampled_from([FEE_USDC_ON_TOP, FEE_IN_SHARES]),
+)
 def test_a_walk_never_pays_less_than_the_book_asks_nor_spends_past_its_stake(
-    asks: list[Level], stake: D, fees: FeeSchedule | None
+    asks: list[Level], stake: D, fees: FeeSchedule | None, charged: FeeCharged
 ) -> None:
     book = Book(bids=(), asks=tuple(sorted(asks, key=lambda level: level.price)))
 
-    result = walk_buy(book, stake, fees)
+    result = walk_buy(book, stake, fees, charged=charged)
 
     if isinstance(result, Refused):
         assert result.reason == "depth"
@@ -267,4 +336,7 @@ def test_a_walk_never_pays_less_than_the_book_asks_nor_spends_past_its_stake(
     assert sum(at * size for at, size in result.levels) <= result.amount
     assert 0 <= result.fee_shares <= result.gross_shares
     assert result.shares == result.gross_shares - result.fee_shares
+    if charged == FEE_USDC_ON_TOP:  # the fee in USDC, on top, within what was paid
+        assert result.fee_shares == 0
+        assert sum(at * size for at, size in result.levels) + result.fee <= result.amount
     assert min(at for at, _ in result.levels) <= result.vwap <= max(at for at, _ in result.levels)

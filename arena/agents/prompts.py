@@ -35,6 +35,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from typing import Literal
 
 from arena.core.accounting import TradeRejected, side_price
+from arena.core.fees import FEE_IN_SHARES, FEE_USDC_ON_TOP, FeeCharged
 from arena.markets.types import ParsedMarket
 
 __all__ = [
@@ -376,7 +377,21 @@ _STATED_PROBABILITY_FORMAT = (
 BOOK_EXECUTION_HEADING = "ORDER-BOOK EXECUTION"
 
 
-def _book_execution_rules(min_text: str) -> str:
+# How a purchase pays the taker fee, by the cohort's stamp (`fee_charged`).
+_BOOK_BUY_FEES: dict[str, str] = {
+    FEE_USDC_ON_TOP: (
+        "- Markets with trading fees charge Polymarket's taker fee on each purchase, in dollars "
+        "on top of the price: the fee comes out of your amount, so a bet buys fewer shares "
+        "than amount / price.\n"
+    ),
+    FEE_IN_SHARES: (
+        "- Markets with trading fees charge Polymarket's taker fee on each purchase, taken in "
+        "shares.\n"
+    ),
+}
+
+
+def _book_execution_rules(min_text: str, fee_charged: FeeCharged) -> str:
     return (
         f"\n\n{BOOK_EXECUTION_HEADING}\n"
         "In this cohort trades do not execute at the prices shown; these rules replace the lines "
@@ -388,8 +403,7 @@ def _book_execution_rules(min_text: str) -> str:
         f"- If the book offers less than your amount, the part it does offer is bought when it "
         f"comes to at least {min_text}; the rest stays in your cash. Below {min_text} the bet is "
         "rejected, as it is for an empty order book.\n"
-        "- Markets with trading fees charge Polymarket's taker fee on each purchase, taken in "
-        "shares.\n"
+        f"{_BOOK_BUY_FEES[fee_charged]}"
         "- A SELL sells into the book's bids, best first; shares the bids cannot absorb stay in "
         "your position. A sale on a fee-enabled market pays the fee from its proceeds.\n"
         "- Open positions are valued at what their shares would fetch from the bids now, not at "
@@ -420,6 +434,7 @@ def system_prompt(
     stated_probability: bool = False,
     total_cap: bool = False,
     book_execution: bool = False,
+    fee_charged: FeeCharged = FEE_USDC_ON_TOP,
     horizon_days: int | None = None,
 ) -> str:
     """The rules and the answer formats (§5, §8), identical for every agent of a cohort.
@@ -428,8 +443,8 @@ def system_prompt(
     says every market listed ends within that many days and when the cohort completes.
 
     `book_execution`: the cohort runs that protocol extension; a section after the sizing rules
-    says BETs walk the order book's asks (VWAP, partial fills from the minimum bet, taker fees),
-    SELLs its bids, and positions are valued at the bid.
+    says BETs walk the order book's asks (VWAP, partial fills from the minimum bet, taker fees
+    paid as `fee_charged` says), SELLs its bids, and positions are valued at the bid.
 
     `stated_probability`: the cohort runs that protocol extension, so each BET leg is asked for
     its probability too. `total_cap`: methodology v2 (docs/methodology-v2.md), whose prompt
@@ -482,7 +497,7 @@ resolves, that confidence is scored with the Brier score (confidence − outcome
 outcome is 1 if your side won and 0 if it lost; lower is better. Size every bet by your \
 conviction.{_V2_BRIER if total_cap else ""}\
 {_STATED_PROBABILITY_RULES if stated_probability else ""}\
-{_book_execution_rules(min_text) if book_execution else ""}\
+{_book_execution_rules(min_text, fee_charged) if book_execution else ""}\
 {_horizon_rules(horizon_days) if horizon_days is not None else ""}
 
 ANSWER FORMAT

@@ -5,11 +5,15 @@ cohort stamped `book_execution` hands the planner the run's stored books (`LegBo
 outcome of each market) and each leg's numbers then come from `arena.core.book_walk` instead of
 a single price. The engine writes the plan; a replay bundle's verifier recomputes every fill
 from the stored books with no database (docs/book-execution.md, "The extension in the engine").
+
+A run's books serve every cohort that decides on them, but how a buy pays its fee is each
+cohort's own (its stamp's `fee_charged`): `charging(books, fee_charged)` is the run's books as
+one cohort walks them, and a BET refuses to walk a book that does not say.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
@@ -24,7 +28,7 @@ from arena.core.accounting import (
 )
 from arena.core.accounting import Fill as AccountingFill
 from arena.core.book_walk import Fill, Refused, bid_value, walk_buy, walk_sell
-from arena.core.fees import FeeSchedule
+from arena.core.fees import FeeCharged, FeeSchedule
 from arena.core.money import ZERO, money, price, shares
 from arena.core.order_book import Book
 
@@ -34,16 +38,40 @@ PRICE_SOURCE = "book_walk"  # a book-walk trade's `price_source`
 
 @dataclass(frozen=True)
 class LegBook:
-    """One outcome's stored book at the run, its status (`ok` or a NoPriceReason) and the
-    market's taker-fee schedule (None: fees off)."""
+    """One outcome's stored book at the run, its status (`ok` or a NoPriceReason), the
+    market's taker-fee schedule (None: fees off) and, once a cohort walks it (`charging`), how
+    that cohort's buys pay the fee."""
 
     book: Book | None
     status: str
     fees: FeeSchedule | None = None
+    charged: FeeCharged | None = None
 
 
 # market id → one LegBook per outcome, in the market's outcome order (`markets.outcomes`).
 RunBooks = Mapping[str, Sequence[LegBook]]
+
+
+class _Charging(Mapping[str, Sequence[LegBook]]):
+    """A run's books as one cohort walks them: each entry read with the cohort's convention."""
+
+    def __init__(self, books: RunBooks, charged: FeeCharged) -> None:
+        self._books, self._charged = books, charged
+
+    def __getitem__(self, market_id: str) -> Sequence[LegBook]:
+        return tuple(replace(entry, charged=self._charged) for entry in self._books[market_id])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._books)
+
+    def __len__(self) -> int:
+        return len(self._books)
+
+
+def charging(books: RunBooks, charged: FeeCharged) -> RunBooks:
+    """`books` as a cohort whose buys pay the fee `charged` walks them (its stamp's
+    `fee_charged`, `arena.config.stamped_fee_charged`); entries are copied only when read."""
+    return _Charging(books, charged)
 
 
 @dataclass(frozen=True)
@@ -92,7 +120,9 @@ def book_buy(
     stake = money(stake)
     check_bet(stake, cash, limits)
     assert entry.book is not None
-    fill = _walked(walk_buy(entry.book, stake, entry.fees))
+    if entry.charged is None:
+        raise ValueError("a book walk needs its cohort's fee convention: see book_legs.charging")
+    fill = _walked(walk_buy(entry.book, stake, entry.fees, charged=entry.charged))
     if fill.shares <= ZERO:
         raise TradeRejected("no_shares", "the walk credits no shares after its fee")
     after = replace(

@@ -7,17 +7,29 @@ position is marked at what its shares would fetch from the bids now (`bid_value`
 
 Rounding follows v1's `arena.core.accounting` so a one-level walk with fees off is exactly
 v1's `buy` / `sell` at that price: a buy spends its stake and is credited the shares rounded
-down; a sell's proceeds round down. Where a choice is the arena's, it favours the house. The
-rules and every interpretation are in docs/book-execution.md.
+down; a sell's proceeds round down. Where a choice is the arena's, it favours the house.
+
+A buy's fee is charged as its cohort's stamp says (`arena.core.fees.FeeCharged`): in USDC on
+top of the principal, the two within the stake, as Polymarket's CLOB V2 charges a market buy
+(`usdc_on_top`), or taken from the shares bought (`in_shares`). A sell's fee always comes off
+its proceeds. The rules and every interpretation are in docs/book-execution.md.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_DOWN, ROUND_UP, Decimal
+from decimal import ROUND_DOWN, ROUND_UP, Decimal, localcontext
 from typing import Literal
 
-from arena.core.fees import FeeSchedule, taker_fee
+from arena.core.fees import (
+    CURVE_DIGITS,
+    FEE_IN_SHARES,
+    FEE_USDC_ON_TOP,
+    FeeCharged,
+    FeeSchedule,
+    fee_per_share,
+    taker_fee,
+)
 from arena.core.money import ONE, ZERO, money, price, shares
 from arena.core.order_book import Book, Level
 
@@ -31,10 +43,11 @@ Side = Literal["buy", "sell"]
 class Fill:
     """One executed leg, with what a trade row and a replay verifier need.
 
-    `amount` is the cash that moves: a buy's dollars spent, a sell's proceeds net of the fee.
-    `gross_shares` were matched at the `levels` taken; `shares` is what the position changes
-    by: a buy's gross shares less `fee_shares` (a buy's fee is taken in shares), a sell's
-    shares sold. `fee` is the fee in USDC (for a buy, its dollar value before conversion).
+    `amount` is the cash that moves: a buy's dollars spent (its fee included when the fee is
+    charged in USDC), a sell's proceeds net of the fee. `gross_shares` were matched at the
+    `levels` taken; `shares` is what the position changes by: a buy's gross shares less
+    `fee_shares` (0 unless the fee is taken in shares), a sell's shares sold. `fee` is the fee
+    in USDC (for a fee taken in shares, its dollar value before conversion).
     `unfilled` is the part of `requested` left over: dollars of a buy's stake, shares of a sell.
     """
 
@@ -116,14 +129,57 @@ def _take_asks(asks: list[Level], stake: Decimal) -> tuple[list[tuple[Decimal, D
     return taken, spent
 
 
+def _shares_within(budget: Decimal, at: Decimal, fees: FeeSchedule | None) -> Decimal:
+    """The shares `budget` buys at `at` with each share's fee on top: budget / (p + fee a
+    share) = budget / (p × (1 + x)), x the fee per dollar of principal, rounded down to the
+    micro-share (the quotient truncated, never rounded across a micro-share)."""
+    with localcontext() as context:
+        context.prec, context.rounding = CURVE_DIGITS, ROUND_DOWN
+        return shares(budget / (at + fee_per_share(at, fees)))
+
+
+def _take_asks_fee_on_top(
+    asks: list[Level], stake: Decimal, fees: FeeSchedule | None
+) -> tuple[list[tuple[Decimal, Decimal]], Decimal]:
+    """Walk `asks` spending `stake` on principal and fee together, as py-clob-client-v2's
+    `adjust_market_buy_amount` fits a market buy's stake plus fee within its amount.
+
+    A level whose whole cost (price × size rounded up, plus its floored fee) fits in what is
+    left is bought whole; the level that ends the walk takes the rest and is credited
+    `_shares_within(rest)`, so its principal and fee stay within the rest (the floors leave
+    the house the remainder, as v1's `buy` leaves its rounding).
+    """
+    taken: list[tuple[Decimal, Decimal]] = []
+    spent = ZERO
+    for level in asks:
+        remaining = stake - spent
+        principal = money(level.price * level.size, rounding=ROUND_UP)
+        whole = principal + taker_fee(level.size, level.price, fees)
+        if whole <= remaining:
+            taken.append((level.price, level.size))
+            spent += whole
+            continue
+        bought = min(_shares_within(remaining, level.price, fees), level.size)
+        if bought > ZERO:
+            taken.append((level.price, bought))
+        return taken, stake
+    return taken, spent
+
+
 def walk_buy(
-    book: Book, stake: Decimal, fees: FeeSchedule | None, min_fill: Decimal = MIN_FILL
+    book: Book,
+    stake: Decimal,
+    fees: FeeSchedule | None,
+    min_fill: Decimal = MIN_FILL,
+    charged: FeeCharged = FEE_USDC_ON_TOP,
 ) -> Fill | Refused:
     """A BET leg: walk the asks best-first spending `stake` dollars.
 
     When the asks run out first, what was bought executes if it cost at least `min_fill`;
-    below that the leg is refused (`depth`). The fee is taken in shares, as Polymarket takes a
-    buy's fee: its dollar value at each level's price, converted at that price, rounded up.
+    below that the leg is refused (`depth`). `charged` says how the fee is paid:
+    `usdc_on_top` (CLOB V2) keeps principal plus fee within the stake, the fee in USDC;
+    `in_shares` spends the whole stake on shares and takes the fee from them: its dollar value
+    at each level's price, converted at that price, rounded up.
     """
     stake = money(stake)
     if stake <= ZERO:
@@ -131,13 +187,20 @@ def walk_buy(
     refused = _refusal(book, "buy", stake)
     if refused is not None:
         return refused
-    taken, spent = _take_asks(_usable(book.asks), stake)
+    if charged == FEE_USDC_ON_TOP:
+        taken, spent = _take_asks_fee_on_top(_usable(book.asks), stake, fees)
+    elif charged == FEE_IN_SHARES:
+        taken, spent = _take_asks(_usable(book.asks), stake)
+    else:
+        raise ValueError(f"fee convention {charged!r}: known are usdc_on_top and in_shares")
     if spent < stake and spent < min_fill:
         message = f"the asks hold ${spent} of the ${stake} stake, below the ${min_fill} minimum"
         return Refused("buy", stake, "depth", message)
     gross = sum((size for _, size in taken), ZERO)
     fee = _fees(taken, fees)
-    fee_shares = sum((taker_fee(size, at, fees) / at for at, size in taken), ZERO)
+    fee_shares = ZERO
+    if charged == FEE_IN_SHARES:
+        fee_shares = sum((taker_fee(size, at, fees) / at for at, size in taken), ZERO)
     fee_shares = shares(fee_shares, rounding=ROUND_UP)
     return Fill(
         side="buy",

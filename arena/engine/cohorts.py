@@ -18,6 +18,7 @@ from sqlmodel import Session, col, select
 
 from arena.config import Methodology, cohort_stamp
 from arena.core.errors import ConfigError, InputError
+from arena.core.fees import FEE_USDC_ON_TOP, FeeCharged
 from arena.core.text import replicate_name
 from arena.core.timeutil import week_start
 from arena.engine.logs import log_event
@@ -50,13 +51,15 @@ def start_cohort(
     replicates: int = 1,
     *,
     horizon_days: int | None = None,
+    fee_charged: FeeCharged = FEE_USDC_ON_TOP,
 ) -> CohortResult:
     """The cohort of the week containing `at`, created with one agent per enabled family.
 
     `extensions`: the protocol extensions stamped on a cohort created now (`cohort_stamp`);
     `replicates` > 1 gives each family that many independent agents (replicates 1…N);
-    `horizon_days` stamps the extension `horizon` (`cohort_stamp`). An existing cohort keeps
-    the stamp and agents it was created with.
+    `horizon_days` stamps the extension `horizon`, `fee_charged` how a `book_execution`
+    cohort's buys pay the fee (`cohort_stamp`). An existing cohort keeps the stamp and agents
+    it was created with.
     """
     extensions = tuple(extensions)
     start = week_start(at)
@@ -67,7 +70,9 @@ def start_cohort(
                 existing = _cohort_at(session, start)
                 if existing is not None:
                     return _result(session, existing, created=False)
-                stamp = cohort_stamp(methodology, extensions, replicates, horizon_days)
+                stamp = cohort_stamp(
+                    methodology, extensions, replicates, horizon_days, fee_charged=fee_charged
+                )
                 cohort = _create(session, start, at, lineup, methodology, stamp, replicates)
                 return _result(session, cohort, created=True)
         except IntegrityError:

@@ -14,7 +14,8 @@ told; what the cohort's stamp says decides, not the settings of the process that
 
 A cohort stamped with the extension `book_execution` (docs/book-execution.md) needs the books
 of its run: the run stores them whatever `record_books` says (through the CLOB reader), loads
-them once (`load_run_books`) and its legs walk them (`plan_execution(..., books=...)`).
+them once (`load_run_books`) and its legs walk them (`plan_execution(..., books=...)`), its buys
+paying the taker fee as its stamp's `fee_charged` says (`book_legs.charging`).
 
 A cohort stamped methodology v2 (docs/methodology-v2.md) gets its own frozen snapshot, priced
 at validated CLOB midpoints, the v2 prompt, and the total bet cap: a plan whose bets add up to
@@ -54,12 +55,15 @@ from arena.config import (
     is_v2,
     runs_source_rules,
     stamped_extensions,
+    stamped_fee_charged,
     stamped_horizon_days,
     stamped_methodology,
     stamped_replicates,
 )
+from arena.core.book_legs import charging
 from arena.core.errors import ArenaError
 from arena.core.execution import ExecutionQuotes, HeldPosition, answer_error, plan_execution
+from arena.core.fees import FEE_USDC_ON_TOP, FeeCharged
 from arena.core.money import money
 from arena.engine.cohorts import cohorts_deciding, decision_week
 from arena.engine.decision_claims import (
@@ -329,6 +333,7 @@ def decide_one(
         stated_probability=stated,
         total_cap=v2,
         book_execution=executes_on_books(cohort.constants),
+        fee_charged=stamped_fee_charged(cohort.constants) or FEE_USDC_ON_TOP,
         horizon_days=stamped_horizon_days(cohort.constants),
     )
     user = user_prompt(
@@ -393,7 +398,7 @@ def decide_one(
         methodology,
         at,
         secrets,
-        on_books=executes_on_books(cohort.constants),
+        on_books=stamped_fee_charged(cohort.constants),
         execution_quotes=quotes,
     )
 
@@ -429,11 +434,12 @@ def _finish(
     at: datetime,
     secrets: Sequence[str],
     *,
-    on_books: bool = False,
+    on_books: FeeCharged | None = None,
     execution_quotes: ExecutionQuotes | None = None,
 ) -> tuple[str, int]:
     """Execute and close the decision in one transaction, re-reading the agent's state;
-    `on_books` (extension `book_execution`): the legs walk the run's stored books;
+    `on_books` (extension `book_execution`): the legs walk the run's stored books, their buys
+    paying the fee as this convention (the cohort's stamped `fee_charged`) says;
     `execution_quotes` (v2's original rule set): the legs' prices re-read after the answer."""
     with session_scope(engine) as session:
         row = owned_decision(session, claim)
@@ -444,7 +450,7 @@ def _finish(
         decision = parsed or FALLBACK
         touched = {leg.market_id for leg in decision.bets} | {p.market_id for p in inputs.held}
         snapshot = universe.tradable_now(session, touched)
-        books = (universe.books or {}) if on_books else None
+        books = charging(universe.books or {}, on_books) if on_books else None
         limits = bet_limits(methodology)
         plan = plan_execution(
             decision, agent.cash_balance, inputs.held, snapshot, limits, books, execution_quotes

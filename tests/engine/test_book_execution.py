@@ -3,7 +3,9 @@
 The real loopback CLOB (`tests.markets.clob_server`) serves the RECORDED REAL Spurs book
 (tests/fixtures/clob/, PROVENANCE.md) and the hand-made books of tests/engine/test_v2_engine.py;
 the real `ClobClient` reads them; the scripted chat server answers the model. Every expected
-figure is worked out by hand in the comment beside it.
+figure is worked out by hand in the comment beside it. A new cohort's buys pay the fee in USDC
+on top (its stamp's `fee_charged`); `in_shares` is a cohort stamped before that key, whose
+fills, sales and marks are still the fee-in-shares ones.
 """
 
 from collections.abc import Iterator
@@ -18,9 +20,11 @@ from arena.agents.prompts import BOOK_EXECUTION_HEADING
 from arena.agents.responders import default_responders
 from arena.analytics.export.tables import ExportFilters, iter_rows
 from arena.analytics.query.scope import excluded_cohorts
+from arena.analytics.replay.bundle import build_bundle
+from arena.analytics.replay.verify import verify_bundle
 from arena.analytics.stats.leaderboard import leaderboard
 from arena.analytics.views.versions import version_scope
-from arena.config import BOOK_EXECUTION, Methodology, cohort_stamp, load_settings
+from arena.config import BOOK_EXECUTION, FEE_CHARGED, Methodology, cohort_stamp, load_settings
 from arena.core.accounting import mark_value
 from arena.engine.cohorts import start_cohort
 from arena.engine.decisions import DecideResult, run_decisions
@@ -63,6 +67,17 @@ def walks(engine: Engine) -> Iterator[Arena]:
     yield from arena_with(engine, V1)
 
 
+@pytest.fixture
+def in_shares(engine: Engine) -> Iterator[Arena]:
+    """A cohort stamped before `fee_charged` existed: its stamp has no such key."""
+    for arena in arena_with(engine, V1):
+        with session_scope(engine) as s:
+            cohort = s.exec(select(Cohort)).one()
+            cohort.constants = {k: v for k, v in cohort.constants.items() if k != FEE_CHARGED}
+            s.add(cohort)
+        yield arena
+
+
 def decide(arena: Arena, at: datetime, methodology: Methodology = V1) -> DecideResult:
     """A run with book recording OFF (`books=None`): the cohort's stamp records them anyway."""
     responders, close = default_responders(arena.settings, sleep=lambda _s: None)
@@ -102,10 +117,11 @@ def test_a_book_execution_cohort_walks_its_runs_stored_books(walks: Arena) -> No
     assert len(walks.clob.requests_to("POST", "/books")) == 2
     by = trades(walks.engine)
     spurs = by[("500", "BUY")]
-    # $500 at 0.62: 806.451612 gross; fee 7.59999 = 12.258049 shares; 794.193563 credited.
-    assert (spurs.amount, spurs.price, spurs.shares) == (D("500"), D("0.62"), D("794.193563"))
+    # $500 at 0.62, the fee on top: 500 / (0.62 + 0.04 × 0.62 × 0.38) = 500 / 0.629424 →
+    # 794.377081 shares; fee 794.377081 × 0.009424 = 7.4862096… → 7.48620, inside the $500.
+    assert (spurs.amount, spurs.price, spurs.shares) == (D("500"), D("0.62"), D("794.377081"))
     assert spurs.price_source == "book_walk" and spurs.book_fill is not None
-    assert D(spurs.book_fill["fee"]) == D("7.59999")
+    assert (spurs.book_fill["fee"], spurs.book_fill["fee_shares"]) == ("7.48620", "0.000000")
     thin = by[("100", "BUY")]
     # 100 shares at 0.45 ($45) + 100 at 0.46 ($46): $91 for 200 shares, VWAP 0.455, $9 unspent.
     assert (thin.amount, thin.shares, thin.price) == (D("91"), D("200"), D("0.455"))
@@ -120,9 +136,16 @@ def test_a_book_execution_cohort_walks_its_runs_stored_books(walks: Arena) -> No
     assert_books_balance(walks.engine)
 
 
-def test_a_sell_walks_the_bids_a_week_later(walks: Arena) -> None:
+def test_a_cohort_stamped_before_fee_charged_still_pays_in_shares_and_verifies(
+    in_shares: Arena,
+) -> None:
+    walks = in_shares
     walks.models.script_model("test/a", answer(bet(("500", "YES", 500)), "test/a"))
     decide(walks, RUN)
+    bought = trades(walks.engine)[("500", "BUY")]
+    # $500 at 0.62: 806.451612 gross; fee 7.59999 = 12.258049 shares; 794.193563 credited.
+    assert (bought.amount, bought.shares) == (D("500"), D("794.193563"))
+    assert bought.book_fill is not None and bought.book_fill["fee_shares"] == "12.258049"
     with session_scope(walks.engine) as s:
         position = s.exec(select(Position)).one()
     sale = {"action": "SELL", "sells": [{"position_id": position.id, "percentage": 100}]}
@@ -135,6 +158,15 @@ def test_a_sell_walks_the_bids_a_week_later(walks: Arena) -> None:
     assert (sold.amount, sold.shares, sold.price) == (D("476.900533"), D("794.193563"), D("0.61"))
     assert sold.realized_pnl == D("-23.099467")
     assert_books_balance(walks.engine)
+    # its bundle (a stamp without the key) recomputes those fills in shares
+    reader = ClobClient(walks.clob.url, max_attempts=1, min_interval=0.0, sleep=lambda _s: None)
+    try:
+        take_snapshots(walks.engine, RUN + timedelta(days=7, minutes=10), prices=lambda: reader)
+    finally:
+        reader.close()
+    report = verify_bundle(build_bundle(walks.engine, 1, provisional=True).bundle)
+    assert report.ok, [(c.name, c.mismatches[:2]) for c in report.checks if not c.ok]
+    assert next(c for c in report.checks if c.name == "book-walk fills recomputed").compared
 
 
 def test_a_v2_book_execution_cohort_walks_books_and_keeps_the_mid_beside(engine: Engine) -> None:
@@ -185,7 +217,8 @@ def test_its_figures_stay_apart_from_v1_and_v2(walks: Arena) -> None:
     assert not own.empty and float(own["capital"].sum()) > 0
 
 
-def test_positions_are_marked_at_the_bid_with_the_mid_beside(walks: Arena) -> None:
+def test_positions_are_marked_at_the_bid_with_the_mid_beside(in_shares: Arena) -> None:
+    walks = in_shares  # its Spurs position is the hand-computed one of the sale above
     walks.models.script_model(
         "test/a", answer(bet(("500", "YES", 500), ("100", "YES", 100)), "test/a")
     )

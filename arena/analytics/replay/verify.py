@@ -24,7 +24,8 @@ replayed cash; and its recorded prices are checked and used (`replay.prices`: th
 quotes by the validation rule, the trades' quotes, every valuation row at its recorded marks).
 
 A cohort stamped `book_execution` is replayed with the books its bundle carries
-(`replay.books`): the same planner walks them (`plan_execution(..., books=...)`), so every fill
+(`replay.books`): the same planner walks them (`plan_execution(..., books=...)`), its buys
+paying the fee as the bundled stamp's `fee_charged` says, so every fill
 (VWAP, shares, fee, partial fills) and refusal is recomputed, each trade's `book_fill` is
 compared, and its valuation rows are checked at their bid marks (`replay.bid_marks`).
 
@@ -77,6 +78,7 @@ from arena.config import (
     is_v2,
     runs_source_rules,
     stamped_extensions,
+    stamped_fee_charged,
 )
 from arena.core.accounting import (
     BetLimits,
@@ -85,6 +87,7 @@ from arena.core.accounting import (
     settle,
     side_won,
 )
+from arena.core.book_legs import charging
 from arena.core.errors import InputError
 from arena.core.execution import (
     ExecutionPlan,
@@ -160,6 +163,7 @@ class Replay:
         self.source_rules = runs_source_rules(self.cohort["methodology_version"], constants)
         # extension book_execution: the books its legs walked (`replay.books`), its bid marks
         self.walks = BOOK_EXECUTION in stamped_extensions(constants)
+        self.fee_charged = stamped_fee_charged(constants)  # how its buys paid the fee
         # a late entrant's shadow: its marks' sources (`replay.late_marks`), any version
         self.late = stamped_late_entry(constants) is not None
         valued = self.valued = self.v2 or self.walks or self.late  # rows with marks' records
@@ -382,7 +386,9 @@ class Replay:
         held = [book.holdings[pid] for pid in sorted(book.holdings)]
         self.cash_before[did] = book.cash
         snapshot = self._snapshot(decision["market_snapshot_id"], _closed(decision, book))
-        walked = self.run_books.of(decision["market_snapshot_id"]) if self.walks else None
+        walked = None
+        if self.walks and self.fee_charged is not None:
+            walked = charging(self.run_books.of(decision["market_snapshot_id"]), self.fee_charged)
         quotes = execution_quotes(decision) if self.source_rules else None
         plan = plan_execution(parsed, book.cash, held, snapshot, self.limits, walked, quotes)
         self._compare_plan(book, decision, plan, trades, legs_check, trades_check)

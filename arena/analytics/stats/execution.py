@@ -9,8 +9,10 @@ while open), so only the fill differs between the rules:
 - ``display``: Gamma's price the snapshot froze (v1's executed price; v2's quote gamma_price);
 - ``mid``: the validated CLOB mid (v2's quote clob_price; for v1 the stored book's midpoint
   when both sides exist and do not cross);
-- ``book``: the stored book walked (`walk_buy` for the stake with the market's taker fee; a
-  SELL sells the same fraction of the counterfactual holding through `walk_sell`).
+- ``book``: the stored book walked (`walk_buy` for the stake with the market's taker fee,
+  paid as the cohort's stamp says (`fee_charged`), or as the CLOB charges a new order for a
+  cohort that ran no `book_execution`; a SELL sells the same fraction of the counterfactual
+  holding through `walk_sell`).
 
 A leg a rule cannot execute stays cash (a BUY) or stays held (a SELL) under that rule and is
 counted with its reason, never guessed. Every interpretation: docs/book-execution.md,
@@ -30,7 +32,7 @@ import pandas as pd
 
 from arena.core import stats
 from arena.core.book_walk import Fill, walk_buy, walk_sell
-from arena.core.fees import FeeSchedule
+from arena.core.fees import FEE_USDC_ON_TOP, FeeCharged, FeeSchedule
 from arena.core.money import ONE, ZERO, money, shares
 from arena.core.order_book import Book
 
@@ -55,7 +57,8 @@ class Leg:
 
     `stake` is a BUY's dollars; `fraction` a SELL's share of the holding it sold (0-1).
     `display` / `mid` are the side's prices under those rules (None with `*_reason`);
-    `book` the side's stored book (None with `book_reason`)."""
+    `book` the side's stored book (None with `book_reason`), walked with the market's `fees`
+    paid as `fee_charged` says."""
 
     agent_id: int
     position_id: int
@@ -70,6 +73,7 @@ class Leg:
     book: Book | None = None
     book_reason: str | None = None
     fees: FeeSchedule | None = None
+    fee_charged: FeeCharged = FEE_USDC_ON_TOP
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,7 @@ def _buy(leg: Leg, rule: Rule) -> tuple[Decimal, Decimal] | str:
     if rule == "book":
         if leg.book is None:
             return leg.book_reason or "no_book"
-        result = walk_buy(leg.book, leg.stake, leg.fees)
+        result = walk_buy(leg.book, leg.stake, leg.fees, charged=leg.fee_charged)
         return (result.amount, result.shares) if isinstance(result, Fill) else result.reason
     at, reason = _price(leg, rule)
     if at is None:

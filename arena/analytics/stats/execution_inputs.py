@@ -30,11 +30,11 @@ from arena.analytics.stats.execution import (
     sensitivity_frame,
 )
 from arena.analytics.stats.leaderboard_inputs import cluster_label
-from arena.config import METHODOLOGY_VERSION, stamped_extensions
+from arena.config import METHODOLOGY_VERSION, stamped_extensions, stamped_fee_charged
 from arena.core import stats
 from arena.core.accounting import TradeRejected, outcome_index, outcome_key, side_item, side_price
 from arena.core.book_text import BookTextError, decode_book
-from arena.core.fees import FeeSchedule
+from arena.core.fees import FEE_USDC_ON_TOP, FeeCharged, FeeSchedule
 from arena.core.money import ONE, ZERO, to_decimal
 from arena.core.order_book import Book, midpoint
 from arena.storage.book_models import DecisionBook
@@ -74,9 +74,17 @@ def _cohorts(conn: Connection, scope: CohortScope) -> list[dict[str, Any]]:
             "number": int(row.number),
             "version": str(row.methodology_version),
             "extensions": stamped_extensions(_json(row.constants)),
+            "fee_charged": counterfactual_fee_charged(_json(row.constants)),
         }
         for row in conn.execute(query)
     ]
+
+
+def counterfactual_fee_charged(constants: Mapping[str, Any] | None) -> FeeCharged:
+    """How the book rule charges a cohort's buys their fee: as its own book walks did (its
+    stamp's `fee_charged`), or, for a cohort that walked no books, as the CLOB charges a new
+    market buy (`usdc_on_top`), the rule a new `book_execution` cohort runs."""
+    return stamped_fee_charged(constants) or FEE_USDC_ON_TOP
 
 
 def _books(conn: Connection, scope: CohortScope) -> dict[int, dict[tuple[str, str], Any]]:
@@ -170,7 +178,12 @@ def chosen_stake(amount: Any, book_fill: Mapping[str, Any] | None) -> Decimal:
     return to_decimal(requested) if requested not in (None, "") else Decimal(amount)
 
 
-def _leg(row: Any, fraction: Decimal, stored: Mapping[tuple[str, str], Any] | None) -> Leg:
+def _leg(
+    row: Any,
+    fraction: Decimal,
+    stored: Mapping[tuple[str, str], Any] | None,
+    fee_charged: FeeCharged,
+) -> Leg:
     """One trade row as a `Leg`, with its price under each rule."""
     outcomes = list(_json(row.item_outcomes) or _json(row.outcomes) or [])
     quote = side_item(_json(row.quotes), row.market_type, outcomes, row.side)
@@ -198,6 +211,7 @@ def _leg(row: Any, fraction: Decimal, stored: Mapping[tuple[str, str], Any] | No
         book=book,
         book_reason=book_reason,
         fees=FeeSchedule.from_json(fees) if fees else None,
+        fee_charged=fee_charged,
     )
 
 
@@ -205,6 +219,7 @@ def _trades(conn: Connection, scope: CohortScope) -> list[Any]:
     query = (
         select(
             TRADES.c.agent_id,
+            AGENTS.c.cohort_id,
             TRADES.c.position_id,
             TRADES.c.market_id,
             TRADES.c.trade_type,
@@ -267,8 +282,11 @@ def _ends(conn: Connection, scope: CohortScope) -> list[PositionEnd]:
     return ends
 
 
-def _legs(conn: Connection, scope: CohortScope) -> tuple[list[Leg], dict[str, str], set[int]]:
-    """Legs in execution order; the clusters of their markets; the snapshots with books."""
+def _legs(
+    conn: Connection, scope: CohortScope, charged: Mapping[int, FeeCharged]
+) -> tuple[list[Leg], dict[str, str], set[int]]:
+    """Legs in execution order; the clusters of their markets; the snapshots with books.
+    `charged`: how each cohort's buys pay the fee, by cohort id."""
     books = _books(conn, scope)
     recorded = _recorded(conn, scope)
     held: dict[int, Decimal] = {}
@@ -285,7 +303,8 @@ def _legs(conn: Connection, scope: CohortScope) -> tuple[list[Leg], dict[str, st
             fraction = ONE if before <= ZERO or traded >= before else traded / before
         snapshot = row.market_snapshot_id
         stored = None if snapshot is None or int(snapshot) not in recorded else books
-        legs.append(_leg(row, fraction, None if stored is None else stored.get(int(snapshot), {})))
+        found = None if stored is None else stored.get(int(snapshot), {})
+        legs.append(_leg(row, fraction, found, charged[int(row.cohort_id)]))
     markets = {leg.market_id for leg in legs}
     if markets:
         query = select(MARKETS.c.id, MARKETS.c.event_id).where(MARKETS.c.id.in_(sorted(markets)))
@@ -300,7 +319,8 @@ def load_execution_inputs(
     with consistent_read(engine) as conn:
         scope = cohort_id_of(conn, cohort, methodology)
         cohorts = _cohorts(conn, scope)
-        legs, clusters, with_books = _legs(conn, scope)
+        charged = {c["id"]: c["fee_charged"] for c in cohorts}
+        legs, clusters, with_books = _legs(conn, scope, charged)
         ends = _ends(conn, scope)
         snap_query = in_scope(
             select(DECISIONS.c.cohort_id, DECISIONS.c.market_snapshot_id)
