@@ -82,7 +82,7 @@ def export(
     table: Annotated[
         str,
         typer.Argument(
-            help="cohorts, decisions, trades, positions, snapshots, brier_scores or markets"
+            help="cohorts, decisions, trades, positions, snapshots, brier_scores, markets or legs"
         ),
     ],
     format: Annotated[str, typer.Option("--format", help="Output format (csv).")] = "csv",
