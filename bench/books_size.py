@@ -24,7 +24,7 @@ from sqlalchemy import text
 
 from arena.core.book_text import encode_levels
 from arena.engine.books import BookToken, store_books
-from arena.markets.clob_wire import ClobQuote, OrderBook, to_core_book
+from arena.markets.clob_wire import ClobQuote, OrderBook, parse_book
 from arena.markets.price_source import quote_from_book
 from arena.storage.db import create_db_engine, session_scope
 from arena.storage.migrate import init_db
@@ -53,7 +53,7 @@ def synthetic_book(token: str, depth: int, rng: random.Random) -> OrderBook:
         "min_order_size": "5",
         "tick_size": "0.01",
     }
-    return OrderBook.model_validate(raw)
+    return parse_book(raw)
 
 
 def file_bytes(path: Path) -> int:
@@ -97,8 +97,7 @@ def main() -> int:
                 book = synthetic_book(token.token_id, args.depth, rng)
                 clob[token.token_id] = quote_from_book(book)
                 if week == 0:
-                    core = to_core_book(book)
-                    text_bytes += len(encode_levels(core.bids)) + len(encode_levels(core.asks))
+                    text_bytes += len(encode_levels(book.bids)) + len(encode_levels(book.asks))
                     json_bytes += sum(
                         len(json.dumps([[str(lv.price), str(lv.size)] for lv in side]))
                         for side in (book.bids, book.asks)

@@ -2,8 +2,9 @@
 
 Why its own type in the core: the executor (`arena.core.book_walk`), the engine that stores
 the books of each decision run, and a replay bundle's verifier must walk the same levels to
-the cent, with no database and no HTTP. The CLOB's wire model
-(`arena.markets.clob_wire.OrderBook`) and a stored book both convert to it.
+the cent, with no database and no HTTP. It is the one book type: the CLOB's wire book
+(`arena.markets.clob_wire.OrderBook`) and the simulated CLOB's (`arena.sim.books.SimBook`) are
+Books with their own fields beside, and a stored book decodes to one (`arena.core.book_text`).
 
 Levels are best-first: bids descending, asks ascending. Prices and sizes are exact Decimals.
 """

@@ -28,7 +28,7 @@ from sqlmodel import Session, col, select
 
 from arena.core.book_text import decode_book, encode_levels
 from arena.core.order_book import BOOK_DEPTH, Book
-from arena.markets.clob_wire import ClobQuote, to_core_book
+from arena.markets.clob_wire import ClobQuote
 from arena.storage.book_models import DecisionBook
 from arena.storage.db import bulk_execute
 
@@ -77,7 +77,7 @@ def book_row(snapshot_id: int, token: BookToken, quote: ClobQuote | None) -> dic
     }
     book = quote.book if quote is not None else None
     if book is not None:
-        top = to_core_book(book).top(BOOK_DEPTH)
+        top = book.top(BOOK_DEPTH)  # the wire's book is a core Book
         row.update(
             bids=encode_levels(top.bids),
             asks=encode_levels(top.asks),

@@ -33,7 +33,7 @@ from arena.engine.provenance import (
     mark_quote,
     quote_markets,
 )
-from arena.markets.clob_wire import ClobQuote, to_core_book
+from arena.markets.clob_wire import ClobQuote
 from arena.markets.price_source import PRIOR_VALUE, PriceQuote
 from arena.storage.dbtypes import from_units
 from arena.storage.tables import AGENTS, COHORTS, MARKETS, POSITIONS, live_cohort
@@ -299,5 +299,4 @@ def _book_marks(
 def _token_book(quote: ClobQuote | None) -> _TokenBook:
     if quote is None:
         return _TokenBook(None, "clob_unavailable", None)
-    book = to_core_book(quote.book) if quote.book is not None else None
-    return _TokenBook(book, quote.reason, quote.mid)
+    return _TokenBook(quote.book, quote.reason, quote.mid)

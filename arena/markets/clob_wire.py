@@ -10,8 +10,11 @@ Polymarket's own docs):
   `{"price": "0.48", "size": "100.5"}` strings, and since 2025 `min_order_size`, `tick_size`,
   `neg_risk`, later also `last_trade_price`. Older books lack the later fields; all are optional.
 - **Level order.** The server sends bids ascending and asks descending, so the best price is
-  the LAST of each list. `OrderBook` re-sorts both best-first (bids descending, asks
-  ascending) whatever order arrives, so `bids[0]`/`asks[0]` are the touch.
+  the LAST of each list. `parse_book` sorts both best-first (bids descending, asks ascending)
+  whatever order arrives, so `bids[0]`/`asks[0]` are the touch.
+- **One book type.** A parsed book is the core's `Book` (`arena.core.order_book`: its levels,
+  tick and minimum size, its best bid and ask) with the wire's own fields beside it
+  (`OrderBook`), so the executor, the stored books and the prices read the same object.
 - **Midpoints.** `GET /midpoint` answers `{"mid": "0.455"}` (newer docs spell it `mid_price`;
   both are read); `POST /midpoints` answers `{"<token_id>": "0.455", ...}`.
 - **Price, spread, history.** `GET /price` → `{"price": ...}`, `GET /spread` → `{"spread": ...}`,
@@ -33,7 +36,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainValidator, ValidationError
 
 from arena.core.errors import ArenaError
 from arena.core.money import ONE, ZERO, to_decimal
@@ -111,51 +114,48 @@ def _token_id(value: object) -> str:
     return text.strip()
 
 
-Price = Annotated[Decimal, BeforeValidator(_probability)]
-Size = Annotated[Decimal, BeforeValidator(_size)]
+def _levels(value: object) -> list[Level]:
+    """A side as sent: a list of `{"price", "size"}` objects, each an exact `Level`."""
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"levels must be a list, got {type(value).__name__}")
+    levels = []
+    for index, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise ValueError(f"level {index} must be an object")
+        try:
+            levels.append(Level(_probability(item.get("price")), _size(item.get("size"))))
+        except ValueError as exc:
+            raise ValueError(f"level {index}: {exc}") from None
+    return levels
+
+
+def _bids(value: object) -> tuple[Level, ...]:
+    return tuple(sorted(_levels(value), key=lambda level: -level.price))
+
+
+def _asks(value: object) -> tuple[Level, ...]:
+    return tuple(sorted(_levels(value), key=lambda level: level.price))
+
+
+Bids = Annotated[tuple[Level, ...], PlainValidator(_bids)]
+Asks = Annotated[tuple[Level, ...], PlainValidator(_asks)]
 OptionalPrice = Annotated[Decimal | None, BeforeValidator(_optional_probability)]
 OptionalDecimal = Annotated[Decimal | None, BeforeValidator(_optional_decimal)]
 OptionalText = Annotated[str | None, BeforeValidator(_optional_text)]
 TokenId = Annotated[str, BeforeValidator(_token_id)]
 
 
-class BookLevel(BaseModel):
-    """One price level: `size` shares resting at `price`."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OrderBook(Book):
+    """One token's order book summary as the CLOB sent it: a core `Book` (levels best-first,
+    tick and minimum size) and the wire's own fields."""
 
-    model_config = ConfigDict(frozen=True)
-
-    price: Price
-    size: Size
-
-
-class OrderBook(BaseModel):
-    """One token's order book summary, levels best-first (bids descending, asks ascending)."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    asset_id: TokenId
-    market: OptionalText = None
-    timestamp: OptionalText = None
-    hash: OptionalText = None
-    bids: tuple[BookLevel, ...] = Field(default_factory=tuple)
-    asks: tuple[BookLevel, ...] = Field(default_factory=tuple)
-    min_order_size: OptionalDecimal = None
-    tick_size: OptionalDecimal = None
+    asset_id: str
+    market: str | None = None
+    timestamp: str | None = None
+    hash: str | None = None
     neg_risk: bool | None = None
-    last_trade_price: OptionalPrice = None
-
-    def model_post_init(self, __context: Any) -> None:
-        """Re-sort the levels best-first, whatever order the server used (it sends best last)."""
-        object.__setattr__(self, "bids", tuple(sorted(self.bids, key=lambda lv: -lv.price)))
-        object.__setattr__(self, "asks", tuple(sorted(self.asks, key=lambda lv: lv.price)))
-
-    @property
-    def best_bid(self) -> Decimal | None:
-        return self.bids[0].price if self.bids else None
-
-    @property
-    def best_ask(self) -> Decimal | None:
-        return self.asks[0].price if self.asks else None
+    last_trade_price: Decimal | None = None
 
     @property
     def timestamp_ms(self) -> int | None:
@@ -164,14 +164,26 @@ class OrderBook(BaseModel):
         return int(text) if text.isdigit() else None
 
 
-def to_core_book(book: OrderBook) -> Book:
-    """The wire book as the core's `Book` (levels best-first, exact), what the executor walks."""
-    return Book(
-        bids=tuple(Level(level.price, level.size) for level in book.bids),
-        asks=tuple(Level(level.price, level.size) for level in book.asks),
-        tick_size=book.tick_size,
-        min_order_size=book.min_order_size,
-    )
+class _WireBook(BaseModel):
+    """What `parse_book` validates an order book payload against (fields in `OrderBook`)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    asset_id: TokenId
+    market: OptionalText = None
+    timestamp: OptionalText = None
+    hash: OptionalText = None
+    bids: Bids = ()
+    asks: Asks = ()
+    min_order_size: OptionalDecimal = None
+    tick_size: OptionalDecimal = None
+    neg_risk: bool | None = None
+    last_trade_price: OptionalPrice = None
+
+
+def to_core_book(book: Book) -> Book:
+    """The plain core `Book` of a wire book, its wire fields dropped (a stored book's equal)."""
+    return Book(book.bids, book.asks, book.tick_size, book.min_order_size)
 
 
 @dataclass(frozen=True)
@@ -223,9 +235,10 @@ def parse_book(raw: object) -> OrderBook:
     token = raw.get("asset_id")
     token_id = str(token) if isinstance(token, str | int) and not isinstance(token, bool) else None
     try:
-        return OrderBook.model_validate(raw)
+        wire = _WireBook.model_validate(raw)
     except ValidationError as exc:
         raise ClobParseError(f"unreadable order book ({_first_error(exc)})", token_id) from None
+    return OrderBook(**dict(wire))
 
 
 def parse_books(raw: object) -> list[OrderBook | ClobParseError]:

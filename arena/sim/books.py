@@ -28,8 +28,10 @@ The model, in short:
   `empty` (no levels), `one_sided` (bids or asks only) and `crossed` (a stale bid above the
   best ask).
 
-`SimBook` keeps levels best-first (bids descending, asks ascending); the server writes them in
-the CLOB's wire order (bids ascending, asks descending: best price last).
+`SimBook` is the core's `Book` (`arena.core.order_book`: levels best-first, bids descending and
+asks ascending; its tick and minimum order size; its best bid and ask) with what the simulated
+CLOB serves beside it. The server writes it in the CLOB's wire order (bids ascending, asks
+descending: best price last).
 """
 
 from __future__ import annotations
@@ -38,12 +40,12 @@ import hashlib
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Literal, Protocol
 
-from arena.core.order_book import Level  # a price on the tick grid, the shares resting there
+from arena.core.order_book import Book, Level
 from arena.markets.types import ParsedMarket
 from arena.sim.clock import DAY_US, HOUR_US, micros
 
@@ -164,27 +166,22 @@ class TokenQuote:
     neg_risk: bool
 
 
-@dataclass(frozen=True, slots=True)
-class SimBook:
-    """One token's book at an instant; levels best-first (bids descending, asks ascending)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimBook(Book):
+    """One token's book at an instant: a core `Book` and what the simulated CLOB serves with it."""
 
     token: str
     market: str  # the condition id
     at: datetime
-    bids: tuple[Level, ...]
-    asks: tuple[Level, ...]
-    tick: Decimal
     last_trade: Decimal
     neg_risk: bool
     fault: Fault | None  # never "missing": a missing book is not built
 
     @property
-    def best_bid(self) -> Decimal | None:
-        return self.bids[0].price if self.bids else None
-
-    @property
-    def best_ask(self) -> Decimal | None:
-        return self.asks[0].price if self.asks else None
+    def tick(self) -> Decimal:
+        """The book's tick: every simulated book has one (`tick_for`)."""
+        assert self.tick_size is not None
+        return self.tick_size
 
     def midpoint(self) -> Decimal | None:
         """The CLOB's midpoint: the mean of best bid and best ask, a missing side counting as
@@ -289,7 +286,16 @@ def _anchor_book(seed: int, quote: TokenQuote, at: datetime) -> SimBook:
     asks = _side(rng, ask, +1, count, notional * rng.uniform(0.7, 1.3), tick_m)
     last = min(max(_ticks(p, tick_m), tick_m), _MILLS - tick_m)
     return SimBook(
-        quote.anchor, quote.condition, at, bids, asks, tick, _PRICES[last], quote.neg_risk, None
+        bids=bids,
+        asks=asks,
+        tick_size=tick,
+        min_order_size=MIN_ORDER_SIZE,
+        token=quote.anchor,
+        market=quote.condition,
+        at=at,
+        last_trade=_PRICES[last],
+        neg_risk=quote.neg_risk,
+        fault=None,
     )
 
 
@@ -309,20 +315,14 @@ def _with_fault(seed: int, book: SimBook, fault: Fault | None) -> SimBook:
             bids = (Level(asks[0].price + book.tick, MIN_ORDER_SIZE), *bids)
         else:
             asks = (Level(bids[0].price - book.tick, MIN_ORDER_SIZE), *asks)
-    return SimBook(
-        book.token, book.market, book.at, bids, asks, book.tick, book.last_trade, book.neg_risk,
-        fault,
-    )  # fmt: skip
+    return replace(book, bids=bids, asks=asks, fault=fault)
 
 
 def _mirror(book: SimBook, token: str) -> SimBook:
     """A binary's No book from its Yes book: price 1 − p, the Yes asks become the No bids."""
     bids = tuple(Level(_ONE - level.price, level.size) for level in book.asks)
     asks = tuple(Level(_ONE - level.price, level.size) for level in book.bids)
-    return SimBook(
-        token, book.market, book.at, bids, asks, book.tick, _ONE - book.last_trade,
-        book.neg_risk, book.fault,
-    )  # fmt: skip
+    return replace(book, token=token, bids=bids, asks=asks, last_trade=_ONE - book.last_trade)
 
 
 def draw_book(seed: int, quote: TokenQuote, token: str, at: datetime) -> SimBook | None:

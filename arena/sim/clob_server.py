@@ -38,7 +38,6 @@ Use: `with ClobServer(world, at=instant) as server:` then point a client at `ser
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections.abc import Mapping
@@ -47,10 +46,12 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from arena.markets.clob_wire import book_hash
 from arena.sim.books import (
     MIN_ORDER_SIZE,
     BookSource,
     Centre,
+    Level,
     SimBook,
     WorldBooks,
     WorldLike,
@@ -92,7 +93,8 @@ class ClobCall:
 
 
 def book_json(book: SimBook) -> dict[str, Any]:
-    """The CLOB's JSON for a book: its key order, best price last, and its SHA-1 `hash`."""
+    """The CLOB's JSON for a book: its key order, best price last, and its SHA-1 `hash`
+    (`clob_wire.book_hash`, the formula the client checks recorded books by)."""
     body: dict[str, Any] = {
         "market": book.market,
         "asset_id": book.token,
@@ -100,17 +102,16 @@ def book_json(book: SimBook) -> dict[str, Any]:
         "hash": "",
         "bids": [_level(level) for level in reversed(book.bids)],
         "asks": [_level(level) for level in reversed(book.asks)],
-        "min_order_size": decimal_text(MIN_ORDER_SIZE),
+        "min_order_size": decimal_text(book.min_order_size or MIN_ORDER_SIZE),
         "tick_size": decimal_text(book.tick),
         "neg_risk": book.neg_risk,
         "last_trade_price": decimal_text(book.last_trade),
     }
-    compact = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
-    body["hash"] = hashlib.sha1(compact.encode()).hexdigest()  # the server's checksum
+    body["hash"] = book_hash(body)
     return body
 
 
-def _level(level: Any) -> dict[str, str]:
+def _level(level: Level) -> dict[str, str]:
     return {"price": decimal_text(level.price), "size": decimal_text(level.size)}
 
 
