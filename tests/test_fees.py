@@ -68,29 +68,6 @@ def test_bad_input_is_a_clear_error(count: D, at: D, schedule: FeeSchedule | Non
         taker_fee(count, at, schedule)
 
 
-# Ported from Polymarket/py-clob-client-v2, tests/test_fee_calculations.py (main at b0a97fa),
-# TestPlatformFee (rate 0.25, exponent 2, 100 contracts; the last case 125.5): the client's
-# float fee, here exact and floored to 5 places (0.05640625 → 0.05640, 0.00245025 → 0.00245,
-# 1.9609375 → 1.96093).
-CLIENT_FEES = [
-    (D(100), D("0.5"), D("1.5625")),
-    (D(100), D("0.3"), D("1.1025")),
-    (D(100), D("0.1"), D("0.2025")),
-    (D(100), D("0.05"), D("0.05640")),
-    (D(100), D("0.01"), D("0.00245")),
-    (D(100), D("0.7"), D("1.1025")),
-    (D(100), D("0.9"), D("0.2025")),
-    (D(100), D("0.95"), D("0.05640")),
-    (D(100), D("0.99"), D("0.00245")),
-    (D("125.5"), D("0.5"), D("1.96093")),
-]
-
-
-@pytest.mark.parametrize(("count", "at", "expected"), CLIENT_FEES)
-def test_the_clients_platform_fees_floored_to_five_places(count: D, at: D, expected: D) -> None:
-    assert taker_fee(count, at, FeeSchedule(D("0.25"), 2)) == expected
-
-
 def test_the_stored_schedule_keeps_a_whole_exponent_as_an_integer_and_a_fraction_as_text() -> None:
     # a stored whole exponent reads back and writes the very bytes it was stored as
     stored = '{"rate": "0.04", "exponent": 1, "taker_only": true, "rebate_rate": "0.25", '
