@@ -35,6 +35,7 @@ from tests.engine.test_v2_engine import (
     FOUR_LEGS,
     V2Arena,
     answer,
+    stamped_before_rule_sets,
     v2,  # noqa: F401  (the fixture: a v2 cohort on each backend, real loopback servers)
 )
 from tests.factories import WEEK1
@@ -160,16 +161,18 @@ def test_a_v2_position_is_valued_as_v2_values_it(v2_season: Engine) -> None:
 
 
 def test_fallbacks_are_exported_with_their_reasons_on_each_backend(v2: V2Arena) -> None:  # noqa: F811
-    """The scripted v2 cohort (tests/engine/test_v2_engine.py) on SQLite and PostgreSQL: each
-    leg's source, status, prices and fallback reason, as the engine stored them."""
+    """The scripted v2 cohort (tests/engine/test_v2_engine.py) on SQLite and PostgreSQL, of the
+    `frozen-quotes` rule set (Gamma's fallbacks execute there): each leg's source, status,
+    prices and fallback reason, as the engine stored them."""
+    stamped_before_rule_sets(v2.engine)
     v2.models.script_model("test/a", answer(FOUR_LEGS, "test/a"))
     v2.decide()
     v2.snapshot(WEEK1 + timedelta(hours=1))
     _, rows = rows_of(v2.engine, "trades")
     exported = {(r["market_id"], r["side"]): [r[c] for c in PROVENANCE_COLUMNS] for r in rows}
     assert exported == {
-        ("100", "YES"): ["clob_mid", "accepted", "0.4", "0.43", "0.03", ""],
-        ("200", "NO"): ["gamma", "fallback_gamma", "0.75", "", "", "crossed_book"],
+        ("100", "YES"): ["clob_mid", "accepted", "0.4", "0.43", "0.03", "", ""],
+        ("200", "NO"): ["gamma", "fallback_gamma", "0.75", "", "", "crossed_book", ""],
         ("300", "Alice"): [
             "clob_mid",
             "accepted_with_gamma_disagreement",
@@ -177,8 +180,9 @@ def test_fallbacks_are_exported_with_their_reasons_on_each_backend(v2: V2Arena) 
             "0.62",
             "0.12",
             "",
+            "",
         ],
-        ("300", "Bob"): ["gamma", "fallback_gamma", "0.3", "", "", "unknown_token"],
+        ("300", "Bob"): ["gamma", "fallback_gamma", "0.3", "", "", "unknown_token", ""],
     }
     _, (snapshot,) = rows_of(v2.engine, "snapshots")
     marks = json.loads(snapshot["price_provenance"])
@@ -243,7 +247,7 @@ def v1_season(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     engine.dispose()
 
 
-@pytest.mark.parametrize("table", sorted(EXPORTS))
+@pytest.mark.parametrize("table", sorted(V1_PINS))
 def test_a_v1_export_keeps_its_columns_and_bytes(v1_season: Engine, table: str) -> None:
     header, rows = rows_of(v1_season, table)
     before = V1_COLUMNS_BEFORE[table]

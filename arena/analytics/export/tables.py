@@ -189,13 +189,15 @@ def _trades(f: ExportFilters) -> Select[Any]:
 
 
 # The trade's quote (methodology v2), flattened: `price_source` is its own column; the rest
-# are the stored quote's fields (`trades.price_quote`), as stored.
+# are the stored quote's fields (`trades.price_quote`), as stored. `frozen_price` (v2's
+# original rule set): the price the prompt showed, the trade having filled at the re-read one.
 QUOTE_FIELDS = {
     "price_status": "status",
     "gamma_price": "gamma_price",
     "clob_price": "clob_price",
     "disagreement": "disagreement",
     "fallback_reason": "fallback_reason",
+    "frozen_price": "frozen_price",
 }
 PROVENANCE_COLUMNS = ("price_source", *QUOTE_FIELDS)
 
