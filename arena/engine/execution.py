@@ -96,4 +96,3 @@ def apply_plan(
     agent.cash_balance = plan.cash_after
     session.add(agent)
     session.flush()
-
