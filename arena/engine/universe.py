@@ -2,9 +2,10 @@
 
 Each item keeps the prices exactly as the prompt showed them (v1: Gamma's, as synced; v2: the
 validated CLOB midpoints, with each quote); while books are recorded, the snapshot's tokens'
-books are stored beside it (`arena.engine.books`). A leg executes at these prices, or walks
-these books under `book_execution`, so any prompt, trade and price can be traced back to the
-snapshot id.
+books are stored beside it (`arena.engine.books`). A leg executes at these prices, walks these
+books under `book_execution`, or, in a v2 cohort under the original's rule set, executes at
+midpoints re-read after the answer with these prices recorded beside (`arena.engine.requote`),
+so any prompt, trade and price can be traced back to the snapshot id.
 """
 
 import logging
