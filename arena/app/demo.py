@@ -570,8 +570,8 @@ def format_summary(summary: DemoSummary) -> list[str]:
         ),
         *(
             [
-                f"methodology {summary.methodology}: CLOB midpoints from the simulated CLOB, "
-                "total bet cap (not comparable with a v1 season)"
+                f"methodology {summary.methodology}: the original's rules, legs filled only at "
+                "CLOB midpoints re-read after each answer (`arena export legs`: the refused)"
             ]
             if is_v2(summary.methodology)
             else []
