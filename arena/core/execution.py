@@ -250,13 +250,16 @@ def plan_execution(
     limits: BetLimits,
     books: RunBooks | None = None,
     execution_quotes: ExecutionQuotes | None = None,
+    *,
+    all_or_nothing: bool = False,
 ) -> ExecutionPlan:
     """Every leg of `decision` in order, each checked against the cash at that moment.
 
     `books` (extension `book_execution`): the run's stored books; BETs then walk the asks and
     SELLs the bids of their side's token (`arena.core.book_legs`). `execution_quotes` (v2, the
-    original's rule set): each leg executes at its side's re-read CLOB midpoint or not at all,
-    and a BET batch is all or nothing. Neither: v1 / v2 frozen prices."""
+    original's rule set): each leg executes at its side's re-read CLOB midpoint or not at all.
+    Neither: v1 / v2 frozen prices. `all_or_nothing` (the original's rule set, whatever the
+    price): a BET batch with a failing leg executes none."""
     plan = ExecutionPlan(cash_before=cash, cash_after=cash)
     request: dict[str, Any]
     by_key = {(p.market_id, p.side): p for p in held}
@@ -272,7 +275,7 @@ def plan_execution(
             )
             leg.probability = probability
             plan.legs.append(leg)
-        if execution_quotes is not None:
+        if all_or_nothing:
             _all_or_nothing(plan)
     elif decision.action == "SELL":
         for index, sale in enumerate(decision.sells):

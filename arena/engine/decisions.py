@@ -383,8 +383,9 @@ def decide_one(
             {"role": "assistant", "content": answer.content},
             {"role": "user", "content": retry_feedback(error or "malformed")},
         ]
-    quotes = None
-    if source and parsed is not None and parsed.action in ("BET", "SELL"):
+    quotes = None  # a walk of the run's stored books is the price: nothing to re-read
+    walks = executes_on_books(cohort.constants)
+    if source and not walks and parsed is not None and parsed.action in ("BET", "SELL"):
         reread = requote or frozen_quotes({k: m.quotes for k, m in universe.snapshot.items()})
         quotes = reread(_touched(parsed, inputs.held))
     return _finish(
@@ -400,6 +401,7 @@ def decide_one(
         secrets,
         on_books=stamped_fee_charged(cohort.constants),
         execution_quotes=quotes,
+        all_or_nothing=source,
     )
 
 
@@ -436,11 +438,13 @@ def _finish(
     *,
     on_books: FeeCharged | None = None,
     execution_quotes: ExecutionQuotes | None = None,
+    all_or_nothing: bool = False,
 ) -> tuple[str, int]:
     """Execute and close the decision in one transaction, re-reading the agent's state;
     `on_books` (extension `book_execution`): the legs walk the run's stored books, their buys
     paying the fee as this convention (the cohort's stamped `fee_charged`) says;
-    `execution_quotes` (v2's original rule set): the legs' prices re-read after the answer."""
+    `execution_quotes` and `all_or_nothing` (v2's original rule set): the legs' prices re-read
+    after the answer, and a BET batch with a failing leg executes none."""
     with session_scope(engine) as session:
         row = owned_decision(session, claim)
         if row is None:
@@ -453,7 +457,14 @@ def _finish(
         books = charging(universe.books or {}, on_books) if on_books else None
         limits = bet_limits(methodology)
         plan = plan_execution(
-            decision, agent.cash_balance, inputs.held, snapshot, limits, books, execution_quotes
+            decision,
+            agent.cash_balance,
+            inputs.held,
+            snapshot,
+            limits,
+            books,
+            execution_quotes,
+            all_or_nothing=all_or_nothing,
         )
         apply_plan(session, agent, row.id, plan, at, snapshot)  # type: ignore[arg-type]
         if parsed is None:

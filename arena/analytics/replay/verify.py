@@ -389,8 +389,17 @@ class Replay:
         walked = None
         if self.walks and self.fee_charged is not None:
             walked = charging(self.run_books.of(decision["market_snapshot_id"]), self.fee_charged)
-        quotes = execution_quotes(decision) if self.source_rules else None
-        plan = plan_execution(parsed, book.cash, held, snapshot, self.limits, walked, quotes)
+        quotes = execution_quotes(decision) if self.source_rules else None  # walks: none
+        plan = plan_execution(
+            parsed,
+            book.cash,
+            held,
+            snapshot,
+            self.limits,
+            walked,
+            None if self.walks else quotes,
+            all_or_nothing=self.source_rules,
+        )
         self._compare_plan(book, decision, plan, trades, legs_check, trades_check)
 
     def _snapshot(self, snapshot_id: int | None, closed: set[str]) -> dict[str, SnapshotMarket]:
