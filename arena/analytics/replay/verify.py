@@ -2,7 +2,8 @@
 
 No database, no network: the bundle's files and the engine's own pure functions. Parsing is
 `agents.parsing.parse_decision` on every raw answer; execution is `core.execution
-.plan_execution` on the frozen snapshot's prices with the cohort's stamped constants;
+.plan_execution` with the cohort's stamped constants, at the frozen snapshot's prices (or, below,
+the quotes re-read at execution, or the stored books);
 settlement is `markets.resolution.resolution_verdict` on the stored Gamma fields and
 `core.accounting.settle` / `refund`; Brier is `core.scoring.brier` of the implied confidence;
 ranks are `core.stats.competition_ranks`. So a change to any of them that would change a
@@ -19,9 +20,12 @@ extension's parser, so each leg's stated probability (in its record and on its B
 recomputed from the raw answer like every other field.
 
 A cohort of methodology v2 is replayed under v2's rules: an answer that parsed but breaks the
-total bet cap was answered again, which `replay.prices.check_total_caps` recomputes on the
-replayed cash; and its recorded prices are checked and used (`replay.prices`: the frozen
-quotes by the validation rule, the trades' quotes, every valuation row at its recorded marks).
+total bet cap (under the original's rule set, or has a bet below the minimum) was answered
+again, which `replay.prices.check_total_caps` recomputes on the replayed cash; and its recorded
+prices are checked and used (`replay.prices`: the frozen quotes by the validation rule, the
+trades' quotes, every valuation row at its recorded marks). Under the original's rule set the
+legs fill at the quotes each recorded when it executed, and a BET batch is all or nothing
+(`replay.execution_quotes`).
 
 A cohort stamped `book_execution` is replayed with the books its bundle carries
 (`replay.books`): the same planner walks them (`plan_execution(..., books=...)`), its buys
