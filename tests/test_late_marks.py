@@ -69,6 +69,7 @@ class Tables:
     cash_before: dict[int, Decimal] = field(default_factory=dict)
     limits: BetLimits = field(default_factory=lambda: BetLimits(Decimal(50), Decimal("0.25")))
     walks: bool = False
+    source_rules: bool = False
 
 
 def check(marks: list[tuple[str, str]]) -> Any:
