@@ -1,15 +1,21 @@
 """When will we know?: for every pair of families, and each family against the market and the
-random traders, the smallest difference the data can detect now (80% power, α = 0.05) and how
-many more weekly cohorts the observed gap would need, if it holds, to become detectable."""
+random traders, whether the observed difference is separable now (the two-sided 5% test
+rejects), and if not, how many more weekly cohorts the gap would need, if it holds, to reach
+the minimum detectable difference (80% power, α = 0.05)."""
 
 from typing import Any
 
 import streamlit as st
 
 from arena.analytics.query.scope import protocols_present
-from arena.analytics.views.detectability import DETECTABILITY_COLUMNS, display, pair_sentences
+from arena.analytics.views.detectability import (
+    DETECTABILITY_COLUMNS,
+    display,
+    judged,
+    pair_sentences,
+)
 from arena.config import METHODOLOGY_VERSION
-from arena.core.detectability import z_sum
+from arena.core.detectability import z_sum, z_test
 from arena.dashboard import fmt, notices, picks, reads, tables
 from arena.dashboard.horizon_section import horizon_section
 
@@ -25,11 +31,24 @@ def _columns(first: str) -> dict[str, Any]:
             "Difference", width=100, help="Return in percentage points; Brier (lower is better)."
         ),
         "se": st.column_config.Column("SE", width=80, help="Standard error of the difference."),
-        "mde": st.column_config.Column(
-            "MDE", width=80, help="Minimum detectable difference now: 2.80 × SE."
+        "p": st.column_config.Column(
+            "p",
+            width=90,
+            help="Two-sided p of the difference against none (normal, from its SE). At p ≤ 0.05 "
+            "the 5% test rejects: separable now.",
         ),
         "verdict": st.column_config.Column(
-            "When", width=150, help="Separable now, or the more cohorts the gap would need."
+            "When",
+            width=150,
+            help=f"Separable now: the two-sided 5% test rejects (|difference| ≥ {z_test():.2f} × "
+            "SE). Otherwise: the more cohorts the gap would need, if it holds, to reach the MDE.",
+        ),
+        "mde": st.column_config.Column(
+            "MDE",
+            width=80,
+            help=f"Minimum detectable difference: {z_sum():.2f} × SE, the true gap a 5% test "
+            "detects with 80% power. What the projection aims for; a smaller observed gap can "
+            "already be separable now.",
         ),
         "cohorts": st.column_config.Column("Cohorts", width=75, help="Cohorts it rests on."),
     }
@@ -37,14 +56,17 @@ def _columns(first: str) -> dict[str, Any]:
 
 st.title("When will we know?")
 st.caption(
-    f"For each comparison: the standard error (SE) of the difference from the leaderboard's "
-    f"paired cluster bootstrap (one draw for every family, so A − B is paired), the **minimum "
-    f"detectable difference** MDE = (z₀.₉₇₅ + z₀.₈) × SE = {z_sum():.2f} × SE (80% power, "
-    "α = 0.05 two-sided), whether the observed difference clears it, and — if the gap holds and "
-    "the SE shrinks as 1/√cohorts — how many more weekly cohorts it would take. The market: "
-    "return against 0 (a trader at the market's own prices expects nothing), Brier as skill vs "
-    "market on the same bets. Random traders: return against their mean on the same cohorts, "
-    "SE = their spread; no Brier (the null replays P/L, no forecasts)."
+    "For each comparison: the standard error (SE) of the difference from the leaderboard's "
+    "paired cluster bootstrap (one draw for every family, so A − B is paired; a pair on the "
+    "cohorts both entered), its two-sided p, and **separable now** when the 5% test rejects "
+    f'(|difference| ≥ {z_test():.2f} × SE, p ≤ 0.05). Otherwise "not separable yet": the '
+    "test does not reject, and — if the gap holds and the SE shrinks as 1/√cohorts — the "
+    "more weekly cohorts it would take to reach the **minimum detectable difference** MDE = "
+    f"(z₀.₉₇₅ + z₀.₈) × SE = {z_sum():.2f} × SE, the true gap a 5% test detects with 80% "
+    "power. The market: return against 0 (a trader at the market's own prices expects "
+    "nothing), Brier as skill vs market on the same bets. Random traders: return against "
+    "their mean on the same cohorts, SE = their spread (each one agent); no Brier (the null "
+    "replays P/L, no forecasts)."
 )
 picks.cohorts_or_stop()
 groups: dict[str, list[int]] = reads.read(protocols_present)
@@ -63,6 +85,7 @@ found = reads.stored_or_offer(
 if found is None:
     st.stop()
 frame, stored = found
+frame = judged(frame)  # today's rule, also on a frame stored under an earlier one
 if frame.empty:
     notices.nothing_yet(NO_FAMILY)
 reads.stored_caption(stored)
@@ -93,10 +116,10 @@ tables.table(
     column_config=_columns("Family"),
 )
 st.caption(
-    "More cohorts: ⌈k × (MDE / |difference|)²⌉ − k, k the cohorts the comparison rests on. The "
-    "projection assumes the gap holds; on the simulated world an early gap is often luck "
-    f"(see the methodology). {fmt.DASH}: no standard error yet (no resolved bet, or every "
-    "bootstrap replicate the same)."
+    "More cohorts (while not separable): ⌈k × (MDE / |difference|)²⌉ − k, k the cohorts the "
+    "comparison rests on. The projection assumes the gap holds; on the simulated world an "
+    f"early gap is often luck (see the methodology). {fmt.DASH}: no standard error yet (no "
+    "resolved bet, or every bootstrap replicate the same)."
 )
 scope = f"cohort-{cohort}" if cohort is not None else key
 raw = frame[list(DETECTABILITY_COLUMNS)]

@@ -1,5 +1,6 @@
 """The detectability arithmetic (`arena.core.detectability`) against hand-computed cases, and
-its properties: monotone in the standard error, invariant to the unit of the difference."""
+its properties: monotone in the standard error, invariant to the unit of the difference;
+"separable now" is the two-sided 5% test, the MDE only the projection's target."""
 
 import math
 
@@ -13,8 +14,10 @@ from arena.core.detectability import (
     SEPARABLE,
     UNKNOWN,
     detectability,
+    p_value,
     projection_words,
     z_sum,
+    z_test,
 )
 from tests.examples import examples
 
@@ -49,6 +52,30 @@ def test_hand_computed_cases(
     assert got.more_cohorts == more
     assert got.verdict == verdict
     assert got.detectable is (verdict == SEPARABLE)
+
+
+def test_separable_now_is_the_five_percent_test_not_the_mde() -> None:
+    """d = 2.4, SE = 1, k = 4: below the MDE (2.80) but p = 0.016, so the two-sided 5% test
+    rejects: separable now, no more cohorts, though a true gap that size needs
+    4 × (2.8016 / 2.4)² = 5.45 cohorts for 80% power."""
+    got = detectability(2.4, 1.0, 4)
+    assert got.verdict == SEPARABLE and got.detectable and got.more_cohorts == 0
+    assert got.p_value == pytest.approx(0.016395, abs=1e-6)
+    assert got.mde == pytest.approx(2.801585, abs=1e-6) and got.mde > 2.4
+    assert got.cohorts_needed == pytest.approx(5.4505, abs=1e-3)
+    assert projection_words(got.verdict, got.more_cohorts, got.p_value) == (
+        "separable now (p = 0.016)"
+    )
+    # The bar is z_{0.975} = 1.959964: just under it the test does not reject (p > 0.05).
+    assert z_test() == pytest.approx(1.959964, abs=1e-6)
+    under = detectability(1.95, 1.0, 4)
+    assert under.verdict == NOT_YET and under.p_value > 0.05
+    assert under.more_cohorts == math.ceil(4 * (z_sum() / 1.95) ** 2) - 4 == 5
+    assert projection_words(under.verdict, under.more_cohorts, under.p_value) == (
+        "not separable yet (p = 0.051); about 5 more weekly cohorts if the gap holds"
+    )
+    assert detectability(z_test(), 1.0, 4).detectable
+    assert math.isnan(p_value(1.0, math.nan)) and math.isnan(p_value(1.0, 0.0))
 
 
 def test_exactly_at_the_mde_is_detectable() -> None:
@@ -106,7 +133,10 @@ def test_scale_invariant(d: float, se: float, scale: float, k: int) -> None:
     one, other = detectability(d, se, k), detectability(-d * scale, se * scale, k)
     assert other.mde == pytest.approx(one.mde * scale, rel=1e-9)
     assert other.cohorts_needed == pytest.approx(one.cohorts_needed, rel=1e-9)
-    if one.cohorts_needed % 1 > 1e-6 and abs(one.mde - d) > 1e-9 * d:
+    # Away from the float noise of ⌈n⌉ (relative, as n can be 10¹³) and of the test's bar.
+    fraction = one.cohorts_needed % 1
+    clear = min(fraction, 1 - fraction) > 1e-9 * max(1.0, one.cohorts_needed)
+    if clear and abs(z_test() * se - d) > 1e-9 * d:
         assert other.more_cohorts == one.more_cohorts
         assert other.verdict == one.verdict
 

@@ -1,17 +1,25 @@
 """The "When will we know?" page (AppTest) over the suite's seasons: the hourly job's stored
 frame shown as sentences and two formatted tables with raw CSVs; the sidebar's Methodology
 selector (as on every page) scopes a read to one protocol group (computed live on request),
-and a link naming no group says so."""
+and a link naming no group says so; a gap the 5% test separates reads "separable now" with its
+p, even from a frame stored under an earlier rule."""
 
+import csv
+import io
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, update
 
-from arena.analytics.stored import current_stored
+from arena.analytics.stored import current_stored, frame_bytes
 from arena.analytics.views.detectability import display, pair_sentences
-from tests.dashboard.apptest import all_text, headings, read, run_page
+from arena.dashboard import tables
+from arena.storage.tables import ANALYSIS_RESULTS
+from tests.dashboard.apptest import all_text, headings, read, run_page, use_database
 
 
 def test_the_stored_frame_as_sentences_tables_and_csvs(on_analysed: str) -> None:
@@ -77,3 +85,59 @@ def test_a_cohort_of_the_group(on_analysed: str, cohort: str) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert set(at.dataframe[0].value["cohorts"]) == {1}
     assert at.query_params.get("cohort") == cohort
+
+
+@pytest.fixture
+def gap_at_p_0016(
+    analysed_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
+    """The analysed season with its stored all-cohort frame's first pair (return) set to d =
+    2.4 pp, SE = 1, k = 4, judged as a frame stored under the earlier rule (|d| ≥ MDE) was:
+    "not_yet", 2 more cohorts, no p. A completed cohort's frame is stored once and kept."""
+    path = tmp_path / "gap.db"
+    source = sqlite3.connect(analysed_url.removeprefix("sqlite:///"))
+    with sqlite3.connect(path) as target:
+        source.backup(target)
+    source.close()
+    url = f"sqlite:///{path}"
+    engine = create_engine(url)
+    stored = current_stored(engine, "detectability")
+    assert stored is not None
+    frame = stored.frame.drop(columns="p_value")
+    first = frame.index[(frame["comparison"] == "pair") & (frame["metric"] == "return")][0]
+    frame.loc[first, ["value_a", "value_b", "difference", "se", "cohorts"]] = [5.4, 3.0, 2.4, 1, 4]
+    frame.loc[first, ["mde", "cohorts_needed", "more_cohorts"]] = [2.801585, 5.4505, 2.0]
+    frame.loc[first, ["detectable", "verdict"]] = [False, "not_yet"]
+    with engine.begin() as conn:
+        conn.execute(
+            update(ANALYSIS_RESULTS)
+            .where(ANALYSIS_RESULTS.c.name == "detectability", ANALYSIS_RESULTS.c.scope == "all")
+            .values(frame=frame_bytes(frame))
+        )
+    engine.dispose()
+    yield from use_database(monkeypatch, url)
+
+
+def test_a_gap_at_p_0016_is_separable_now_on_the_page_and_in_the_csv(
+    gap_at_p_0016: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """d = 2.4, SE = 1, k = 4: below the MDE (2.80 × SE) but p = 0.016, so the two-sided 5%
+    test rejects: the sentence, the table and the CSV say separable now, with the p."""
+    offered: list[pd.DataFrame] = []
+    real = tables.download_csv
+    monkeypatch.setattr(
+        tables, "download_csv", lambda frame, *a, **k: (offered.append(frame), real(frame, *a, **k))
+    )
+    at = run_page("detectability")
+    assert not at.exception, [e.value for e in at.exception]
+    row = at.dataframe[0].value.iloc[0]
+    assert (row["difference"], row["se"], row["mde"]) == ("+2.4 pp", "1.0 pp", "2.8 pp")
+    assert (row["p"], row["verdict"], row["cohorts"]) == ("p = 0.016", "separable now", 4)
+    text = read(all_text(at))
+    assert "separable now (p = 0.016) (return +2.4 pp)" in text
+    first = next(csv.DictReader(io.StringIO(tables.csv_text(offered[0]))))  # the Pairs CSV
+    assert (float(first["difference"]), float(first["se"]), first["cohorts"]) == (2.4, 1.0, "4")
+    assert first["detectable"] == "true" and first["verdict"] == "separable"
+    assert float(first["more_cohorts"]) == 0
+    assert float(first["p_value"]) == pytest.approx(0.016395, abs=1e-6)
+    assert "separable now (p = 0.016)" in first["sentence"]

@@ -23,9 +23,10 @@ Two worlds:
   within cohorts) in closed form: the bootstrap variance of a stratified sum is Σ_c n_c ×
   var₀(units of cohort c), the limit the view's 2,000 replicates estimate.
 
-Per seed: after `k0` cohorts the projection (total cohorts ⌈n⌉, n = k0 (MDE/|d|)², or k0 when
-detectable already); then cohorts are drawn until the test rejects (|d_k| ≥ z_{1−α/2} SE_k:
-what 80% power is the probability of), capped. Figures: `coverage_at_projection` (the share of
+Per seed: after `k0` cohorts the projection (total cohorts ⌈n⌉, n = k0 (MDE/|d|)²), unless the
+test already rejects at k0 (the view's "separable now": the very rule, `z_test`); then cohorts
+are drawn until the test rejects (|d_k| ≥ z_{1−α/2} SE_k: what 80% power is the probability
+of), capped. Figures: `coverage_at_projection` (the share of
 seeds whose test rejects at the projected count: the promise, 0.8 when the gap is the true
 one), `coverage` (the share whose first rejection came at or before it), the median of actual /
 projected, and how many seeds were already separable at k0 or never within the cap.
@@ -33,11 +34,10 @@ projected, and how many seeds were already separable at k0 or never within the c
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 
-from arena.core.detectability import ALPHA, detectability
+from arena.core.detectability import detectability, z_test
 from arena.sim import paths
 from arena.sim.personas import Persona, persona_for
 
@@ -83,10 +83,6 @@ def _summarise(
     )
 
 
-def _z_test() -> float:
-    return NormalDist().inv_cdf(1 - ALPHA / 2)
-
-
 def controlled(
     seeds: int, gap: float, sd: float, k0: int, cap: int, rng_seed: int = 0
 ) -> CheckResult:
@@ -97,7 +93,7 @@ def controlled(
     draws = rng.normal(gap, sd, size=(seeds, cap))
     k = np.arange(1, cap + 1)
     means = np.cumsum(draws, axis=1) / k
-    rejects = np.abs(means) >= _z_test() * sd / np.sqrt(k)
+    rejects = np.abs(means) >= z_test() * sd / np.sqrt(k)
     rejects[:, : k0 - 1] = False
     actual = np.where(rejects.any(axis=1), rejects.argmax(axis=1) + 1, cap + 1)
     projected = np.full(seeds, float(total))
@@ -208,7 +204,7 @@ def simulated_world(
     rng = np.random.default_rng(rng_seed)
     units = _world_units(seeds, cap, markets, (persona_for(models[0]), persona_for(models[1])), rng)
     figures = _return_figures if metric == "return" else _brier_figures
-    z = _z_test()
+    z = z_test()
     rejects = np.zeros((seeds, cap + 1), dtype=bool)
     for k in range(k0, cap + 1):
         d, se = figures(units, k)

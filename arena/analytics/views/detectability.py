@@ -1,5 +1,6 @@
-"""The "When will we know?" read model: for every comparison the leaderboard implies, the
-smallest difference it can detect now and how many more cohorts an observed gap would need.
+"""The "When will we know?" read model: for every comparison the leaderboard implies, whether
+its difference is separable now (the two-sided 5% test rejects), the smallest difference it
+can detect with 80% power, and how many more cohorts an observed gap would need for that.
 
 Why one bootstrap draw: the pair figures are standard errors of A − B over the replicates of
 the leaderboard's own paired cluster bootstrap (`family_bootstrap`): one draw resamples the same
@@ -19,7 +20,9 @@ Three comparisons, each a row per metric (long format: one stored frame, stable 
   Brier row: the null replays P/L only (`null_replay` draws legs and settles them; it records
   no implied confidence, so it has no Brier).
 
-The arithmetic is `arena.core.detectability` (MDE, detectable now, cohorts needed).
+The arithmetic is `arena.core.detectability`: separable now (the two-sided 5% test rejects:
+p ≤ 0.05), the MDE (the gap that test detects with 80% power) and the cohorts needed to reach
+it. `judged` applies today's rule to a stored frame.
 """
 
 import math
@@ -49,8 +52,10 @@ from arena.core.detectability import (
     SPOKEN_LIMIT,
     Detectability,
     detectability,
+    p_text,
     projection_words,
     z_sum,
+    z_test,
 )
 
 DETECTABILITY_COLUMNS: tuple[str, ...] = (
@@ -73,6 +78,18 @@ DETECTABILITY_COLUMNS: tuple[str, ...] = (
     "more_cohorts",
     "verdict",  # separable | not_yet | no_gap | unknown
     "sentence",
+    "p_value",  # two-sided, normal: separable ⇔ p ≤ 0.05
+)
+# The figures judged from (difference, se, cohorts) by `arena.core.detectability` (`judged`).
+JUDGED_COLUMNS = (
+    "se",
+    "mde",
+    "detectable",
+    "cohorts_needed",
+    "more_cohorts",
+    "verdict",
+    "sentence",
+    "p_value",
 )
 MARKET = "market"
 NULL = "random-null"
@@ -104,6 +121,24 @@ def difference_text(metric: str, value: float) -> str:
     return text.replace("-", "−")
 
 
+def _judgement(
+    names: tuple[str, str], metric: str, difference: float, se: float, cohorts: int
+) -> dict[str, object]:
+    """The `JUDGED_COLUMNS` of one comparison (`names`: A's and B's display names)."""
+    found: Detectability = detectability(difference, se, cohorts)
+    return {
+        "se": found.se,
+        "mde": found.mde,
+        "detectable": found.detectable,
+        "cohorts_needed": found.cohorts_needed,
+        "more_cohorts": found.more_cohorts,
+        "verdict": found.verdict,
+        "sentence": f"{names[0]} vs {names[1]} ({metric} {difference_text(metric, difference)}): "
+        + projection_words(found.verdict, found.more_cohorts, found.p_value),
+        "p_value": found.p_value,
+    }
+
+
 def _row(
     comparison: str,
     a: tuple[str, str, str],
@@ -119,7 +154,6 @@ def _row(
         # Nothing observed yet, or a draw whose replicates never vary (one event behind the
         # figure): unknown, never "no gap" nor a "separable" resting on an SE of 0.
         se = math.nan
-    found: Detectability = detectability(difference, se, cohorts)
     return {
         "comparison": comparison,
         "family_a": a[0],
@@ -132,16 +166,32 @@ def _row(
         "value_a": values[0],
         "value_b": values[1],
         "difference": difference,
-        "se": found.se,
-        "mde": found.mde,
-        "detectable": found.detectable,
         "cohorts": cohorts,
-        "cohorts_needed": found.cohorts_needed,
-        "more_cohorts": found.more_cohorts,
-        "verdict": found.verdict,
-        "sentence": f"{a[1]} vs {b[1]} ({metric} {difference_text(metric, difference)}): "
-        + projection_words(found.verdict, found.more_cohorts),
+        **_judgement((a[1], b[1]), metric, difference, se, cohorts),
     }
+
+
+def judged(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (a `detectability_frame`, perhaps stored) with its `JUDGED_COLUMNS` judged
+    again from its differences, SEs and cohorts by today's `arena.core.detectability`: a
+    frame stored under an earlier rule (a completed cohort's is stored once and kept) reads
+    as one computed now. Columns in `DETECTABILITY_COLUMNS` order."""
+    rows = [
+        _judgement((a, b), metric, difference, se, int(cohorts))
+        for a, b, metric, difference, se, cohorts in zip(
+            frame["name_a"],
+            frame["name_b"],
+            frame["metric"],
+            frame["difference"],
+            frame["se"],
+            frame["cohorts"],
+            strict=True,
+        )
+    ]
+    again = pd.DataFrame(rows, columns=list(JUDGED_COLUMNS), index=frame.index)
+    out = frame.drop(columns=[c for c in JUDGED_COLUMNS if c in frame]).join(again)
+    out["detectable"] = out["detectable"].astype(bool)
+    return out[list(DETECTABILITY_COLUMNS)]
 
 
 @dataclass(frozen=True)
@@ -294,9 +344,9 @@ def detectability_frame(
 
 def pair_sentences(frame: pd.DataFrame, models_only: bool | None = None) -> list[str]:
     """One sentence per pair, on return, with Brier's verdict after it: "GPT-5.2 vs Claude
-    Opus 4.5: not separable yet; about 14 more weekly cohorts if the gap holds (return +3.1
-    pp); Brier: no gap to detect". `models_only` True: pairs of two LLM families; False: pairs
-    with a baseline; None: every pair."""
+    Opus 4.5: not separable yet (p = 0.210); about 14 more weekly cohorts if the gap holds
+    (return +3.1 pp); Brier: no gap to detect". `models_only` True: pairs of two LLM
+    families; False: pairs with a baseline; None: every pair."""
     pairs = frame[frame["comparison"] == "pair"]
     if models_only is not None:
         both = (pairs["kind_a"] == "llm") & (pairs["kind_b"] == "llm")
@@ -309,14 +359,19 @@ def pair_sentences(frame: pd.DataFrame, models_only: bool | None = None) -> list
             continue
         text = (
             f"{head.name_a} vs {head.name_b}: "
-            f"{projection_words(head.verdict, head.more_cohorts)} "
+            f"{projection_words(head.verdict, head.more_cohorts, _p(head))} "
             f"(return {difference_text('return', head.difference)})"
         )
         brier = by.get("brier")
         if brier is not None:
-            text += f"; Brier: {projection_words(brier.verdict, brier.more_cohorts)}"
+            text += f"; Brier: {projection_words(brier.verdict, brier.more_cohorts, _p(brier))}"
         out.append(text)
     return out
+
+
+def _p(row: Any) -> float:
+    """A row's p-value (NaN in a frame stored before it was one: `judged` gives it)."""
+    return float(getattr(row, "p_value", math.nan))
 
 
 # --------------------------------------------------------------------------------------------
@@ -333,7 +388,8 @@ def size_text(metric: str, value: float) -> str:
 
 
 def verdict_text(verdict: str, more_cohorts: float) -> str:
-    """The table's verdict: "separable now", "14 more cohorts", "no gap", "—" (unknown)."""
+    """The table's verdict: "separable now" (the 5% test rejects), "14 more cohorts" (it does
+    not; what the gap would need if it holds), "no gap", "—" (unknown)."""
     if verdict == SEPARABLE:
         return "separable now"
     if verdict == NOT_YET:
@@ -346,7 +402,7 @@ def verdict_text(verdict: str, more_cohorts: float) -> str:
 
 def display(frame: pd.DataFrame, comparison: str) -> pd.DataFrame:
     """The rows of one comparison (``pair``, or ``market`` and ``null`` together: pass
-    ``reference``) as text columns: who, metric, difference, SE, MDE, verdict, cohorts."""
+    ``reference``) as text columns: who, metric, difference, SE, p, verdict, MDE, cohorts."""
     wanted = ("market", "null") if comparison == "reference" else (comparison,)
     rows = frame[frame["comparison"].isin(wanted)]
     return pd.DataFrame(
@@ -363,11 +419,12 @@ def display(frame: pd.DataFrame, comparison: str) -> pd.DataFrame:
                 for m, v in zip(rows["metric"], rows["difference"], strict=True)
             ],
             "se": [size_text(m, v) for m, v in zip(rows["metric"], rows["se"], strict=True)],
-            "mde": [size_text(m, v) for m, v in zip(rows["metric"], rows["mde"], strict=True)],
+            "p": [p_text(p) or "—" for p in rows["p_value"]],
             "verdict": [
                 verdict_text(v, n)
                 for v, n in zip(rows["verdict"], rows["more_cohorts"], strict=True)
             ],
+            "mde": [size_text(m, v) for m, v in zip(rows["metric"], rows["mde"], strict=True)],
             "cohorts": rows["cohorts"].to_numpy(),
         }
     )
@@ -403,12 +460,16 @@ def detectability_table(frame: pd.DataFrame, title: str) -> Any:
 
     table = Table(
         title=title,
-        caption=f"MDE = {z_sum():.4f} × SE (80% power, α = 0.05 two-sided); more cohorts if "
-        "the gap holds and the SE shrinks as 1/√cohorts",
+        caption=f"separable now: the two-sided 5% test rejects (|difference| ≥ {z_test():.2f} "
+        f"× SE, p ≤ 0.05); otherwise the more cohorts a gap that holds would need to reach "
+        f"the MDE = {z_sum():.4f} × SE (the gap a 5% test detects with 80% power), the SE "
+        "shrinking as 1/√cohorts",
         box=box.SIMPLE_HEAD,
     )
-    for name in ("comparison", "A", "B", "metric", "difference", "SE", "MDE", "when", "cohorts"):
-        table.add_column(name, justify="right" if name in ("SE", "MDE", "cohorts") else "left")
+    right = ("SE", "p", "MDE", "cohorts")
+    for name in ("comparison", "A", "B", "metric", "difference", "SE", "p", "when", "MDE"):
+        table.add_column(name, justify="right" if name in right else "left")
+    table.add_column("cohorts", justify="right")
     for row in frame.itertuples(index=False):
         table.add_row(
             row.comparison,
@@ -417,8 +478,9 @@ def detectability_table(frame: pd.DataFrame, title: str) -> Any:
             row.metric,
             difference_text(row.metric, row.difference),
             size_text(row.metric, row.se),
-            size_text(row.metric, row.mde),
+            p_text(_p(row)) or "—",
             verdict_text(row.verdict, row.more_cohorts),
+            size_text(row.metric, row.mde),
             str(row.cohorts),
         )
     return table

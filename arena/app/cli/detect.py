@@ -26,7 +26,8 @@ def detectability(
     ] = None,
     format: Annotated[str, typer.Option("--format", help="table or csv")] = "table",
 ) -> None:
-    """Print each pair's and each family's MDE and the cohorts its gap needs to be detectable."""
+    """Print whether each pair's and each family's difference is separable now (the two-sided
+    5% test, its p), its MDE and the cohorts a gap that holds needs to reach it."""
     if format not in ("table", "csv"):
         raise InputError(f"--format {format!r} is not supported", "use --format table or csv")
     if cohort is not None and protocol is not None:
