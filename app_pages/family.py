@@ -60,8 +60,11 @@ COHORT_FORMATS = {
 }
 
 
-RANK_HELP = "Rank by return among all families, baselines included."
-# v2 ranks by portfolio value, Brier a diagnostic only (docs/methodology-v2.md).
+RANK_HELP = (
+    "Rank among all families, baselines included: by return (v2 under the original's rules: "
+    "by dollar P/L summed over its cohorts)."
+)
+# v2 shows Brier as a diagnostic only (docs/methodology-v2.md).
 BRIER = {"v1": "Brier", "v2": "Brier (diagnostic)"}
 NEEDS_BOARD = "needs the leaderboard"
 LISTED_BELOW = ("it is listed in the table below", "they are listed in the table below")

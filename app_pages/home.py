@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.query.scope import key_version, protocol_label
+from arena.analytics.query.scope import key_version, protocol_label, rule_key
 from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
 from arena.analytics.stored import current_stored
 from arena.analytics.views.protocol import DECISION_SCHEDULE
@@ -125,7 +125,8 @@ else:
 
 notices.simulated_notice()
 # The sidebar's version (None on a v1-only database, read as v1 always was): whose cohorts the
-# leader is read over. v1 ranks by return, v2 by portfolio value; never pooled.
+# leader is read over. v1 ranks by return, v2 by summed dollar P/L (its frozen-quotes cohorts
+# by return); never pooled.
 methodology = picks.methodology_link() if status.cohorts else None
 version = key_version(methodology or "v1")  # a protocol group's rules: its version's
 named = protocol_label(methodology or version)  # the scope as the text names it
@@ -179,10 +180,12 @@ elif stored is not None:
             if bool(row["too_early"])
             else f"{fmt.count(row['resolved_bets'])} resolved bets. "
         )
-        ranked_by = (
-            "by return"
-            if version == "v1"
-            else "by portfolio value (every agent starts with the same capital: the return's order)"
+        ranked_by = {
+            "v1": "by return",
+            "v2": "by dollar P/L summed over its cohorts",
+        }.get(
+            rule_key(methodology or "v1"),
+            "by portfolio value per dollar of capital (its return)",
         )
         board.caption(
             f"The best-ranked model over all {f'{named} ' if left_out else ''}cohorts, "
@@ -219,7 +222,7 @@ st.markdown(
     + (
         "\n- **Methodology v2** (the sidebar's selector; never pooled with v1): prices are "
         "order-book midpoints, the 25% cap bounds a decision's total bets, and agents are "
-        "ranked by portfolio value, Brier a diagnostic only "
+        "ranked by dollar P/L summed over cohorts, Brier a diagnostic only "
         f"([methodology v2]({documents.doc_link('methodology-v2')}))."
         if methodology is not None
         else ""

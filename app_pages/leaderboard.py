@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.query.scope import cohort_version, key_version
+from arena.analytics.query.scope import cohort_protocol, key_version, rule_key
 from arena.analytics.stats.cost import COST_COLUMNS, cost_frame
 from arena.analytics.stats.leaderboard import (
     DEFAULT_MIN_RESOLVED,
@@ -208,14 +208,29 @@ def replicated(board: pd.DataFrame) -> bool:
     return "agent_replicates" in board and bool((board["agent_replicates"] > 1).any())
 
 
-# Methodology v2 ranks on portfolio value, Brier a diagnostic only: the value first, Brier
-# named so (the rank, its interval and P(rank #1) are the return's, as in v1).
+# Methodology v2 shows Brier as a diagnostic only. Under the original's rules it ranks by dollar
+# P/L summed over cohorts: P/L first, return beside it. Its frozen-quotes cohorts rank by
+# portfolio value per dollar of capital (their return): the value first.
+PNL_COLUMN = (
+    "pnl",
+    "P/L [95% CI]",
+    190,
+    "Dollar P/L summed over its cohorts, marked to market: what v2 ranks on, as the original's "
+    "aggregate leaderboard does.",
+)
 VALUE_COLUMN = (
     "portfolio_value",
     "Portfolio value",
     128,
-    "Cash plus positions marked at order-book midpoints, summed over its cohorts: what v2 "
-    "ranks on (per dollar of capital given, i.e. its return).",
+    "Cash plus positions marked at order-book midpoints, summed over its cohorts: what these "
+    "v2 cohorts rank on (per dollar of capital given, i.e. its return).",
+)
+VALUE_BESIDE = (
+    "portfolio_value",
+    "Portfolio value",
+    128,
+    "Cash plus positions marked at order-book midpoints, summed over its cohorts: its capital "
+    "plus its P/L.",
 )
 V2_BRIER = (
     "brier_text",
@@ -223,15 +238,26 @@ V2_BRIER = (
     150,
     "Mean squared error of implied confidence; v2 does not rank on it.",
 )
+PNL_RANK = ("rank_text", "Rank [95% CI]", 100, "Rank by summed P/L (1 = best) and its interval.")
+PNL_FIRST = (
+    "p_rank_1",
+    "P(rank #1)",
+    88,
+    "Share of bootstrap replicates in which it has the best summed P/L.",
+)
 
 
-def table_columns(
-    board: pd.DataFrame, version: str = "v1"
-) -> list[tuple[str, str, int, str | None]]:
-    """`COLUMNS` (under v2: portfolio value first, Brier as a diagnostic), with the replicate
-    spread after Return when the scope has replicates."""
+def table_columns(board: pd.DataFrame, rules: str = "v1") -> list[tuple[str, str, int, str | None]]:
+    """`COLUMNS` under protocol rules `rules` (`scope.rule_key`): v2 under the original's
+    rules P/L first (what it ranks on), then return, value and Brier as a diagnostic; v2
+    frozen-quotes portfolio value first; with the replicate spread after Return when the
+    scope has replicates."""
     columns = list(COLUMNS)
-    if version == "v2":
+    if rules == "v2":
+        rest = [c for c in columns[5:] if c[0] != "total_pnl"]
+        columns = [columns[0], PNL_COLUMN, columns[1], VALUE_BESIDE, V2_BRIER, PNL_RANK]
+        columns += [PNL_FIRST, *rest]
+    elif key_version(rules) == "v2":
         columns = [columns[0], VALUE_COLUMN, columns[1], V2_BRIER, *columns[3:]]
     if not replicated(board):
         return columns
@@ -247,7 +273,7 @@ def realised_texts(board: pd.DataFrame) -> list[str]:
     return [fmt.realised_split(resolved, marked) for resolved, marked in pairs]
 
 
-def display(board: pd.DataFrame, version: str = "v1") -> pd.DataFrame:
+def display(board: pd.DataFrame, rules: str = "v1") -> pd.DataFrame:
     """The table a person reads: display names, each interval one "value [low, high]" text."""
 
     def interval(writer: Callable[..., str], value: str, prefix: str, **kw: Any) -> list[str]:
@@ -270,9 +296,10 @@ def display(board: pd.DataFrame, version: str = "v1") -> pd.DataFrame:
     }
     if replicated(board):
         texts["spread"] = interval(fmt.replicate_range, "agent_replicates", "replicate_return")
-    if version == "v2":
+    if key_version(rules) == "v2":
         texts["portfolio_value"] = portfolio_value(board).tolist()
-    columns = [key for key, *_ in table_columns(board, version)]
+        texts["pnl"] = interval(fmt.money_interval, "total_pnl", "pnl_ci")
+    columns = [key for key, *_ in table_columns(board, rules)]
     return board.assign(**texts)[columns].reset_index(drop=True)
 
 
@@ -365,13 +392,12 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
         )
 
 
-def board_table(
-    board: pd.DataFrame, version: str, key: str, leave_out: tuple[str, ...] = ()
-) -> None:
-    """A leaderboard as a person reads it (`display`), without the columns `leave_out`."""
-    shown = [c for c in table_columns(board, version) if c[0] not in leave_out]
+def board_table(board: pd.DataFrame, rules: str, key: str, leave_out: tuple[str, ...] = ()) -> None:
+    """A leaderboard as a person reads it (`display` under protocol rules `rules`), without
+    the columns `leave_out`."""
+    shown = [c for c in table_columns(board, rules) if c[0] not in leave_out]
     tables.table(
-        display(board, version).drop(columns=list(leave_out), errors="ignore"),
+        display(board, rules).drop(columns=list(leave_out), errors="ignore"),
         key=key,
         reference=board["kind"] == "baseline",
         grey=board["too_early"],
@@ -387,7 +413,7 @@ NULL_COLUMN = "random_null_percentile"
 NOT_LATE = (NULL_COLUMN, "realised")  # columns the late-entry board does not compute
 
 
-def late_section(cohort: int | None, methodology: str | None, version: str) -> None:
+def late_section(cohort: int | None, methodology: str | None) -> None:
     """Late entrants on the same cohorts (methodology §20), when the protocol shown (or the
     chosen cohort) has any: the incumbents of those cohorts and the late entrants, ranked on
     those cohorts alone with the main table's intervals and P(rank #1), and its own CSV."""
@@ -397,10 +423,11 @@ def late_section(cohort: int | None, methodology: str | None, version: str) -> N
     if entries.empty:
         return
     protocol = str(entries["protocol"].iloc[0])
+    rules = rule_key(protocol)  # the originals' rules rank the late entrants beside them
     board = reads.read(
         leaderboard, cohort=cohort, methodology=protocol, late_entry=True, null_seeds=0
     )
-    board = with_late_columns(ranked(board.reset_index(drop=True), version), entries)
+    board = with_late_columns(ranked(board.reset_index(drop=True), rules), entries)
     with st.container(key="late-entrants"):
         st.subheader("Late entrants on the same cohorts")
         st.caption(
@@ -411,7 +438,7 @@ def late_section(cohort: int | None, methodology: str | None, version: str) -> N
             + marks_sentence(reads.read(mark_sources, entries))
         )
         # no random null (computed here without its seeds) nor realised split (not read here)
-        board_table(board, version, "leaderboard-late-table", leave_out=NOT_LATE)
+        board_table(board, rules, "leaderboard-late-table", leave_out=NOT_LATE)
         late_csv = [c for c in CSV_COLUMNS if c in board and c != NULL_COLUMN]
         tables.download_csv(
             board[[*late_csv, "late_entry", "contaminated"]],
@@ -437,9 +464,10 @@ numbers = picks.cohorts_or_stop()
 pick, link = st.columns([1, 3], vertical_alignment="bottom")
 cohort = picks.cohort_link(numbers, container=pick)
 methodology = picks.methodology_link()  # in the sidebar; a bad cohort link is named first
-# The rules the table is read under: the chosen cohort's own version, else the selector's.
-chosen = reads.read(cohort_version, cohort) if cohort is not None else methodology
+# The rules the table is read under: the chosen cohort's own protocol, else the selector's.
+chosen = reads.read(cohort_protocol, cohort) if cohort is not None else methodology
 version = key_version(chosen) if chosen else "v1"  # a protocol group: its version's rules
+rules = rule_key(chosen) if chosen else "v1"  # what it ranks on (v2: its rule set's)
 picks.version_caption(methodology, cohort)
 if version == "v1":
     notices.left_out_note(cohort, methodology=methodology)
@@ -456,7 +484,7 @@ if result is not None:
     board, stored = result
     if board.empty:
         notices.nothing_yet(NO_AGENT if cohort is not None else NO_SCOPE_AGENT)
-    board = ranked(board.reset_index(drop=True), version)
+    board = ranked(board.reset_index(drop=True), rules)
     from arena.analytics.stored import execution_flags  # the analyses: only when shown
 
     flags = reads.read(
@@ -472,11 +500,17 @@ if result is not None:
     board = with_realised(board, reads.read(realised_by_family, cohort, **scope_version))
     reads.stored_caption(stored)
     notices.simulated_notice([str(f) for f in board["family_id"]])
-    board_table(board, version, "leaderboard-table")
+    board_table(board, rules, "leaderboard-table")
     if version == "v2":
+        objective = (
+            "by dollar P/L summed over cohorts, as the original's aggregate leaderboard does "
+            "(the rank, its interval and P(rank #1) follow it; return is the column beside it)"
+            if rules == "v2"
+            else "by portfolio value (cash plus positions marked at order-book midpoints) on "
+            "the capital given, i.e. by return: these cohorts ran v2's frozen-quotes rules"
+        )
         st.caption(
-            "**Methodology v2** ranks by portfolio value (cash plus positions marked at "
-            "order-book midpoints) on the capital given; Brier is shown as a diagnostic only "
+            f"**Methodology v2** ranks {objective}; Brier is shown as a diagnostic only "
             f"([methodology v2]({documents.doc_link('methodology-v2')}))."
         )
     plain = methodology in (None, "v1")
@@ -484,7 +518,7 @@ if result is not None:
     tables.download_csv(board[[c for c in CSV_COLUMNS if c in board]], f"leaderboard-{scope}")
     cost_section(board, scope)
 
-late_section(cohort, methodology, version)
+late_section(cohort, methodology)
 
 st.subheader("Portfolio over time")
 # Across cohorts the summed curves are the selector's version's own, never v1's and v2's mixed.

@@ -98,8 +98,9 @@ def test_the_selector_picks_the_version_of_every_all_cohort_figure(
     assert v2.sidebar.selectbox[0].value == "v2"
     assert "**Methodology v2**" in all_text(v2)
     assert "Brier is shown as a diagnostic only" in all_text(v2)
+    assert "by dollar P/L summed over cohorts" in all_text(v2)  # the original's rules
     table = v2.dataframe[0].value
-    assert list(table.columns[:4]) == ["family", "portfolio_value", "return", "brier_text"]
+    assert list(table.columns[:5]) == ["family", "pnl", "return", "portfolio_value", "brier_text"]
     engine = create_db_engine(mixed_url, role="reader")
     try:
         stored = stored_result(engine, "leaderboard", methodology="v2")

@@ -102,9 +102,10 @@ def test_the_job_stores_v2_apart_and_v1_as_before(
     assert stored is not None and frame.equals(v2.frame)
 
 
-def test_v2_orders_by_portfolio_value_per_dollar_v1_by_rank() -> None:
-    """`ranked` is a pure reordering keyed by version: v1 by its return rank, v2 by portfolio
-    value (capital + P/L) on the capital given; no column changes."""
+def test_v2_orders_by_summed_pnl_frozen_quotes_by_value_per_dollar_v1_by_rank() -> None:
+    """`ranked` is a pure reordering keyed by protocol: v1 by its return rank, v2 (the
+    original's rules) by dollar P/L summed over cohorts, v2's frozen-quotes cohorts by
+    portfolio value (capital + P/L) on the capital given; no column changes."""
     frame = pd.DataFrame(
         {
             "family_id": ["a", "b", "c"],
@@ -115,11 +116,20 @@ def test_v2_orders_by_portfolio_value_per_dollar_v1_by_rank() -> None:
         }
     )
     assert ranked(frame, "v1")["family_id"].tolist() == ["a", "b", "c"]
-    v2 = ranked(frame, "v2")
-    # values 21,000 / 10,800 / 9,950: per dollar 1.05, 1.08, 0.995; Brier plays no part
-    assert v2["family_id"].tolist() == ["b", "a", "c"]
+    v2 = ranked(frame.iloc[::-1], "v2")
+    # P/L 1,000 / 800 / −50 in dollars, whatever the capital; Brier plays no part
+    assert v2["family_id"].tolist() == ["a", "b", "c"]
     assert list(v2.columns) == list(frame.columns)
-    assert portfolio_value(v2).tolist() == [10800.0, 21000.0, 9950.0]
-    assert RANKED_BY == {"v1": "return_pct", "v2": "portfolio_value"}
+    frozen = ranked(frame, "v2+frozen-quotes")
+    # values 21,000 / 10,800 / 9,950: per dollar 1.05, 1.08, 0.995
+    assert frozen["family_id"].tolist() == ["b", "a", "c"]
+    assert portfolio_value(frozen).tolist() == [10800.0, 21000.0, 9950.0]
+    assert ranked(frame, "v2+frozen-quotes+horizon-14d")["family_id"].tolist() == ["b", "a", "c"]
+    assert ranked(frame.iloc[::-1], "v2+horizon-14d")["family_id"].tolist() == ["a", "b", "c"]
+    assert RANKED_BY == {
+        "v1": "return_pct",
+        "v2": "total_pnl",
+        "v2+frozen-quotes": "return_pct",
+    }
     with pytest.raises(KeyError):
         ranked(frame, "v3")

@@ -13,6 +13,7 @@ from arena.analytics.query.scope import (
     key_version,
     protocol_label,
     protocols_present,
+    rule_key,
 )
 from arena.analytics.views.cohorts import cohort_numbers
 from arena.analytics.views.protocol import number_ranges
@@ -92,7 +93,9 @@ VERSION_NAMES = {
 VERSION_RULES = {
     "v1": "archived: Gamma's display prices, a 25% cap per bet, ranked by return",
     "v2": "order-book midpoint prices, a 25% cap on a decision's total bets, ranked by "
-    "portfolio value, Brier a diagnostic only",
+    "dollar P/L summed over cohorts, Brier a diagnostic only",
+    "v2+frozen-quotes": "order-book midpoint prices as frozen with the universe, a 25% cap on "
+    "a decision's total bets, ranked by return, Brier a diagnostic only",
 }
 
 
@@ -201,7 +204,9 @@ def cohort_version_caption(number: int | None) -> str | None:
     if number is None or not versions or number not in versions:
         return None
     version = versions[number]
-    rules = VERSION_RULES.get(version)
+    groups: dict[str, list[int]] = read(protocols_present)
+    key = next((k for k, numbers in groups.items() if number in numbers), version)
+    rules = VERSION_RULES.get(rule_key(key))
     st.caption(
         f":material/rule: Cohort {number} ran **methodology {version}**"
         + (f" ({rules})" if rules else "")
@@ -218,7 +223,7 @@ def version_caption(methodology: str | None, cohort: int | None = None) -> None:
     if is_group(methodology):
         numbers = read(protocols_present).get(methodology, [])
         version = key_version(methodology)
-        rules = VERSION_RULES.get(version)
+        rules = VERSION_RULES.get(rule_key(methodology))
         text = (
             f"**Protocol {protocol_label(methodology)}** "
             f"(cohort{'s' if len(numbers) > 1 else ''} {number_ranges(numbers)}): "

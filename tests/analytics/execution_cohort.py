@@ -15,6 +15,7 @@ from pathlib import Path
 from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Engine
 
+from arena.config import Methodology
 from arena.engine.books import BookToken, book_row
 from arena.markets.clob_wire import parse_book
 from arena.markets.price_source import quote_from_book
@@ -96,8 +97,12 @@ def scripted_cohort(
             cohort_id = conn.execute(
                 select(DECISIONS.c.cohort_id).where(DECISIONS.c.agent_id == agents[0])
             ).scalar_one()
+            # stamped as every new cohort of `version` is (v2: the original's rule set)
+            stamp = Methodology(version=version).stamp()
             conn.execute(
-                update(COHORTS).where(COHORTS.c.id == cohort_id).values(methodology_version=version)
+                update(COHORTS)
+                .where(COHORTS.c.id == cohort_id)
+                .values(methodology_version=version, constants=stamp)
             )
         if books:
             quote = quote_from_book(parse_book(json.loads(BOOK.read_text())))

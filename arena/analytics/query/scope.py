@@ -12,14 +12,19 @@ methodology v1's statistics never mix either in. A cohort chosen by number is re
 `excluded_cohorts` names the cohorts an all-cohort read leaves out, for the pages to say so.
 
 A read model's `methodology` argument (default v1) picks whose "all" it is: "all cohorts of
-version V" is every non-extended cohort of V (`cohort_id_of` resolves it to a `CohortScope`),
-so v2's figures are computed over v2 cohorts alone and v1's exactly as before.
+version V" is every cohort whose protocol key is V alone (`cohort_id_of` resolves it to a
+`CohortScope`): no extension, and for v2 the original's rule set, so v2's figures are computed
+over those v2 cohorts alone and v1's exactly as before.
 
-A *protocol group* is every cohort run under the same protocol: the same version, the same
-extensions, and the same extension parameters (`protocol_key`: ``v1+horizon-14d``). Passed as
-`methodology`, a group's key scopes a read to its cohorts alone, so a statistic over extended
-cohorts (a horizon season's leaderboard, its detectability) pools only cohorts that ran alike
-and never a plain cohort; a plain version's key is the version's name, read as before.
+A *protocol group* is every cohort run under the same protocol: the same version, the same v2
+rule set, the same extensions, and the same extension parameters (`protocol_key`:
+``v1+horizon-14d``). Passed as `methodology`, a group's key scopes a read to its cohorts alone,
+so a statistic over extended cohorts (a horizon season's leaderboard, its detectability) pools
+only cohorts that ran alike and never a plain cohort; a plain version's key is the version's
+name, read as before. A v2 cohort stamped before v2's rule set was (`frozen-quotes`,
+`arena.config.v2_rule_set`) executed and ranks otherwise than the original's rules, so its
+key names its rule set (``v2+frozen-quotes``): "all v2 cohorts" (``v2``) are those of the
+original's rules alone, and the two are never pooled.
 """
 
 import re
@@ -44,15 +49,23 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
-from arena.config import METHODOLOGY_VERSION, METHODOLOGY_VERSIONS, stamped_extensions
+from arena.config import (
+    METHODOLOGY_VERSION,
+    METHODOLOGY_VERSIONS,
+    V2_FROZEN_RULES,
+    V2_SOURCE_RULES,
+    is_v2,
+    stamped_extensions,
+    v2_rule_set,
+)
 from arena.core.errors import InputError
 from arena.storage.tables import AGENTS, COHORTS, live_cohort
 
 # A resolved scope: a cohort's database id; None: every plain v1 cohort (the scope every read
-# had before v2, kept as None so v1 reads build exactly the SQL they did); a version name other
-# than v1 ("v2"): every plain (non-extended) cohort of that version; a tuple of ids: the
-# cohorts of one protocol group (`protocol_key`).
-CohortScope = int | str | tuple[int, ...] | None
+# had before v2, kept as None so v1 reads build exactly the SQL they did); a tuple of ids: the
+# cohorts of one protocol key (`protocol_key`): a protocol group's, or another version's plain
+# cohorts ("v2": the original's rules, no extension).
+CohortScope = int | tuple[int, ...] | None
 # The stamp keys that parameterise an extension, by extension: cohorts that differ in one run
 # different protocols (a 7-day horizon is not a 14-day one) and form different groups.
 EXTENSION_PARAMETERS: dict[str, tuple[str, str]] = {
@@ -73,10 +86,14 @@ def is_group(key: str | None) -> TypeGuard[str]:
 
 
 def protocol_key(version: str, constants: Mapping[str, Any] | None) -> str:
-    """The protocol a cohort ran, as a stable id: its version, then each extension it is
-    stamped with (sorted), with its parameter where it has one: ``v1``, ``v2``,
-    ``v1+horizon-14d``, ``v1+replicates-3+stated_probability``."""
+    """The protocol a cohort ran, as a stable id: its version, its v2 rule set when it is not
+    the original's (``v2+frozen-quotes``), then each extension it is stamped with (sorted),
+    with its parameter where it has one: ``v1``, ``v2``, ``v1+horizon-14d``,
+    ``v1+replicates-3+stated_probability``."""
     parts = [version]
+    rules = v2_rule_set(version, constants)
+    if rules is not None and rules != V2_SOURCE_RULES:
+        parts.append(rules)
     for name in sorted(stamped_extensions(constants)):
         key, unit = EXTENSION_PARAMETERS.get(name, ("", ""))
         value = (constants or {}).get(key) if key else None
@@ -91,8 +108,18 @@ def protocol_label(key: str) -> str:
 
 def key_version(key: str) -> str:
     """The methodology version a protocol key runs under (``v1+horizon-14d`` → ``v1``): the
-    rules a page reads a group's figures under (its columns, its ranking) are its version's."""
+    rules a page reads a group's figures under (its columns) are its version's."""
     return key.split(SEPARATOR, 1)[0]
+
+
+def rule_key(key: str) -> str:
+    """The rules a protocol key's figures are ranked and shown under: its version, and v2's
+    frozen-quotes rule set apart (``v2+frozen-quotes+horizon-14d`` → ``v2+frozen-quotes``,
+    ``v2+horizon-14d`` → ``v2``, ``v1+horizon-14d`` → ``v1``)."""
+    version, *rest = key.split(SEPARATOR)
+    if is_v2(version) and rest[:1] == [V2_FROZEN_RULES]:
+        return f"{version}{SEPARATOR}{V2_FROZEN_RULES}"
+    return version
 
 
 _KEY_PART = re.compile(r"[A-Za-z0-9_.+-]+")
@@ -135,10 +162,11 @@ def protocols_present(engine: Engine | Connection) -> dict[str, list[int]]:
     return dict(sorted(groups.items(), key=lambda item: (is_group(item[0]), item[0])))
 
 
-def _protocol_ids(conn: Connection, key: str) -> tuple[int, ...]:
-    """The ids of protocol group `key`'s cohorts; none → InputError naming the groups run."""
+def _protocol_ids(conn: Connection, key: str, *, required: bool = True) -> tuple[int, ...]:
+    """The ids of protocol key `key`'s cohorts; none → InputError naming the groups run
+    (unless not `required`: then none)."""
     ids = tuple(sorted(i for i, (_, k) in cohort_protocols(conn).items() if k == key))
-    if not ids:
+    if not ids and required:
         known = ", ".join(protocols_present(conn)) or "none yet"
         raise InputError(f"no cohort ran protocol {key!r}", f"protocols run here: {known}")
     return ids
@@ -156,13 +184,16 @@ def cohort_id_of(
     conn: Connection, cohort: int | None, methodology: str = METHODOLOGY_VERSION
 ) -> CohortScope:
     """The database id of cohort number `cohort`; for `cohort` None, the all-cohort scope of
-    version `methodology` (None for v1, the version's name otherwise), or of the protocol group
-    `methodology` names (an extended `protocol_key`: its cohorts' ids). Unknown → InputError."""
+    version `methodology` (None for v1; another version's plain cohorts' ids, whose key is the
+    version alone: v2's of the original's rules), or of the protocol group `methodology` names
+    (an extended `protocol_key`: its cohorts' ids). Unknown → InputError."""
     if cohort is None:
         if is_group(methodology):
             return _protocol_ids(conn, methodology)
         version = version_or_error(methodology)
-        return None if version == METHODOLOGY_VERSION else version
+        if version == METHODOLOGY_VERSION:
+            return None
+        return _protocol_ids(conn, version, required=False)
     by_number = select(COHORTS.c.id).where(COHORTS.c.number == cohort, live_cohort())
     found = conn.execute(by_number).scalar()
     if found is None:
@@ -239,29 +270,19 @@ def extended_cohort_ids() -> Select[Any]:
     return select(stamps.c.id).where(outside_v1(stamps)).correlate(None)
 
 
-def version_cohort_ids(version: str) -> Select[Any]:
-    """Select of the ids of the plain (non-extended) cohorts of `version`: its all-cohort
-    scope (an alias of `cohorts`, never correlated, as `extended_cohort_ids`)."""
-    stamps = COHORTS.alias("version_cohorts")
-    plain = select(stamps.c.id).where(stamps.c.methodology_version == version, ~extended(stamps))
-    return plain.correlate(None)
-
-
 def cohort_in_scope(column: Any, cohort_id: CohortScope) -> ColumnElement[bool]:
     """SQL: `column` (a cohort id) is cohort `cohort_id`; with None any v1 cohort, with a
-    version's name any plain cohort of that version, with a tuple the cohorts it lists."""
+    tuple the cohorts it lists."""
     if cohort_id is None:
         return column.not_in(extended_cohort_ids())
-    if isinstance(cohort_id, str):
-        return column.in_(version_cohort_ids(cohort_id))
     if isinstance(cohort_id, tuple):
         return column.in_(cohort_id)
     return column == cohort_id
 
 
 def in_scope(query: Select[Any], cohort_id: CohortScope) -> Select[Any]:
-    """Restrict a query that joins `agents` to one cohort (None: every v1 cohort; a version's
-    name: every plain cohort of it)."""
+    """Restrict a query that joins `agents` to one cohort (None: every v1 cohort; a tuple: the
+    cohorts it lists)."""
     return query.where(cohort_in_scope(AGENTS.c.cohort_id, cohort_id))
 
 
@@ -305,6 +326,25 @@ def as_date(value: Any) -> date:
     if isinstance(value, date):
         return value
     return date.fromisoformat(str(value)[:10])
+
+
+def cohort_protocol(engine: Engine | Connection, number: int) -> str | None:
+    """The protocol key of live cohort number `number` (None: no such cohort): a chosen cohort
+    is read under its own rules (`rule_key`), whichever scope the sidebar shows."""
+    if isinstance(engine, Connection):
+        found = cohort_protocols(engine)
+    else:
+        with engine.connect() as conn:
+            found = cohort_protocols(conn)
+    return next((key for n, key in found.values() if n == number), None)
+
+
+def scope_key(conn: Connection, cohort: int | None, methodology: str) -> str:
+    """The protocol key whose rules a read of `cohort` (else of `methodology`'s all-cohort
+    scope) is under: the chosen cohort's own, else `methodology` (a version or a group)."""
+    if cohort is None:
+        return methodology
+    return cohort_protocol(conn, cohort) or methodology
 
 
 def cohort_version(engine: Engine, number: int) -> str | None:

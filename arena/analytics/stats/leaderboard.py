@@ -27,23 +27,35 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
 
+from arena.analytics.query.scope import SEPARATOR, key_version, rule_key, scope_key
 from arena.analytics.query.selects import ratio
 from arena.analytics.stats.bootstrap import family_bootstrap
 from arena.analytics.stats.late_entry import late_risk, late_scope
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS, null_percentiles
 from arena.analytics.stats.risk import LEADERBOARD_RISK_COLUMNS, leaderboard_risk
-from arena.config import METHODOLOGY_VERSION
+from arena.config import METHODOLOGY_V2, METHODOLOGY_VERSION, V2_FROZEN_RULES
 from arena.core import stats
 
 DEFAULT_MIN_RESOLVED = 30
 
-# What each methodology version ranks on (`ranked`). v1: return on the capital given. v2 (the
-# original's April 2026 protocol): portfolio value (cash + marked positions), Brier a
-# diagnostic only. Every agent of a cohort starts with the same capital, so within a cohort
-# value and return order alike; over cohorts a family's value is taken on the capital it was
-# given (value / capital − 1 = its return), so the same rank, rank interval and P(rank #1)
-# carry over: the versions differ in what they call the objective, not in the arithmetic.
-RANKED_BY: dict[str, str] = {"v1": "return_pct", "v2": "portfolio_value"}
+# What each protocol's rules rank on (`rule_key` of its protocol key; `leaderboard`'s rank,
+# rank interval and P(rank #1), and `ranked`). v1: return on the capital given. v2 under the
+# original's rules (`V2_SOURCE_RULES`): dollar P/L summed over cohorts, as the original's
+# aggregate leaderboard orders it (`getAggregateLeaderboard`, ``ORDER BY total_pnl DESC``),
+# return a column beside it; within one cohort every agent starts with the same capital, so
+# the two orders agree, and over cohorts a family in more cohorts can rank higher on dollars.
+# v2 cohorts stamped before the rule set was (`V2_FROZEN_RULES`) keep ranking by return
+# (portfolio value per dollar of capital), and are never pooled with the others.
+RANKED_BY: dict[str, str] = {
+    METHODOLOGY_VERSION: "return_pct",
+    METHODOLOGY_V2: "total_pnl",
+    f"{METHODOLOGY_V2}{SEPARATOR}{V2_FROZEN_RULES}": "return_pct",
+}
+
+
+def ranked_on(key: str) -> str:
+    """The column protocol key `key`'s rules rank on (`RANKED_BY`; unknown → KeyError)."""
+    return RANKED_BY[rule_key(key)]
 
 
 def portfolio_value(frame: pd.DataFrame) -> pd.Series:
@@ -52,17 +64,21 @@ def portfolio_value(frame: pd.DataFrame) -> pd.Series:
     return frame["capital"] + frame["total_pnl"]
 
 
-def ranked(frame: pd.DataFrame, version: str) -> pd.DataFrame:
-    """`frame` (a `leaderboard` frame) in version `version`'s order, best first: v1 by
-    ``rank`` (return), v2 by portfolio value per dollar of capital, ties by family id. A pure
-    reordering: no column changes (unknown version → KeyError)."""
-    if RANKED_BY[version] == "return_pct":
+def ranked(frame: pd.DataFrame, key: str) -> pd.DataFrame:
+    """`frame` (a `leaderboard` frame) in the order protocol key `key`'s rules rank it, best
+    first (`ranked_on`): v1 by ``rank`` (return); v2 by summed P/L; v2 frozen-quotes by
+    portfolio value per dollar of capital (its return); ties by family id. A pure reordering:
+    no column changes (unknown version → KeyError)."""
+    column = ranked_on(key)
+    if key_version(key) == METHODOLOGY_VERSION:
         return frame.sort_values(["rank", "family_id"], kind="stable").reset_index(drop=True)
-    per_dollar = (portfolio_value(frame) / frame["capital"]).rename("_value_per_dollar")
-    order = frame.assign(_value_per_dollar=per_dollar).sort_values(
-        ["_value_per_dollar", "family_id"], ascending=[False, True], kind="stable"
+    objective = (
+        frame["total_pnl"] if column == "total_pnl" else frame["total_pnl"] / frame["capital"]
     )
-    return order.drop(columns="_value_per_dollar").reset_index(drop=True)
+    order = frame.assign(_objective=objective.to_numpy()).sort_values(
+        ["_objective", "family_id"], ascending=[False, True], kind="stable"
+    )
+    return order.drop(columns="_objective").reset_index(drop=True)
 
 
 LEADERBOARD_CONTRACT_COLUMNS: tuple[str, ...] = (
@@ -167,9 +183,11 @@ def leaderboard(
       backed an outcome other than the favourite of the universe shown (`against_favourite`);
       ``against_favourite_win_rate``: win rate of those that resolved
       (``against_favourite_resolved`` of them)
-    - ``rank`` (int): competition rank by return_pct (1 = best; ties share); ``rank_low`` /
+    - ``rank`` (int): competition rank by the scope's objective (`ranked_on`: return_pct;
+      total_pnl for v2 under the original's rules), 1 = best, ties share; ``rank_low`` /
       ``rank_high``: 95% rank interval over the replicates; ``p_rank_1`` (0-1): share of
-      replicates in which the family has the highest return (ties split)
+      replicates in which the family has the best objective (ties split). The scope's rules
+      are the chosen cohort's own, else `methodology`'s (`scope.scope_key`)
     - ``too_early`` (bool): resolved_bets < `min_resolved` — "too early to rank"; its numbers are
       still shown (greyed), never hidden
     - ``random_null_percentile`` (0-100): where return_pct falls among `null_seeds` random
@@ -203,17 +221,23 @@ def leaderboard(
     capital = head["capital"].to_numpy()
     pnl_reps = fb.pnl_replicates()
     return_reps = pnl_reps / capital * 100.0
+    return_pct = head["pnl"].to_numpy() / capital * 100.0
+    with engine.connect() as conn:
+        by_pnl = ranked_on(scope_key(conn, cohort, methodology)) == "total_pnl"
+    # The scope's objective: its rank, rank interval and P(rank #1) follow it.
+    objective, objective_reps = (
+        (head["pnl"].to_numpy(), pnl_reps) if by_pnl else (return_pct, return_reps)
+    )
 
     brier_reps = boot.ratio(s["brier_sum"], s["brier_n"])
     win_reps = boot.ratio(s["wins"], s["brier_n"])
     market_reps = boot.ratio(s["skill_market_sum"], s["skill_n"])
     skill_reps = boot.ratio(s["skill_family_sum"] - s["skill_market_sum"], s["skill_n"])
     against_reps = boot.ratio(s["against"], s["buys"])
-    ranks = stats.competition_ranks(return_reps)
+    ranks = stats.competition_ranks(objective_reps)
     rank_low, rank_high = stats.rank_interval(ranks, level)
 
     totals = {name: matrix.sum(axis=0) for name, matrix in s.items()}
-    return_pct = head["pnl"].to_numpy() / capital * 100.0
     frame = pd.DataFrame(
         {
             "family_id": families,
@@ -223,9 +247,9 @@ def leaderboard(
             "return_pct": return_pct,
             "brier": ratio(totals["brier_sum"], totals["brier_n"]),
             "resolved_bets": totals["brier_n"].astype("int64"),
-            "p_rank_1": stats.p_rank_first(return_reps),
+            "p_rank_1": stats.p_rank_first(objective_reps),
             "display_name": [names.get(f, (f, "llm"))[0] for f in families],
-            "rank": stats.competition_ranks(return_pct),
+            "rank": stats.competition_ranks(objective),
             "rank_low": rank_low,
             "rank_high": rank_high,
             "capital": capital,

@@ -119,8 +119,9 @@ def bucket_width(range_key: str, span: timedelta | None) -> int:
     return BUCKET_LADDER[-1]
 
 
-# What an all-cohort curve sums: a version's name (its plain cohorts) or a protocol group's
-# cohort ids (`cohort_id_of`); None: no agent left out.
+# What an all-cohort curve sums: "v1" (its plain cohorts: `cohort_in_scope`'s None), or
+# another version's plain cohorts' or a protocol group's ids (`cohort_id_of`); None: no agent
+# left out.
 Pool = str | tuple[int, ...] | None
 
 
@@ -220,7 +221,7 @@ def _scope(query: Any, cohort: int | None, family: str | None, pool: Pool) -> An
     if family is not None:
         query = query.where(AGENTS.c.family_id == family)
     if pool is not None:
-        scope = None if pool == METHODOLOGY_VERSION else pool
+        scope = None if isinstance(pool, str) else pool  # "v1": its SQL as before v2
         query = query.where(cohort_in_scope(AGENTS.c.cohort_id, scope))
     return query
 

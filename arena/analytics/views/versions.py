@@ -15,9 +15,10 @@ from sqlalchemy.engine import Engine
 
 from arena.analytics.query.scope import (
     cohort_id_of,
-    extended,
+    cohort_protocols,
     is_group,
     protocols_present,
+    rule_key,
     version_or_error,
 )
 from arena.config import METHODOLOGY_VERSION
@@ -57,22 +58,33 @@ class VersionScope:
 
 def version_scope(engine: Engine, methodology: str = METHODOLOGY_VERSION) -> VersionScope:
     """The `VersionScope` of version `methodology` (an unknown version → InputError), or of
-    the protocol group it names (`scope.protocol_key`)."""
+    the protocol group it names (`scope.protocol_key`). A cohort of the version under another
+    rule set (v2's ``frozen-quotes``) is another protocol: under ``other`` by its key, never
+    pooled nor called extended."""
     if is_group(methodology):
         return group_scope(engine, methodology)
     version = version_or_error(methodology)
-    columns = (COHORTS.c.number, COHORTS.c.methodology_version, extended())
-    query = select(*columns).where(live_cohort()).order_by(COHORTS.c.number)
+    query = select(COHORTS.c.id, COHORTS.c.methodology_version).where(live_cohort())
     with engine.connect() as conn:
-        rows = [(int(n), str(v), bool(x)) for n, v, x in conn.execute(query)]
+        of_id = {int(i): str(v) for i, v in conn.execute(query)}
+        keys = cohort_protocols(conn)
+    rows = sorted((n, of_id[i], key) for i, (n, key) in keys.items())
     other: dict[str, list[int]] = {}
-    for number, of, _ in rows:
+    pooled: list[int] = []
+    extended: list[int] = []
+    for number, of, key in rows:
         if of != version:
             other.setdefault(of, []).append(number)
+        elif key == version:
+            pooled.append(number)
+        elif rule_key(key) != version:
+            other.setdefault(key, []).append(number)
+        else:
+            extended.append(number)
     return VersionScope(
         version=version,
-        pooled=[n for n, of, ext in rows if of == version and not ext],
-        extended=[n for n, of, ext in rows if of == version and ext],
+        pooled=pooled,
+        extended=extended,
         other=other,
         versions={n: of for n, of, _ in rows},
     )
