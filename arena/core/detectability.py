@@ -101,20 +101,26 @@ def detectability(
     return Detectability(d, s, cohorts, mde, False, needed, more, NOT_YET, p)
 
 
-def p_text(p: float) -> str:
+def p_text(p: float, *, named: bool = True) -> str:
     """A p-value as the page writes it (three decimals, as the Compare page's): "p = 0.016",
-    "p < 0.001", "" without one."""
+    "p < 0.001" (not `named`, for a column headed p: "0.016", "< 0.001"); "" without one."""
     if math.isnan(p):
         return ""
-    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+    number = "< 0.001" if p < 0.001 else f"= {p:.3f}"
+    return f"p {number}" if named else number.removeprefix("= ")
 
 
-def projection_words(verdict: str, more_cohorts: float, p: float = math.nan) -> str:
-    """The verdict in words: "separable now (p = 0.016)", "not separable yet (p = 0.210); about
-    14 more weekly cohorts if the gap holds", "no gap to detect", "no standard error yet". The
-    p (when given) says which side of the 5% test the difference is on, so "not yet" is never
-    read as "not significant" when the test rejects: it is said only when it does not."""
-    said = f" ({p_text(p)})" if p_text(p) else ""
+def projection_words(
+    verdict: str, more_cohorts: float, p: float = math.nan, about: str = ""
+) -> str:
+    """The verdict in words: "separable now (p = 0.016)", "not separable yet (return +3.1 pp,
+    p = 0.210); about 14 more weekly cohorts if the gap holds", "no gap to detect", "no
+    standard error yet". `about` (the difference, "return +3.1 pp") and the p (when given)
+    go in the parentheses: the p says which side of the 5% test the difference is on, so "not
+    yet" is never read as "not significant" when the test rejects: it is said only when it
+    does not."""
+    inside = ", ".join(part for part in (about, p_text(p)) if part)
+    said = f" ({inside})" if inside else ""
     if verdict == SEPARABLE:
         return f"separable now{said}"
     if verdict == NOT_YET and more_cohorts > SPOKEN_LIMIT:
@@ -123,6 +129,7 @@ def projection_words(verdict: str, more_cohorts: float, p: float = math.nan) -> 
         more = int(more_cohorts)
         unit = "weekly cohort" if more == 1 else "weekly cohorts"
         return f"not separable yet{said}; about {more:,} more {unit} if the gap holds"
+    aside = f" ({about})" if about else ""  # no test to speak of: the difference alone
     if verdict == NO_GAP:
-        return "no gap to detect"
-    return "no standard error yet (too few resolved bets or cohorts)"
+        return f"no gap to detect{aside}"
+    return f"no standard error yet (too few resolved bets or cohorts){aside}"

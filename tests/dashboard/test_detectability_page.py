@@ -132,9 +132,9 @@ def test_a_gap_at_p_0016_is_separable_now_on_the_page_and_in_the_csv(
     assert not at.exception, [e.value for e in at.exception]
     row = at.dataframe[0].value.iloc[0]
     assert (row["difference"], row["se"], row["mde"]) == ("+2.4 pp", "1.0 pp", "2.8 pp")
-    assert (row["p"], row["verdict"], row["cohorts"]) == ("p = 0.016", "separable now", 4)
+    assert (row["p"], row["verdict"], row["cohorts"]) == ("0.016", "separable now", 4)
     text = read(all_text(at))
-    assert "separable now (p = 0.016) (return +2.4 pp)" in text
+    assert "separable now (return +2.4 pp, p = 0.016)" in text
     first = next(csv.DictReader(io.StringIO(tables.csv_text(offered[0]))))  # the Pairs CSV
     assert (float(first["difference"]), float(first["se"]), first["cohorts"]) == (2.4, 1.0, "4")
     assert first["detectable"] == "true" and first["verdict"] == "separable"

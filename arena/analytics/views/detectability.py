@@ -344,9 +344,9 @@ def detectability_frame(
 
 def pair_sentences(frame: pd.DataFrame, models_only: bool | None = None) -> list[str]:
     """One sentence per pair, on return, with Brier's verdict after it: "GPT-5.2 vs Claude
-    Opus 4.5: not separable yet (p = 0.210); about 14 more weekly cohorts if the gap holds
-    (return +3.1 pp); Brier: no gap to detect". `models_only` True: pairs of two LLM
-    families; False: pairs with a baseline; None: every pair."""
+    Opus 4.5: not separable yet (return +3.1 pp, p = 0.210); about 14 more weekly cohorts if
+    the gap holds; Brier: no gap to detect". `models_only` True: pairs of two LLM families;
+    False: pairs with a baseline; None: every pair."""
     pairs = frame[frame["comparison"] == "pair"]
     if models_only is not None:
         both = (pairs["kind_a"] == "llm") & (pairs["kind_b"] == "llm")
@@ -357,11 +357,9 @@ def pair_sentences(frame: pd.DataFrame, models_only: bool | None = None) -> list
         head = by.get("return")
         if head is None:
             continue
-        text = (
-            f"{head.name_a} vs {head.name_b}: "
-            f"{projection_words(head.verdict, head.more_cohorts, _p(head))} "
-            f"(return {difference_text('return', head.difference)})"
-        )
+        about = f"return {difference_text('return', head.difference)}"
+        words = projection_words(head.verdict, head.more_cohorts, _p(head), about)
+        text = f"{head.name_a} vs {head.name_b}: {words}"
         brier = by.get("brier")
         if brier is not None:
             text += f"; Brier: {projection_words(brier.verdict, brier.more_cohorts, _p(brier))}"
@@ -419,7 +417,7 @@ def display(frame: pd.DataFrame, comparison: str) -> pd.DataFrame:
                 for m, v in zip(rows["metric"], rows["difference"], strict=True)
             ],
             "se": [size_text(m, v) for m, v in zip(rows["metric"], rows["se"], strict=True)],
-            "p": [p_text(p) or "—" for p in rows["p_value"]],
+            "p": [p_text(p, named=False) or "—" for p in rows["p_value"]],
             "verdict": [
                 verdict_text(v, n)
                 for v, n in zip(rows["verdict"], rows["more_cohorts"], strict=True)
@@ -478,7 +476,7 @@ def detectability_table(frame: pd.DataFrame, title: str) -> Any:
             row.metric,
             difference_text(row.metric, row.difference),
             size_text(row.metric, row.se),
-            p_text(_p(row)) or "—",
+            p_text(_p(row), named=False) or "—",
             verdict_text(row.verdict, row.more_cohorts),
             size_text(row.metric, row.mde),
             str(row.cohorts),
