@@ -214,7 +214,7 @@ def replicated(board: pd.DataFrame) -> bool:
 PNL_COLUMN = (
     "pnl",
     "P/L [95% CI]",
-    190,
+    250,
     "Dollar P/L summed over its cohorts, marked to market: what v2 ranks on, as the original's "
     "aggregate leaderboard does.",
 )

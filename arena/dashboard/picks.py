@@ -240,6 +240,7 @@ def version_caption(methodology: str | None, cohort: int | None = None) -> None:
     else:
         text = (
             f"**Methodology {methodology}**: every {methodology} cohort without protocol "
-            "extensions; v1 cohorts are never pooled in (the sidebar switches version)."
+            "extensions, of the original's rule set; v1 cohorts and cohorts of another rule "
+            "set are never pooled in (the sidebar switches version)."
         )
     st.caption(f":material/rule: {text}")
