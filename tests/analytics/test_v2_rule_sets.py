@@ -15,13 +15,10 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
 
-from arena.analytics.query.scope import (
-    cohort_id_of,
-    protocol_key,
-    protocols_present,
-    rule_key,
-)
-from arena.analytics.stats.leaderboard import leaderboard, ranked, ranked_on
+from arena.analytics.query import scope as scopes
+from arena.analytics.query.scope import cohort_id_of, protocol_key, protocols_present
+from arena.analytics.stats import leaderboard as boards
+from arena.analytics.stats.leaderboard import leaderboard, ranked
 from arena.analytics.stored import stored_result
 from arena.analytics.views.versions import version_scope
 from arena.config import Methodology, cohort_stamp
@@ -48,9 +45,10 @@ def test_the_rule_set_is_part_of_a_v2_protocol_key() -> None:
     assert protocol_key("v2", {**frozen_horizon, "horizon_days": 14}) == (
         "v2+frozen-quotes+horizon-14d"
     )
-    assert [rule_key(k) for k in ("v1+horizon-14d", "v2+horizon-14d")] == ["v1", "v2"]
-    assert rule_key("v2+frozen-quotes+horizon-14d") == "v2+frozen-quotes"
-    assert [ranked_on(k) for k in ("v1", "v2", "v2+frozen-quotes")] == [
+    rules = [scopes.rule_key(k) for k in ("v1+horizon-14d", "v2+horizon-14d")]
+    assert rules == ["v1", "v2"]
+    assert scopes.rule_key("v2+frozen-quotes+horizon-14d") == "v2+frozen-quotes"
+    assert [boards.ranked_on(k) for k in ("v1", "v2", "v2+frozen-quotes")] == [
         "return_pct",
         "total_pnl",
         "return_pct",
