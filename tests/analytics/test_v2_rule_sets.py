@@ -94,7 +94,8 @@ def test_the_original_s_rules_rank_by_summed_pnl_frozen_quotes_by_return(
     engine = both_rule_sets
     assert protocols_present(engine) == {"v2": [1, 2], "v2+frozen-quotes": [3, 4]}
     with engine.connect() as conn:
-        assert len(cohort_id_of(conn, None, "v2") or ()) == 2  # never the frozen cohorts
+        ids = cohort_id_of(conn, None, "v2")
+    assert isinstance(ids, tuple) and len(ids) == 2  # never the frozen cohorts
     args: dict[str, Any] = {"replicates": 400, "null_seeds": 0}
     source = leaderboard(engine, methodology="v2", **args).set_index("family_id")
     frozen = leaderboard(engine, methodology="v2+frozen-quotes", **args).set_index("family_id")
