@@ -37,7 +37,11 @@ from tests.analytics.finished_season import (
     ResolvedSource,
     finished_copy,
 )
-from tests.engine.test_v2_engine import V2Arena, v2  # noqa: F401  (the v2 cohort fixture)
+from tests.engine.test_v2_engine import (  # the v2 cohort fixture
+    V2Arena,
+    stamped_before_rule_sets,
+    v2,  # noqa: F401
+)
 from tests.factories import WEEK1
 from tests.late_entry_rows import copy_shadow, newcomer, season_lineup_with
 from tests.test_v2_bundles import play
@@ -180,6 +184,9 @@ def forged_mark_is_caught(bundle: BundleFiles) -> None:
 
 
 def test_a_late_entrant_of_a_v2_cohort_verifies_under_v2s_rules(v2: V2Arena) -> None:  # noqa: F811
+    """A cohort of the `frozen-quotes` rule set (its Gamma fallbacks executed); the original's
+    rule set's late entrant: tests/engine/test_v2_source_rules.py."""
+    stamped_before_rule_sets(v2.engine)
     play(v2)  # four decision weeks of the scripted v2 cohort, its positions still open
     family = newcomer(CLEAN, date(2025, 1, 1))
     lineup = Lineup(families=[*v2.lineup.families, family])

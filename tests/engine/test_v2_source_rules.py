@@ -9,15 +9,18 @@ the model, the scripted CLOB server serves the books the project's real `ClobCli
 import csv
 import io
 import json
-from datetime import timedelta
+from datetime import date, timedelta
 from decimal import Decimal as D
 from typing import Any
 
 from sqlmodel import select
 
+from arena.agents.responders import BaselineResponder
 from arena.analytics.export.tables import ExportFilters, write_csv
 from arena.analytics.replay.bundle import build_bundle
 from arena.analytics.replay.verify import verify_bundle
+from arena.engine.late_entry import play_late_entry
+from arena.lineup import Lineup
 from arena.storage.db import session_scope
 from arena.storage.models import Agent
 from tests.engine.test_v2_engine import (
@@ -29,6 +32,7 @@ from tests.engine.test_v2_engine import (
     v2,  # noqa: F401  (the fixture: a v2 cohort on each backend, real loopback servers)
 )
 from tests.factories import WEEK1
+from tests.late_entry_rows import newcomer
 from tests.loopback import Reply
 from tests.test_v2_bundles import forged
 
@@ -148,6 +152,18 @@ def test_a_source_rules_bundle_verifies_from_its_execution_quotes(
     assert report.ok, [(c.name, c.mismatches) for c in report.checks if not c.ok]
     names = {c.name: c.compared for c in report.checks}
     assert names["execution-time prices follow their quotes"] > 0
+    # a late entrant replays the cohort's runs at their frozen quotes, by the same rules: the
+    # favourite baseline backs market 200 too, whose YES book was crossed at every run, so each
+    # of its batches rolls back, and its bundle recomputes each refusal from those quotes
+    newcomer_lineup = Lineup(families=[*v2.lineup.families, newcomer("late", date(2025, 1, 1))])
+    at = WEEK1 + timedelta(weeks=6)
+    late = play_late_entry(v2.engine, at, newcomer_lineup, "late", [1], BaselineResponder)
+    assert (late.trades, late.decided) == (0, {"zero_trade": 3}), late.counts()
+    shadow = build_bundle(v2.engine, 1, late_entry="late", provisional=True).bundle
+    shadow_report = verify_bundle(shadow)
+    assert shadow_report.ok, [(c.name, c.mismatches) for c in shadow_report.checks if not c.ok]
+    shadow_checks = {c.name: c.compared for c in shadow_report.checks}
+    assert shadow_checks["execution-time prices follow their quotes"] > 0
     forgery = forged(built.bundle, "decisions.jsonl", _forged_execution_price)
     forged_report = verify_bundle(forgery)
     assert not forged_report.ok
