@@ -50,6 +50,18 @@ def test_a_protocol_key_names_version_extensions_and_parameters() -> None:
     assert protocol_label("v1+horizon-14d") == "v1 + horizon 14d"
 
 
+def test_book_execution_groups_by_how_its_buys_paid_the_fee() -> None:
+    """A `book_execution` cohort stamped before `fee_charged` took its fees in shares; it is
+    never pooled with one whose buys pay the fee in USDC on top (CLOB V2)."""
+    walks = cohort_stamp(Methodology(), ["book_execution"])
+    assert walks["fee_charged"] == "usdc_on_top"
+    assert protocol_key("v1", walks) == "v1+book_execution"
+    before = {k: v for k, v in walks.items() if k != "fee_charged"}
+    assert protocol_key("v1", before) == "v1+book_execution+fee_in_shares"
+    named = cohort_stamp(Methodology(), ["book_execution"], fee_charged="in_shares")
+    assert protocol_key("v1", named) == protocol_key("v1", before)
+
+
 @pytest.fixture(scope="module")
 def groups(
     demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory

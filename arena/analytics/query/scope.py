@@ -50,15 +50,18 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
 from arena.config import (
+    BOOK_EXECUTION,
     METHODOLOGY_VERSION,
     METHODOLOGY_VERSIONS,
     V2_FROZEN_RULES,
     V2_SOURCE_RULES,
     is_v2,
     stamped_extensions,
+    stamped_fee_charged,
     v2_rule_set,
 )
 from arena.core.errors import InputError
+from arena.core.fees import FEE_IN_SHARES
 from arena.storage.tables import AGENTS, COHORTS, live_cohort
 
 # A resolved scope: a cohort's database id; None: every plain v1 cohort (the scope every read
@@ -68,6 +71,8 @@ from arena.storage.tables import AGENTS, COHORTS, live_cohort
 CohortScope = int | tuple[int, ...] | None
 # The stamp keys that parameterise an extension, by extension: cohorts that differ in one run
 # different protocols (a 7-day horizon is not a 14-day one) and form different groups.
+# The part that keeps `book_execution` cohorts of the fee-in-shares convention apart.
+FEE_IN_SHARES_PART = "fee_in_shares"
 EXTENSION_PARAMETERS: dict[str, tuple[str, str]] = {
     "horizon": ("horizon_days", "d"),
     "replicates": ("replicates", ""),
@@ -89,7 +94,8 @@ def protocol_key(version: str, constants: Mapping[str, Any] | None) -> str:
     """The protocol a cohort ran, as a stable id: its version, its v2 rule set when it is not
     the original's (``v2+frozen-quotes``), then each extension it is stamped with (sorted),
     with its parameter where it has one: ``v1``, ``v2``, ``v1+horizon-14d``,
-    ``v1+replicates-3+stated_probability``."""
+    ``v1+replicates-3+stated_probability``. A `book_execution` cohort whose buys paid the fee in
+    shares (stamped before `fee_charged`) is ``v1+book_execution+fee_in_shares``."""
     parts = [version]
     rules = v2_rule_set(version, constants)
     if rules is not None and rules != V2_SOURCE_RULES:
@@ -98,6 +104,8 @@ def protocol_key(version: str, constants: Mapping[str, Any] | None) -> str:
         key, unit = EXTENSION_PARAMETERS.get(name, ("", ""))
         value = (constants or {}).get(key) if key else None
         parts.append(f"{name}-{value}{unit}" if value is not None else name)
+        if name == BOOK_EXECUTION and stamped_fee_charged(constants) == FEE_IN_SHARES:
+            parts.append(FEE_IN_SHARES_PART)  # fees taken in shares: never pooled with CLOB V2's
     return SEPARATOR.join(parts)
 
 
