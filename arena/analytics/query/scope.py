@@ -1,4 +1,5 @@
-"""The scope of a statistical read: one cohort or all v1 cohorts, and the UTC day of a timestamp.
+"""The scope of a statistical read: one cohort or one protocol group's cohorts (all plain v1 by
+default), and the UTC day of a timestamp.
 
 Why its own module: the leaderboard's inputs, the random null, calibration and risk all turn
 the cohort *number* a user typed into a filter the same way (unknown → InputError with a hint),
@@ -24,7 +25,8 @@ only cohorts that ran alike and never a plain cohort; a plain version's key is t
 name, read as before. A v2 cohort stamped before v2's rule set was (`frozen-quotes`,
 `arena.config.v2_rule_set`) executed and ranks otherwise than the original's rules, so its
 key names its rule set (``v2+frozen-quotes``): "all v2 cohorts" (``v2``) are those of the
-original's rules alone, and the two are never pooled.
+original's rules alone, and the two are never pooled. Likewise a `book_execution` cohort whose
+buys took the fee in shares (``v1+book_execution+fee_in_shares``).
 """
 
 import re
