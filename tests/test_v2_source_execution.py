@@ -75,3 +75,18 @@ def test_the_disagreement_threshold_is_the_exact_decimal_rule() -> None:
     assert (quote.status, quote.disagreement) == ("accepted", D("0.05"))
     wider = validate_price(D("0.14"), ClobQuote("t", mid=D("0.089")))
     assert wider.status == "accepted_with_gamma_disagreement"
+
+
+def test_a_leg_refused_after_its_price_keeps_the_quotes_it_met() -> None:
+    """A SELL whose share count rounds to nothing is refused after its price was read: its
+    record keeps the quotes and market, so a replay from the record refuses it alike."""
+    tiny = [HeldPosition(7, "m1", "YES", Holding(D("0.000001"), D("0.000001")))]
+    sale = decide('{"action": "SELL", "sells": [{"position_id": 7, "percentage": 1}]}')
+    read = quotes("clob_mid", "0.6")
+    plan = plan_execution(sale, D("1000"), tiny, {"m1": MARKET}, LIMITS, None, read)
+    record = plan.legs[0].record()
+    assert (record["reason"], record["market_id"], record["quotes"]) == (
+        "no_shares",
+        "m1",
+        read["m1"],
+    )

@@ -295,11 +295,21 @@ def plan_execution(
     return plan
 
 
-def _refused(index: int, kind: str, request: dict[str, Any], rejected: TradeRejected) -> LegResult:
-    """A refused leg; one refused at its re-read price keeps the quotes and their market."""
+def _refused(
+    index: int,
+    kind: str,
+    request: dict[str, Any],
+    rejected: TradeRejected,
+    quotes: list[dict[str, Any]] | None = None,
+    market_id: str | None = None,
+) -> LegResult:
+    """A refused leg; one refused at or after its re-read price keeps the quotes it met and
+    their market, so a replay can refuse it for the same reason."""
     leg = LegResult(index, kind, request, False, rejected.reason, rejected.message)
     if isinstance(rejected, _Refused):
         leg.quotes, leg.market_id = rejected.quotes, rejected.market_id
+    elif quotes is not None:
+        leg.quotes, leg.market_id = quotes, market_id
     return leg
 
 
@@ -390,7 +400,7 @@ def _bet(
             fill = walked.moved()
             detail = fill_record(walked.fill)
     except TradeRejected as rejected:
-        return _refused(index, "BET", request, rejected)
+        return _refused(index, "BET", request, rejected, quotes, request["market_id"])
     plan.cash_after = fill.cash_after
     position_id = current.position_id if current else None
     by_key[(market.market_id, side)] = HeldPosition(
@@ -452,7 +462,8 @@ def _sell(
             fill = walked.moved()
             detail = fill_record(walked.fill)
     except TradeRejected as rejected:
-        return _refused(index, "SELL", request, rejected)
+        where = held.market_id if held is not None else None
+        return _refused(index, "SELL", request, rejected, quotes, where)
     plan.cash_after = fill.cash_after
     updated = HeldPosition(held.position_id, held.market_id, held.side, fill.holding)
     by_key[(held.market_id, held.side)] = updated
