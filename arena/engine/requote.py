@@ -23,8 +23,8 @@ from arena.engine.provenance import PricedMarket, PriceReader, quote_json, quote
 from arena.storage.db import session_scope
 from arena.storage.models import Market
 
-# What a decision run re-reads its legs' markets through: market ids → quotes (JSON, in
-# outcome order), the run's frozen snapshot id for the late entrant's frozen quotes.
+# What a decision re-reads its legs' markets through: market ids → each market's quotes (JSON,
+# in outcome order); a market it could not price at all is left out (its legs are refused).
 Requote = Callable[[Iterable[str]], ExecutionQuotes]
 
 
