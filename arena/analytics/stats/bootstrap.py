@@ -2,9 +2,9 @@
 
 Why its own module: the leaderboard, the calibration page and "When will we know?" resample the
 same clusters with the same draw, so for one seed they show identical intervals (the
-execution-sensitivity view labels its clusters in this module's order). The units (per agent × market
-sums, `arena.analytics.stats.leaderboard_inputs`) are summed per cluster × family into one
-matrix per `UNIT_SUMS` column; `stats.ClusterBootstrap` draws clusters within their cohort,
+execution-sensitivity view labels its clusters in this module's order). The units (per agent ×
+market sums, `arena.analytics.stats.leaderboard_inputs`) are summed per cluster × family into
+one matrix per `UNIT_SUMS` column; `stats.ClusterBootstrap` draws clusters within their cohort,
 jointly for all families. P/L replicates are centred on the headline P/L (latest snapshots)
 by a fixed per-cohort, per-family offset: prices or settlements newer than the snapshot.
 """
