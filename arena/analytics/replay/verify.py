@@ -393,16 +393,11 @@ class Replay:
         walked = None
         if self.walks and self.fee_charged is not None:
             walked = charging(self.run_books.of(decision["market_snapshot_id"]), self.fee_charged)
-        quotes = execution_quotes(decision) if self.source_rules else None  # walks: none
+        # the original's v2 rules: the quotes each leg met (none where it walked the books)
+        quotes = execution_quotes(decision) if self.source_rules and not self.walks else None
+        atomic = self.source_rules
         plan = plan_execution(
-            parsed,
-            book.cash,
-            held,
-            snapshot,
-            self.limits,
-            walked,
-            None if self.walks else quotes,
-            all_or_nothing=self.source_rules,
+            parsed, book.cash, held, snapshot, self.limits, walked, quotes, all_or_nothing=atomic
         )
         self._compare_plan(book, decision, plan, trades, legs_check, trades_check)
 
