@@ -70,9 +70,8 @@ def test_selector_v2_pages_and_price_provenance(
     expect(main.get_by_text("Methodology v2", exact=False).first).to_be_visible()
     grid = main.get_by_test_id("stDataFrame").first
     shown = headers_in_view(grid)
-    assert shown[:4] == ["Family", "Portfolio value", "Return [95% CI]", "Brier (diagnostic)"], (
-        shown
-    )
+    # the original's rule set: ranked by dollar P/L, its return and portfolio value beside
+    assert shown[:4] == ["Family", "P/L [95% CI]", "Return [95% CI]", "Portfolio value"], shown
     # v2's summed curves are drawn (never v1's): the chart, not the "not drawn yet" note
     expect(main.get_by_text("not drawn yet", exact=False)).to_have_count(0)
     expect(main.get_by_role("button", name="Download curve CSV")).to_be_visible()
