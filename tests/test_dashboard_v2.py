@@ -181,7 +181,8 @@ def test_a_v2_decision_shows_where_each_price_came_from(
     finally:
         engine.dispose()
     assert len(trades) > 0 and trades["price_source"].notna().all()
-    assert set(trades["price_source"]) <= {"clob_mid", "gamma"}
+    assert set(trades["price_source"]) == {"clob_mid"}  # the original's rules: never Gamma's
+    assert trades["frozen_price"].notna().all()  # the price the prompt showed, beside
     assert len(universe) > 0 and universe["price_status"].notna().all()
 
     at = run_page("decisions", decision=decision_id)
@@ -189,6 +190,7 @@ def test_a_v2_decision_shows_where_each_price_came_from(
     frames = [f.value for f in at.dataframe if "provenance" in f.value.columns]
     assert len(frames) == 2  # the trades, then the frozen universe
     shown_trades, shown_universe = frames
+    assert "frozen_price" in shown_trades.columns
     assert shown_trades["provenance"].tolist() == [
         provenance_text(s, st, r)
         for s, st, r in zip(

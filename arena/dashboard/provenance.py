@@ -37,6 +37,7 @@ TRADE_SHOWN = (
     "side",
     "market_id",
     "price",
+    "frozen_price",
     "provenance",
     "gamma_price",
     "clob_price",
@@ -78,9 +79,16 @@ def trade_prices(decision_id: int) -> None:
     tables.table(
         shown,
         key=f"decision-trade-prices:{decision_id}",
-        formats={**PRICES, "disagreement": fmt.price},
+        formats={**PRICES, "disagreement": fmt.price, "frozen_price": fmt.price},
         column_config={
             "leg_index": tables.column("Leg", 50),
+            "frozen_price": tables.column(
+                "Shown",
+                70,
+                "The price the prompt showed (the frozen universe). Under v2's original rules "
+                "the trade filled at the midpoint re-read after the answer; — under other rules, "
+                "where the two are the same.",
+            ),
             "trade_type": tables.column("Trade", 60),
             "side": tables.column("Side", tables.fitted(trades["side"])),
             "market_id": tables.column("Market", 110),

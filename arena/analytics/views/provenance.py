@@ -140,6 +140,9 @@ TRADE_COLUMNS: dict[str, str] = {
     "side": TEXT,
     "price": FLOAT,
     **QUOTE_COLUMNS,
+    # v2's original rules: the price the prompt showed, the trade having filled at the re-read
+    # one (missing under the other rules, where they are the same)
+    "frozen_price": FLOAT,
 }
 
 
@@ -164,8 +167,11 @@ def trade_provenance(engine: Engine, decision_id: int) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     with engine.connect() as conn:
         for trade_id, leg, kind, market_id, side, price, source, quote in conn.execute(query):
-            fields = quote_fields(_loaded(quote))
+            loaded = _loaded(quote)
+            fields = quote_fields(loaded)
             fields["price_source"] = source or fields["price_source"]
+            shown = loaded.get("frozen_price") if isinstance(loaded, dict) else None
+            fields["frozen_price"] = None if shown is None else float(shown)
             rows.append(
                 {
                     "trade_id": trade_id,
