@@ -300,15 +300,13 @@ def _refused(
     kind: str,
     request: dict[str, Any],
     rejected: TradeRejected,
-    quotes: list[dict[str, Any]] | None = None,
-    market_id: str | None = None,
+    quotes: list[dict[str, Any]] | None,
+    market_id: str | None,
 ) -> LegResult:
-    """A refused leg; one refused at or after its re-read price keeps the quotes it met and
-    their market, so a replay can refuse it for the same reason."""
+    """A refused leg; one refused at or after reading its re-read quotes keeps them and their
+    market, so a replay can refuse it for the same reason."""
     leg = LegResult(index, kind, request, False, rejected.reason, rejected.message)
-    if isinstance(rejected, _Refused):
-        leg.quotes, leg.market_id = rejected.quotes, rejected.market_id
-    elif quotes is not None:
+    if quotes is not None:
         leg.quotes, leg.market_id = quotes, market_id
     return leg
 
@@ -339,30 +337,20 @@ def _all_or_nothing(plan: ExecutionPlan) -> None:
     plan.cash_after = plan.cash_before
 
 
-def _executable_price(
-    execution_quotes: ExecutionQuotes, market: SnapshotMarket, side: str
-) -> tuple[Decimal, list[dict[str, Any]]]:
+def _market_quotes(execution_quotes: ExecutionQuotes, market_id: str) -> list[dict[str, Any]]:
+    """A market's quotes as re-read at execution (none when it was not re-read)."""
+    return [dict(q) for q in execution_quotes.get(market_id) or ()]
+
+
+def _executable_price(quotes: list[dict[str, Any]], market: SnapshotMarket, side: str) -> Decimal:
     """A side's price at execution under the original's v2 rules: its re-read quote's CLOB
     midpoint, or a refusal (a Gamma fallback, an unpriced side, or a market not re-read)."""
-    quotes = [dict(q) for q in execution_quotes.get(market.market_id) or ()]
     quote = side_item(quotes, market.market_type, market.outcomes, side) if quotes else None
     price = quote.get("price") if quote is not None else None
     if quote is None or quote.get("source") != CLOB_SOURCE or price is None:
         what = "binary market side" if market.market_type == "binary" else "outcome"
-        message = f'No validated CLOB price available for {what} "{side}"'
-        raise _Refused(NO_CLOB_PRICE, message, quotes, market.market_id)
-    return Decimal(str(price)), quotes
-
-
-class _Refused(TradeRejected):
-    """A refusal that keeps the quotes the leg met and their market (for its record)."""
-
-    def __init__(
-        self, reason: str, message: str, quotes: list[dict[str, Any]], market_id: str
-    ) -> None:
-        super().__init__(reason, message)
-        self.quotes = quotes
-        self.market_id = market_id
+        raise TradeRejected(NO_CLOB_PRICE, f'No validated CLOB price available for {what} "{side}"')
+    return Decimal(str(price))
 
 
 def _bet(
@@ -390,7 +378,8 @@ def _bet(
         holding = current.holding if current else Holding()
         if books is None:
             if execution_quotes is not None:
-                price, quotes = _executable_price(execution_quotes, market, side)
+                quotes = _market_quotes(execution_quotes, market.market_id)
+                price = _executable_price(quotes, market, side)
             else:
                 price = side_price(market.market_type, market.outcomes, market.prices, side)
             fill = buy(cash_before, holding, amount, price, limits)
@@ -452,7 +441,8 @@ def _sell(
         cash_before = plan.cash_after
         if books is None:
             if execution_quotes is not None:
-                price, quotes = _executable_price(execution_quotes, market, held.side)
+                quotes = _market_quotes(execution_quotes, held.market_id)
+                price = _executable_price(quotes, market, held.side)
             else:
                 price = side_price(market.market_type, market.outcomes, market.prices, held.side)
             fill = sell(cash_before, current.holding, to_decimal(percentage), price)

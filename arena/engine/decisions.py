@@ -386,7 +386,7 @@ def decide_one(
     quotes = None  # a walk of the run's stored books is the price: nothing to re-read
     walks = executes_on_books(cohort.constants)
     if source and not walks and parsed is not None and parsed.action in ("BET", "SELL"):
-        reread = requote or frozen_quotes({k: m.quotes for k, m in universe.snapshot.items()})
+        reread = requote or frozen_quotes(universe.snapshot)
         quotes = reread(_touched(parsed, inputs.held))
     return _finish(
         engine,

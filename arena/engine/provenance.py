@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Protocol
 
-from arena.core.accounting import side_item
 from arena.markets.clob_wire import ClobQuote
 from arena.markets.price_source import PRIOR_VALUE, PriceQuote, price_market, tokens_to_read
 from arena.markets.types import ParsedMarket
@@ -100,14 +99,6 @@ def quote_json(quote: PriceQuote) -> dict[str, Any]:
         "disagreement": _text(quote.disagreement),
         "fallback_reason": quote.fallback_reason,
     }
-
-
-def side_quote(
-    quotes: Sequence[dict[str, Any]] | None, market_type: str, outcomes: Sequence[str], side: str
-) -> dict[str, Any] | None:
-    """The stored quote (JSON) of the outcome a side buys or sells; None in v1."""
-    quote = side_item(quotes, market_type, outcomes, side)
-    return None if quote is None else dict(quote)
 
 
 def mark_quote(

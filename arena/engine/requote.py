@@ -12,14 +12,14 @@ A late entrant replays the past, where no book can be read again: its legs execu
 frozen quotes under the same rules (`frozen_quotes`).
 """
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
 
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
-from arena.core.execution import ExecutionQuotes
-from arena.engine.provenance import PricedMarket, PriceReader, quote_json, quote_markets
+from arena.core.execution import ExecutionQuotes, SnapshotMarket
+from arena.engine.provenance import PriceReader, quote_json, quote_markets
+from arena.engine.universe import priced_market
 from arena.storage.db import session_scope
 from arena.storage.models import Market
 
@@ -29,9 +29,8 @@ Requote = Callable[[Iterable[str]], ExecutionQuotes]
 
 
 def clob_requote(engine: Engine, reader: Callable[[], PriceReader]) -> Requote:
-    """A re-read through the run's CLOB reader (built on first use) against the markets'
-    Gamma prices as stored now."""
-    built: list[PriceReader] = []
+    """A re-read through the run's CLOB reader (the process's one, built on first use by the
+    factory) against the markets' Gamma prices as stored now."""
 
     def requote(market_ids: Iterable[str]) -> ExecutionQuotes:
         ids = sorted(set(market_ids))
@@ -39,22 +38,18 @@ def clob_requote(engine: Engine, reader: Callable[[], PriceReader]) -> Requote:
             return {}
         with session_scope(engine) as session:
             rows = session.exec(select(Market).where(col(Market.id).in_(ids))).all()
-            markets = [
-                PricedMarket(m.id, m.market_type, list(m.outcomes), m.prices, m.clob_token_ids)
-                for m in rows
-            ]
-        if not built:
-            built.append(reader())
-        quotes = quote_markets(built[0], markets)
+            markets = [priced_market(m) for m in rows]
+        quotes = quote_markets(reader(), markets)
         return {mid: [quote_json(q) for q in found] for mid, found in quotes.items()}
 
     return requote
 
 
-def frozen_quotes(snapshot_quotes: dict[str, list[dict[str, Any]] | None]) -> Requote:
+def frozen_quotes(snapshot: Mapping[str, SnapshotMarket]) -> Requote:
     """The run's frozen quotes as the execution quotes (a replayed past run)."""
 
     def requote(market_ids: Iterable[str]) -> ExecutionQuotes:
-        return {mid: quotes for mid in market_ids if (quotes := snapshot_quotes.get(mid))}
+        found = {mid: snapshot[mid].quotes for mid in market_ids if mid in snapshot}
+        return {mid: quotes for mid, quotes in found.items() if quotes}
 
     return requote

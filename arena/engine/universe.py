@@ -110,7 +110,7 @@ def freeze_universe(
     clob: dict[str, ClobQuote] | None = None
     if reader is not None:  # v2: one read, widened to every token when books are recorded
         widened = _Widened(reader, owners)
-        quotes = quote_markets(widened, [_priced(m) for m in markets])
+        quotes = quote_markets(widened, [priced_market(m) for m in markets])
         clob = widened.read if owners and _answered(widened.read, len(owners)) else None
     elif books is not None and owners:
         clob = _record_only(books, owners)
@@ -184,7 +184,8 @@ def _answered(clob: Mapping[str, ClobQuote], wanted: int) -> bool:
     return False
 
 
-def _priced(market: Market) -> PricedMarket:
+def priced_market(market: Market) -> PricedMarket:
+    """A stored market as v2 prices it (its Gamma prices and CLOB tokens)."""
     return PricedMarket(
         market.id, market.market_type, list(market.outcomes), market.prices, market.clob_token_ids
     )
