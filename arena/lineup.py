@@ -1,7 +1,7 @@
 """The lineup: which model families compete, read from a TOML file (contract §3)."""
 
 import tomllib
-from datetime import date
+from datetime import date, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -49,6 +49,18 @@ class FamilySpec(BaseModel):
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError("base_url must start with http:// or https://")
         return value.rstrip("/") if value else value
+
+    @field_validator("knowledge_cutoff", mode="before")
+    @classmethod
+    def _toml_date(cls, value: object) -> date | None:
+        """Only a TOML date (`2025-06-30`, unquoted). Anything else pydantic would coerce:
+        an integer as Unix seconds (`0` is 1970-01-01, which admits every cohort), a string,
+        a float. A TOML date-time is refused too: the guard compares days, and an instant
+        (with an offset, or local to no zone) names a day only once someone picks a zone."""
+        if value is None or (isinstance(value, date) and not isinstance(value, datetime)):
+            return value
+        kind = "a date-time" if isinstance(value, datetime) else f"{type(value).__name__} {value!r}"
+        raise ValueError(f"must be a TOML date such as 2025-06-30 (unquoted), not {kind}")
 
     def model_post_init(self, _context: object) -> None:
         if self.kind == "baseline" and self.strategy not in BASELINE_STRATEGIES:
@@ -131,5 +143,6 @@ def _first_error(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"])
-        return f"{where}: {error['msg']}" if where else str(error["msg"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        return f"{where}: {message}" if where else message
     return str(exc)

@@ -285,6 +285,50 @@ def test_non_finite_lineup_price_names_file_family_and_key(
 
 
 @pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        ("0", "int 0"),
+        ("1767225600", "int 1767225600"),
+        ('"2025-06-30"', "str '2025-06-30'"),
+        ("2025-06-30T00:00:00Z", "date-time"),
+        ("2025-06-30T00:00:00", "date-time"),
+        ("1.5", "float"),
+    ],
+    ids=["zero", "unix-seconds", "string", "offset-date-time", "local-date-time", "float"],
+)
+def test_a_lineup_cutoff_that_is_not_a_toml_date_names_file_family_and_key(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    value: str,
+    named: str,
+) -> None:
+    """`knowledge_cutoff = 0` was read as Unix seconds (1970-01-01): a guard that admitted
+    every cohort. Only a TOML date is a cutoff."""
+    lineup = tmp_path / "lineup.toml"
+    lineup.write_text(
+        '[[family]]\nid = "late"\ndisplay_name = "Late"\nprovider = "Local"\n'
+        f'model = "local/late"\nknowledge_cutoff = {value}\n'
+    )
+    monkeypatch.setenv("ARENA_LINEUP", str(lineup))
+    monkeypatch.setenv("ARENA_DATABASE_URL", f"sqlite:///{tmp_path / 'arena.db'}")
+    code, _, err = run(["init-db"], capsys)
+    one_line_error(code, err, str(lineup), "'late'", "knowledge_cutoff", "TOML date", named)
+
+
+def test_a_lineup_cutoff_as_a_toml_date_is_read() -> None:
+    from datetime import date
+
+    from arena.lineup import parse_lineup
+
+    text = (
+        '[[family]]\nid = "late"\ndisplay_name = "Late"\nprovider = "Local"\n'
+        'model = "local/late"\nknowledge_cutoff = 2025-06-30\n'
+    )
+    assert parse_lineup(text).families[0].knowledge_cutoff == date(2025, 6, 30)
+
+
+@pytest.mark.parametrize(
     "args", [["leaderboard"], ["export", "trades"], ["snapshot"], ["bundle", "1", "--out", "b"]]
 )
 def test_database_in_a_missing_folder_says_so_and_creates_nothing(
