@@ -34,6 +34,13 @@ class UnreadableInput(InputError):
     exit_code = 2
 
 
+class UsageError(InputError):
+    """An option's value the command cannot take (not a number, out of its range), found
+    before anything runs: exit 2, as the command line's own usage errors (contract §1)."""
+
+    exit_code = 2
+
+
 class DatabaseBusyError(ArenaError):
     """The database stayed locked by another process longer than the busy timeout."""
 
