@@ -14,9 +14,21 @@ Notes for the README (what this module does, and why):
 - **Retries.** Connection errors, timeouts, 408, 429, 5xx (but not 501/505), and a 200 that is
   not usable (not JSON, an `error` object, no choices, any choice with `finish_reason: "error"`)
   are retried with exponential backoff and full jitter; `Retry-After` (seconds or HTTP-date) is
-  honoured, capped at `max_backoff`. Other statuses (400, 401, 402 no credits, 403, 404, …)
-  fail at once. Every attempt, failed or not, is kept as an `AttemptRecord`, and its tokens and
-  cost count in the totals (a failed 200 can still be billed).
+  honoured up to `max_backoff`; a server asking for longer is not waited for (the attempt is
+  final). Other statuses (400, 401, 402 no credits, 403, 404, …) fail at once. Every
+  attempt, failed or not, is kept as an `AttemptRecord`, and its tokens and cost count in the
+  totals (a failed 200 can still be billed).
+- **Bounded.** Every answer is read within `ReadLimits` (`arena.markets.bounded_http`): an
+  overall deadline per attempt and a cap on the decoded body, so a server that trickles or
+  floods costs one attempt, not hours or gigabytes. A body over the cap is a final failure.
+- **Circuit breakers** (`arena.markets.breaker`). Each model has one, counting the failed
+  attempts that say it cannot be served (transport failures, 429/5xx, refused bodies), not
+  an unusable answer: after `max_attempts` of them in a row, or a `Retry-After` beyond the
+  cap, its requests fail at once ("not called: …", no attempt sent) until the cooldown ends.
+  On OpenRouter one model's provider can be down while the others answer, so that is all one
+  model's failures do. The endpoint has one more, which opens when two models' breakers
+  opened with no answer from any model between them: the endpoint itself is down, and a
+  decision run's other agents fail at once instead of each waiting out its own retries.
 - **Content** (read by `arena.agents.chat_response`). `choices[0].message.content` as text;
   a list of content parts is joined; a missing or null content becomes "" so the caller's
   parser reports it as malformed. `reasoning` / `reasoning_content` are kept apart and never
@@ -33,6 +45,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -56,6 +69,8 @@ from arena.agents.secrets import redact
 from arena.core.backoff import backoff_delay, retry_after_seconds
 from arena.core.errors import ArenaError
 from arena.core.text import storable
+from arena.markets.bounded_http import MIB, BodyRefused, ReadLimits, read_bounded
+from arena.markets.breaker import CircuitBreaker, CircuitOpen
 from arena.markets.http_client import OwnsHttpClient, json_http_client
 
 if TYPE_CHECKING:
@@ -70,6 +85,11 @@ APP_TITLE = "Forecaster Arena"
 ERROR_TEXT_CHARS = 200
 # 501 Not Implemented and 505 HTTP Version Not Supported will not change on a second try.
 NON_RETRYABLE_5XX = frozenset({501, 505})
+# A long answer with its reasoning is well under 2 MB; a reasoning model may think for
+# minutes, so the deadline is generous, but finite.
+CHAT_LIMITS = ReadLimits(max_bytes=16 * MIB, deadline=300.0)
+# Models whose breakers opened, with no answer between, that say the endpoint is down.
+ENDPOINT_DOWN_MODELS = 2
 
 AttemptOutcome = Literal["ok", "retry", "error"]
 
@@ -241,6 +261,7 @@ class ChatClient(OwnsHttpClient):
         clock: Callable[[], float] = time.monotonic,
         transport: httpx.BaseTransport | None = None,
         openrouter: bool | None = None,
+        limits: ReadLimits = CHAT_LIMITS,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -260,6 +281,12 @@ class ChatClient(OwnsHttpClient):
         if self.openrouter:
             headers["X-Title"] = APP_TITLE
         self._client = json_http_client(timeout=timeout, transport=transport, headers=headers)
+        self.limits = limits
+        self.breaker = CircuitBreaker(
+            f"LLM endpoint {self.host}", logger, threshold=ENDPOINT_DOWN_MODELS, clock=clock
+        )
+        self._model_breakers: dict[str, CircuitBreaker] = {}
+        self._breakers_lock = threading.Lock()
 
     @classmethod
     def from_settings(
@@ -314,12 +341,28 @@ class ChatClient(OwnsHttpClient):
         """Ask once, retrying what is worth retrying; LLMError when no usable answer comes."""
         body = self.body_for(request)
         attempts: list[AttemptRecord] = []
+        model_breaker = self._breaker_of(request.model)
         for attempt_no in range(1, self.max_attempts + 1):
+            try:
+                self.breaker.check()
+                model_breaker.check()
+            except CircuitOpen as closed:
+                unsent = Failure("transport", closed.description, retryable=True)
+                raise self._error(request, None, unsent, attempts) from None
             started = self._clock()
             outcome = self._attempt(body)
             latency_ms = max(0, round((self._clock() - started) * 1000))
             failure = outcome.failure
             last = attempt_no == self.max_attempts
+            too_long = failure is not None and (failure.wait or 0) > self.max_backoff
+            if failure is not None and too_long:
+                failure = replace(
+                    failure,
+                    description=f"{failure.description}; asked to retry after "
+                    f"{failure.wait:.0f} s, more than the {self.max_backoff:g} s this client waits",
+                    retryable=False,
+                )
+            self._count(model_breaker, failure, trip=too_long)
             if failure is None:
                 state: AttemptOutcome = "ok"
             elif failure.retryable and not last:
@@ -369,13 +412,18 @@ class ChatClient(OwnsHttpClient):
     def _attempt(self, body: dict[str, Any]) -> _Outcome:
         """One POST, classified; never raises for anything the server or network does."""
         try:
-            response = self._client.post(self.base_url + CHAT_PATH, json=body)
+            response = read_bounded(
+                self._client, "POST", self.base_url + CHAT_PATH, self.limits, json_body=body
+            )
         except httpx.TimeoutException as exc:
             return _Outcome(None, Usage(), failure=transport_failure(f"timed out ({_name(exc)})"))
         except httpx.TransportError as exc:
             return _Outcome(
                 None, Usage(), failure=transport_failure(f"connection failed ({_name(exc)})")
             )
+        except BodyRefused as refused:
+            failure = Failure("transport", f"refused {refused.description}", retryable=False)
+            return _Outcome(None, Usage(), failure=failure)
         status = response.status_code
         payload = json_or_none(response.content)
         usage = self._safe_usage(read_usage(payload))
@@ -405,6 +453,33 @@ class ChatClient(OwnsHttpClient):
         return _Outcome(
             status, self._safe_usage(usage), answer=self._safe_answer(read_answer(choices[0]))
         )
+
+    def _breaker_of(self, model: str) -> CircuitBreaker:
+        with self._breakers_lock:
+            found = self._model_breakers.get(model)
+            if found is None:
+                found = self._model_breakers[model] = CircuitBreaker(
+                    f"LLM {model} at {self.host}",
+                    logger,
+                    threshold=self.max_attempts,
+                    clock=self._clock,
+                )
+            return found
+
+    def _count(self, breaker: CircuitBreaker, failure: Failure | None, *, trip: bool) -> None:
+        """Tell the breakers whether this attempt says the model cannot be served: a transport
+        failure or a 429/5xx does; an answer, even an unusable one or a 4xx, does not."""
+        down = failure is not None and (
+            failure.kind == "transport" or (failure.kind == "http" and failure.retryable) or trip
+        )
+        if failure is None or not down:
+            breaker.succeeded()
+            self.breaker.succeeded()
+            return
+        was_open = breaker.is_open
+        breaker.failed(failure.description, trip=trip)
+        if breaker.is_open and not was_open:
+            self.breaker.failed(f"{breaker.label}: {failure.description}")
 
     def _safe(self, text: str | None) -> str | None:
         """Server-controlled text as stored: storable, and never holding the key."""

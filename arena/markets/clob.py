@@ -33,6 +33,7 @@ from typing import Any, Literal, TypeVar
 import httpx
 
 from arena.core.errors import ArenaError
+from arena.markets.bounded_http import MIB, ReadLimits
 from arena.markets.clob_wire import (
     ClobParseError,
     ClobQuote,
@@ -57,6 +58,9 @@ _T = TypeVar("_T")
 
 CLOB_URL = "https://clob.polymarket.com"
 BATCH_SIZE = 100  # tokens per POST; well under what the API takes, small enough to retry cheaply
+# A real batch of 100 books is at most about 10 MB (999 levels a side at a 0.001 tick); a
+# read that takes longer than 30 s in all is an outage, not a slow answer.
+CLOB_LIMITS = ReadLimits(max_bytes=16 * MIB, deadline=30.0)
 NOT_FOUND_STATUSES = frozenset({400, 404})  # "Invalid token id" / "No orderbook exists ..."
 
 
@@ -101,10 +105,11 @@ class ClobClient(OwnsHttpClient):
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
         transport: httpx.BaseTransport | None = None,
+        limits: ReadLimits = CLOB_LIMITS,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
-        policy = RetryPolicy(max_attempts, backoff_base, max_backoff, min_interval)
+        policy = RetryPolicy(max_attempts, backoff_base, max_backoff, min_interval, limits)
         self.batch_size = batch_size
         self._client = json_http_client(
             base_url=base_url.rstrip("/"), timeout=timeout, transport=transport
@@ -160,7 +165,7 @@ class ClobClient(OwnsHttpClient):
             raw = self._retrier.request_json("GET", "/midpoint", params={"token_id": token_id})
             quote = ClobQuote(token_id, mid=parse_midpoint(raw, token_id))
         except RequestFailed as exc:
-            quote = self._failed(token_id, exc)
+            return _logged(self._failed(token_id, exc), market_id, quiet=exc.circuit_open)
         except ClobParseError as exc:
             quote = ClobQuote(token_id, reason="malformed", detail=exc.reason)
         return _logged(quote, market_id)
@@ -213,7 +218,7 @@ class ClobClient(OwnsHttpClient):
             raw = self._retrier.request_json("GET", "/book", params={"token_id": token_id})
             book = parse_book(raw)
         except RequestFailed as exc:
-            return _logged(self._failed(token_id, exc), market_id)
+            return _logged(self._failed(token_id, exc), market_id, quiet=exc.circuit_open)
         except ClobParseError as exc:
             return _logged(ClobQuote(token_id, reason="malformed", detail=exc.reason), market_id)
         if book.asset_id != token_id:
@@ -280,11 +285,19 @@ def _describe(exc: RequestFailed | ClobParseError) -> str:
     return exc.reason
 
 
-def _logged(quote: ClobQuote, market_id: str | None) -> ClobQuote:
-    """Log a quote without a price (token, market, reason, detail); pass it on unchanged."""
+def _logged(quote: ClobQuote, market_id: str | None, *, quiet: bool = False) -> ClobQuote:
+    """Log a quote without a price (token, market, reason, detail); pass it on unchanged.
+
+    `quiet`: a read not sent because the endpoint's breaker is open, logged at DEBUG; the
+    breaker said why once, at ERROR, and a thousand tokens need not repeat it."""
     if quote.mid is None:
         where = f" (market {market_id})" if market_id else ""
-        logger.warning(
-            "CLOB token %s%s: no price, %s (%s)", quote.token_id, where, quote.reason, quote.detail
+        logger.log(
+            logging.DEBUG if quiet else logging.WARNING,
+            "CLOB token %s%s: no price, %s (%s)",
+            quote.token_id,
+            where,
+            quote.reason,
+            quote.detail,
         )
     return quote

@@ -60,6 +60,7 @@ import httpx
 
 from arena.core.backoff import retry_after_seconds
 from arena.core.errors import ArenaError
+from arena.markets.bounded_http import MIB, ReadLimits
 from arena.markets.gamma_wire import (
     MarketParseError,
     decode_list,
@@ -92,6 +93,8 @@ logger = logging.getLogger("arena.markets.gamma")
 KEYSET_PATH = "/markets/keyset"
 LEGACY_PATH = "/markets"
 PAGE_LIMIT = 100
+# A page of 100 markets is well under 2 MB; 60 s covers a slow page, not a stalled one.
+GAMMA_LIMITS = ReadLimits(max_bytes=32 * MIB, deadline=60.0)
 TOP_MARKET_FILTER: dict[str, str] = {
     "active": "true",
     "closed": "false",
@@ -154,8 +157,9 @@ class GammaClient(OwnsHttpClient):
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
         transport: httpx.BaseTransport | None = None,
+        limits: ReadLimits = GAMMA_LIMITS,
     ) -> None:
-        policy = RetryPolicy(max_attempts, backoff_base, max_backoff, min_interval)
+        policy = RetryPolicy(max_attempts, backoff_base, max_backoff, min_interval, limits)
         self.page_cap = page_cap
         self._client = json_http_client(
             base_url=base_url.rstrip("/"),

@@ -1,7 +1,9 @@
 """The HTTP client lifecycle the Gamma and chat clients share: open one, close it once.
 
 `json_http_client` opens the `httpx.Client` an API client owns: one timeout for connect, read,
-write and pool, `Accept: application/json`, our User-Agent, plus the caller's own headers.
+write and pool, `Accept: application/json`, our User-Agent, plus the caller's own headers, and
+(unless a test passes its own) the transport of `arena.markets.bounded_http`, which holds every
+request to an overall deadline.
 `OwnsHttpClient` is the base such an API client derives from: it keeps that client as
 `_client`, `close()` releases its connection pool and a `with` block closes it on the way out.
 Retries, error texts and secret redaction stay with each API client.
@@ -14,6 +16,8 @@ from types import TracebackType
 from typing import Self
 
 import httpx
+
+from arena.markets.bounded_http import bounded_transport
 
 USER_AGENT = "forecaster-arena/0.1 (+https://github.com/setrf/forecasterarena)"
 JSON_HEADERS: Mapping[str, str] = {"Accept": "application/json", "User-Agent": USER_AGENT}
@@ -32,7 +36,7 @@ def json_http_client(
     return httpx.Client(
         base_url=base_url,
         timeout=httpx.Timeout(timeout),
-        transport=transport,
+        transport=transport or bounded_transport(),
         headers={**JSON_HEADERS, **(headers or {})},
         follow_redirects=follow_redirects,
     )

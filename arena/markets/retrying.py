@@ -2,17 +2,23 @@
 
 One `Retrier` sends a request and decodes its JSON body, repeating what is worth repeating:
 timeouts, connection errors, 429, 5xx and a 200 whose body is not JSON, with full-jitter
-exponential backoff (`arena.core.backoff`); `Retry-After` (seconds or HTTP-date) is honoured on
-429/503, capped at `max_backoff`. Other 4xx are final at once. Requests are paced at least
-`min_interval` apart (a public API deserves politeness). Every failure ends in `RequestFailed`,
-which names the method, the path and the last status or error and never echoes more than
-`BODY_SNIPPET_CHARS` of a body; each client turns it into its own error type.
+exponential backoff (`arena.core.backoff`). `Retry-After` (seconds or HTTP-date) is honoured on
+429/503 up to `max_backoff`; a server asking for longer is not waited for: the request fails
+at once and the client's circuit breaker opens (`arena.markets.breaker`), as it does after a
+few failed attempts in a row, so an outage costs a run seconds, not an hour per token. Other
+4xx are final at once. Every body is read within `ReadLimits` (`arena.markets.bounded_http`:
+an overall deadline and a decoded-size cap); a body over the cap is final too, and counts
+against the breaker. Requests are paced at least `min_interval` apart (a public API deserves
+politeness). Every failure ends in `RequestFailed`, which names the method, the path and the
+last status or error and never echoes more than `BODY_SNIPPET_CHARS` of a body; each client
+turns it into its own error type.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,9 +27,12 @@ from typing import Any
 import httpx
 
 from arena.core.backoff import backoff_delay, retry_after_seconds
+from arena.markets.bounded_http import MIB, Body, BodyRefused, ReadLimits, read_bounded
+from arena.markets.breaker import CircuitBreaker, CircuitOpen
 
 BODY_SNIPPET_CHARS = 200
 RETRY_AFTER_STATUSES = frozenset({429, 503})
+DEFAULT_LIMITS = ReadLimits(max_bytes=32 * MIB, deadline=60.0)
 
 
 def snippet(text: str) -> str:
@@ -47,24 +56,36 @@ class RequestFailed(Exception):
 
     `body` is the decoded JSON of a final 4xx answer when it had one (the CLOB's
     `{"error": ...}`), so a caller can tell "no order book" from "invalid token id".
+    `circuit_open` marks a request never sent because the service's breaker is open.
     """
 
-    def __init__(self, message: str, *, path: str, status: int | None, body: Any = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str,
+        status: int | None,
+        body: Any = None,
+        circuit_open: bool = False,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.path = path
         self.status = status
         self.body = body
+        self.circuit_open = circuit_open
 
 
 @dataclass
 class RetryPolicy:
-    """How hard to try: attempts, backoff base and cap (seconds), and the pacing interval."""
+    """How hard to try: attempts, backoff base and cap (seconds), the pacing interval, and
+    what one attempt may cost (`limits`)."""
 
     max_attempts: int = 4
     backoff_base: float = 0.5
     max_backoff: float = 30.0
     min_interval: float = 0.1
+    limits: ReadLimits = DEFAULT_LIMITS
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -75,7 +96,10 @@ class Retrier:
     """Sends requests through one `httpx.Client` with the shared retry, backoff and pacing.
 
     `label` starts every message and log line ("Gamma", "CLOB"); `sleep`, `rng` and `clock`
-    are injectable so tests record waits instead of sleeping.
+    are injectable so tests record waits instead of sleeping. Each endpoint (method and path)
+    has its own circuit breaker, so a broken batch endpoint still leaves the one-token reads
+    it falls back on; one request's worth of failed attempts opens it, so the first request
+    to meet an outage gets all its retries and the rest of the run none.
     """
 
     def __init__(
@@ -97,6 +121,8 @@ class Retrier:
         self._rng = rng or random.Random()
         self._clock = clock
         self._last_request: float | None = None
+        self._breakers: dict[str, CircuitBreaker] = {}
+        self._breakers_lock = threading.Lock()
 
     def request_json(
         self,
@@ -108,12 +134,38 @@ class Retrier:
     ) -> Any:
         """The decoded JSON body, retrying what is worth retrying; RequestFailed otherwise."""
         policy = self.policy
+        breaker = self.breaker(method, path)
         last: Retryable | None = None
         for attempt in range(1, policy.max_attempts + 1):
             try:
-                return self._attempt(method, path, params, json_body)
+                breaker.check()
+            except CircuitOpen as closed:
+                raise RequestFailed(
+                    closed.description, path=path, status=None, circuit_open=True
+                ) from None
+            try:
+                answer = self._attempt(method, path, params, json_body)
             except Retryable as failure:
                 last = failure
+            except RequestFailed as final:
+                if final.status is None:  # the body was refused: the service misbehaves
+                    breaker.failed(final.message)
+                else:  # a 4xx is an answer
+                    breaker.succeeded()
+                raise
+            else:
+                breaker.succeeded()
+                return answer
+            if last.wait is not None and last.wait > policy.max_backoff:
+                description = (
+                    f"{last.description} asking to retry after {last.wait:.0f} s, "
+                    f"more than the {policy.max_backoff:g} s this client waits"
+                )
+                breaker.failed(description, trip=True)
+                raise RequestFailed(
+                    f"{self.label} {method} {path}: {description}", path=path, status=last.status
+                )
+            breaker.failed(last.description)
             if attempt < policy.max_attempts:
                 delay = self.delay(attempt, last.wait)
                 self.logger.warning(
@@ -141,16 +193,24 @@ class Retrier:
         """One request: the decoded body, Retryable, or RequestFailed for a final 4xx."""
         self.pace()
         try:
-            if method == "GET":
-                response = self.client.get(path, params=dict(params or {}))
-            else:
-                response = self.client.request(
-                    method, path, params=dict(params or {}), json=json_body
-                )
+            response = read_bounded(
+                self.client,
+                method,
+                path,
+                self.policy.limits,
+                params=params,
+                json_body=json_body,
+            )
         except httpx.TimeoutException as exc:
             raise Retryable(f"timed out ({type(exc).__name__})", None) from exc
         except httpx.TransportError as exc:
             raise Retryable(f"connection failed ({type(exc).__name__})", None) from exc
+        except BodyRefused as refused:
+            raise RequestFailed(
+                f"{self.label} {method} {path}: refused {refused.description}",
+                path=path,
+                status=None,
+            ) from None
         status = response.status_code
         if status == 429 or status >= 500:
             wait = None
@@ -171,6 +231,20 @@ class Retrier:
                 f"HTTP {status} with a body that is not JSON: {snippet(response.text)!r}", status
             ) from None
 
+    def breaker(self, method: str, path: str) -> CircuitBreaker:
+        """The circuit breaker of one endpoint, made on first use."""
+        key = f"{method} {path}"
+        with self._breakers_lock:
+            found = self._breakers.get(key)
+            if found is None:
+                found = self._breakers[key] = CircuitBreaker(
+                    f"{self.label} {key}",
+                    self.logger,
+                    threshold=self.policy.max_attempts,
+                    clock=self._clock,
+                )
+            return found
+
     def delay(self, attempt: int, retry_after: float | None) -> float:
         """The wait before retry number `attempt` (Retry-After wins, capped)."""
         policy = self.policy
@@ -189,7 +263,7 @@ class Retrier:
         self._last_request = now
 
 
-def _json_or_none(response: httpx.Response) -> Any:
+def _json_or_none(response: Body) -> Any:
     """The decoded body of an error answer, or None when it is not JSON."""
     try:
         return response.json()

@@ -311,13 +311,27 @@ def test_429_honours_retry_after_then_succeeds(
     assert server.requests[0].json == server.requests[1].json  # the same request, repeated
 
 
-def test_retry_after_as_an_http_date_is_capped(
+def test_retry_after_as_an_http_date_within_the_cap_is_waited_for(
+    server: LLMServer, make_client: ClientFactory, sleeps: list[float]
+) -> None:
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=20), usegmt=True)
+    server.script(Reply(429, b"slow down", {"Retry-After": later}), Reply(body=completion("ok")))
+    call(make_client(max_backoff=30.0))
+    assert len(sleeps) == 1 and 15.0 <= sleeps[0] <= 20.0
+
+
+def test_a_retry_after_beyond_the_cap_is_final_and_opens_the_breakers(
     server: LLMServer, make_client: ClientFactory, sleeps: list[float]
 ) -> None:
     later = format_datetime(datetime.now(UTC) + timedelta(hours=1), usegmt=True)
-    server.script(Reply(429, b"slow down", {"Retry-After": later}), Reply(body=completion("ok")))
-    call(make_client(max_backoff=30.0))
-    assert sleeps == [30.0]
+    server.script(Reply(429, b"slow down", {"Retry-After": later}))
+    client = make_client(max_backoff=30.0)
+    error = fail(client)
+    assert "more than the 30 s this client waits" in str(error) and sleeps == []
+    assert len(server.requests) == 1
+    again = fail(client)  # the model's breaker is open: nothing is sent
+    assert "not called" in str(again) and again.attempts == []
+    assert len(server.requests) == 1
 
 
 def test_500_forever_fails_after_max_attempts(

@@ -140,7 +140,7 @@ def test_a_429_storm_honours_retry_after_then_gives_no_price(
     assert quotes[SPURS].mid is None and quotes[SPURS].reason == "clob_unavailable"
     assert sleeps == [2.0] * 4  # two retries for the batch, two for the single read
     assert f"CLOB token {SPURS} (market mkt-1): no price, clob_unavailable" in caplog.text
-    assert "HTTP 429" in caplog.text
+    assert "CLOB GET /midpoint failed 3 time(s) in a row (last: HTTP 429)" in caplog.text
 
 
 def test_5xx_then_success_is_retried(server: ClobServer, make_client: ClientFactory) -> None:

@@ -295,17 +295,31 @@ def test_429_honours_retry_after_seconds(
     assert len(server.requests_to(KEYSET_PATH)) == 2
 
 
-def test_retry_after_is_capped_at_max_backoff(
+def test_retry_after_within_the_cap_is_waited_for(
     server: GammaServer, make_client: ClientFactory, sleeps: list[float]
 ) -> None:
     server.script(
         "/markets/1",
-        Reply(429, "", headers={"Retry-After": "3600"}),
+        Reply(429, "", headers={"Retry-After": "30"}),
         Reply(body=raw_market("1")),
     )
 
     assert make_client(max_backoff=30).get_market("1") is not None
     assert sleeps == [30]
+
+
+def test_a_retry_after_beyond_the_cap_is_not_waited_for_and_opens_the_breaker(
+    server: GammaServer, make_client: ClientFactory, sleeps: list[float]
+) -> None:
+    server.script("/markets/1", Reply(429, "", headers={"Retry-After": "99999"}))
+    client = make_client(max_backoff=30)
+
+    with pytest.raises(GammaUnavailable, match="retry after 99999 s, more than the 30 s"):
+        client.get_market("1")
+    asked = len(server.requests)
+    with pytest.raises(GammaUnavailable, match="Gamma GET /markets/1 not called: 1 failure"):
+        client.get_market("1")
+    assert sleeps == [] and len(server.requests) == asked  # no wait, no second request
 
 
 def test_retry_after_parses_seconds_and_http_dates() -> None:
