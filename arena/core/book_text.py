@@ -5,7 +5,9 @@ sensitivity view (`arena.analytics.stats.execution`) re-executes against them; t
 may not import the engine (tests/test_layers.py), so the pure codec lives below both.
 
 One text a side, best-first, `price:size` pairs joined by `;`, each number its exact decimal
-text ("" is a side with no levels).
+text ("" is a side with no levels). A number whose fixed-point text would be longer than
+`MAX_NUMBER_CHARS` is refused (`BookTextError`), never written: `1E+999999` is a megabyte in
+fixed point. The CLOB's parser refuses such books first; this is the store's own guard.
 """
 
 from __future__ import annotations
@@ -16,12 +18,28 @@ from decimal import Decimal
 from arena.core.money import to_decimal
 from arena.core.order_book import Book, Level
 
+MAX_NUMBER_CHARS = 32  # the widest stored number column (`decision_books.tick_size`)
+
 
 class BookTextError(ValueError):
-    """A stored side's text that does not decode (hand-edited or truncated): never guessed."""
+    """A stored side's text that does not decode (hand-edited or truncated), or a level too
+    wide to encode: never guessed."""
+
+
+def fixed_width(number: Decimal) -> int:
+    """The length of `format(number, "f")` for a finite number, from its digits and exponent
+    (never written out)."""
+    sign, digits, exponent = number.as_tuple()
+    if not isinstance(exponent, int):
+        raise BookTextError(f"{number} is not a finite number")
+    whole = max(len(digits) + exponent, 1)
+    places = max(-exponent, 0)
+    return sign + whole + (places + 1 if places else 0)
 
 
 def _text(value: Decimal) -> str:
+    if fixed_width(value) > MAX_NUMBER_CHARS:
+        raise BookTextError(f"a book number of {fixed_width(value)} digits is not stored")
     return format(value, "f")
 
 

@@ -31,7 +31,7 @@ from arena.core.fees import (
     taker_fee,
 )
 from arena.core.money import ONE, ZERO, money, price, shares
-from arena.core.order_book import Book, Level
+from arena.core.order_book import MAX_LEVEL_SIZE, Book, Level
 
 MIN_FILL = Decimal(50)  # v1's minimum bet: a depth-limited buy executes only from here up
 
@@ -75,12 +75,19 @@ class Refused:
 
 
 def _usable(levels: tuple[Level, ...]) -> list[Level]:
-    """The levels a taker can trade against: a positive size at a price strictly inside (0, 1).
+    """The levels a taker can trade against: a positive size of at most `MAX_LEVEL_SIZE` at a
+    price strictly inside (0, 1).
 
-    The CLOB's tick range never sends others; a stored or edited book might, and a share at 0
-    or 1 is not a trade v1 would make either.
+    The CLOB's parser (`arena.markets.clob_wire`) refuses a book holding any other; a book
+    stored before it did, or edited, might, and a share at 0 or 1 is not a trade v1 would make
+    either. Within these bounds every sum and product of a walk stays inside the default
+    context's 28 digits, so a walk never raises `InvalidOperation`.
     """
-    return [level for level in levels if level.size > ZERO and ZERO < level.price < ONE]
+    return [
+        level
+        for level in levels
+        if ZERO < level.size <= MAX_LEVEL_SIZE and ZERO < level.price < ONE
+    ]
 
 
 def _refusal(book: Book, side: Side, requested: Decimal) -> Refused | None:

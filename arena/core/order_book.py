@@ -16,6 +16,15 @@ from decimal import Decimal
 from typing import Literal
 
 BOOK_DEPTH = 20  # levels per side a decision run stores; a walk past them is partial
+# What a real book can hold, so the CLOB's parser refuses the rest and the walk's arithmetic
+# (28 significant digits) is exact on whatever passes. Polymarket's finest tick is 0.0001, and
+# a side has at most one level per tick strictly inside (0, 1): 1/tick − 1 levels (999 at a
+# 0.001 tick, 9,999 at the finest). No market has a billion shares resting at one price, nor
+# ten billion on one side (the largest market ever traded a few billion dollars in its life).
+MIN_TICK = Decimal("0.0001")
+MAX_LEVELS = 9_999
+MAX_LEVEL_SIZE = Decimal(10**9)
+MAX_SIDE_SIZE = Decimal(10**10)
 # Why a book gives no midpoint (each is also a CLOB price's fallback reason, methodology v2).
 NoMidReason = Literal["empty_book", "one_sided_book", "crossed_book"]
 
@@ -54,6 +63,13 @@ class Book:
     def top(self, depth: int = BOOK_DEPTH) -> Book:
         """The book cut to its best `depth` levels a side (what a decision run stores)."""
         return Book(self.bids[:depth], self.asks[:depth], self.tick_size, self.min_order_size)
+
+
+def levels_allowed(tick: Decimal | None) -> int:
+    """How many levels a side can hold: one per tick strictly inside (0, 1), at most
+    `MAX_LEVELS` (a book without a tick is held to the finest one, `MIN_TICK`)."""
+    finest = max(tick if tick is not None else MIN_TICK, MIN_TICK)
+    return min(int(1 / finest) - 1, MAX_LEVELS)
 
 
 def midpoint(bid: Decimal | None, ask: Decimal | None) -> tuple[Decimal | None, NoMidReason | None]:

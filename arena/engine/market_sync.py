@@ -11,8 +11,14 @@ engine has settled (resolved / cancelled) keeps that final status.
 A market row of the other kind (simulated for a live source, live for the simulated world) is
 never asked about nor overwritten, even when the source lists a market with its id: the sync
 counts it as skipped (`arena.engine.sources.foreign_markets`).
+
+One market never aborts a sync: the wire parser skips a market it cannot read (logged with
+its id and reason), and a parsed market whose row cannot be built or encoded (a JSON value no
+encoder writes) is left out here, named with its field in one WARNING, while the others sync
+(`market_rows`).
 """
 
+import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -71,6 +77,8 @@ class SyncResult:
     skipped: list[str] = field(default_factory=list)
     # Per horizon D fetched ("14d"), how many markets its window's top brought.
     horizon_top: dict[str, int] = field(default_factory=dict)
+    # Markets fetched but left out, each with the field and why (`market_rows`).
+    unstorable: dict[str, str] = field(default_factory=dict)
 
     def counts(self) -> dict[str, object]:
         counts: dict[str, object] = {
@@ -83,10 +91,54 @@ class SyncResult:
         }
         if self.horizon_top:  # a sync without horizon cohorts logs exactly what it did before
             counts["horizon_top"] = self.horizon_top
+        if self.unstorable:
+            counts["unstorable"] = self.unstorable
         return counts
 
 
 _PRICES_OR_NULL = JSON(none_as_null=True)  # a missing price list binds as SQL NULL
+_JSON_FIELDS = ("outcomes", "prices", "clob_token_ids", "fee_schedule")
+
+
+def market_rows(
+    markets: Iterable[ParsedMarket], at: datetime
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Each market's row values by id, and the markets left out with the field and reason.
+
+    Why per market: a value the parser let through but no row can hold (a number whose JSON
+    text Python refuses to write, say) is that market's problem; building every row first,
+    one by one, keeps it from failing the whole batched upsert."""
+    rows: dict[str, dict[str, Any]] = {}
+    failed: dict[str, str] = {}
+    for market in markets:
+        try:
+            values = _values(market, at)
+        except (ArithmeticError, ValueError, TypeError) as exc:
+            failed[market.id] = _reason("a field", exc)
+            continue
+        problems = ((name, _json_problem(values[name])) for name in _JSON_FIELDS)
+        field_error = next(((name, exc) for name, exc in problems if exc is not None), None)
+        if field_error is None:
+            rows[market.id] = values
+        else:
+            failed[market.id] = _reason(*field_error)
+    for market_id, reason in failed.items():
+        log.warning("market %s left out of the sync: %s", market_id, reason)
+    return rows, failed
+
+
+def _json_problem(value: object) -> Exception | None:
+    """Why `value` cannot be written as JSON (the columns' encoder), or None."""
+    try:
+        json.dumps(value)
+    except (ValueError, TypeError, RecursionError) as exc:
+        return exc
+    return None
+
+
+def _reason(name: str, exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:200]
+    return f"{name}: {type(exc).__name__}: {text}"
 
 
 def _values(parsed: ParsedMarket, at: datetime) -> dict[str, Any]:
@@ -145,12 +197,18 @@ _INSERT = insert(_MARKETS)
 
 
 def upsert_markets(
-    session: Session, markets: Iterable[ParsedMarket], at: datetime
+    session: Session,
+    markets: Iterable[ParsedMarket],
+    at: datetime,
+    unstorable: dict[str, str] | None = None,
 ) -> tuple[int, int]:
     """Insert or update each market, set-based (one select, one insert, one update); returns
     (inserted, updated). A value the source did not send never overwrites a known one, and a
-    row listed by the other kind of source (its `source` differs) is never overwritten."""
-    by_id = {market.id: _values(market, at) for market in markets}
+    row listed by the other kind of source (its `source` differs) is never overwritten. A
+    market whose row cannot be built is left out (`market_rows`), added to `unstorable`."""
+    by_id, failed = market_rows(markets, at)
+    if unstorable is not None:
+        unstorable.update(failed)
     existing = stored_sources(session, by_id)
     new = [{**values, "first_seen_at": at} for key, values in by_id.items() if key not in existing]
     known = [
@@ -271,7 +329,21 @@ def sync_markets(
         fetched[market_id] = refreshed
         result.held_refreshed += 1
     with session_scope(engine) as session:
-        result.inserted, result.updated = upsert_markets(session, fetched.values(), at)
+        result.inserted, result.updated = upsert_markets(
+            session, fetched.values(), at, result.unstorable
+        )
+        if result.unstorable:
+            first, reason = next(iter(result.unstorable.items()))
+            more = len(result.unstorable) - 1
+            log_event(
+                session,
+                at,
+                "WARNING",
+                "sync-markets",
+                f"{len(result.unstorable)} market(s) left out: market {first}: {reason}"
+                + (f" (and {more} more)" if more else ""),
+                market_ids=sorted(result.unstorable),
+            )
         if result.missing:
             log_event(
                 session,

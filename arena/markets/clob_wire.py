@@ -23,14 +23,30 @@ Polymarket's own docs):
   the requested token id"}` or 400 `{"error": "Invalid token id"}`.
 
 Numbers arrive as strings or JSON numbers; both become exact Decimals (floats through their
-shortest repr). A price outside [0, 1], a negative size, or an unreadable number makes the
+shortest repr), each read from at most 32 characters of text (`arena.markets.wire_rules`).
+An unreadable number, a midpoint outside [0, 1], or a book that breaks a rule below makes the
 payload malformed (`ClobParseError`): a price is never guessed from a broken payload.
+
+What a book must be (`parse_book`; each bound's reason is in `arena.core.order_book`):
+
+- **Levels.** Each price strictly inside (0, 1) and on the book's tick grid (`tick_size`, at
+  least Polymarket's finest 0.0001 and a whole fraction of 1; a book without one is held to
+  the 0.0001 grid); each size finite, at least 0 and at most a billion shares; a side at most
+  ten billion shares and at most one level per tick (999 at 0.001), counted on the raw list
+  before a single Decimal is built. One level off any of these refuses the whole book (reason
+  `malformed`, naming the level): a book that lies about one level is not trustworthy about
+  the others, and a walk that skipped the bad level would fill at prices nobody quoted.
+- **Texts.** Every text kept or stored has a width and characters: `asset_id` 1-96 of
+  `[0-9A-Za-z_-]` (`decision_books.token_id`), `market` up to 128 of them, `timestamp` up to
+  20 digits (milliseconds; `book_timestamp` is String(32)), `hash` up to 64 of
+  `[0-9A-Za-z]` (String(64)). A book over one is refused, not cut: a cut hash is a false one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -39,8 +55,16 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainValidator, ValidationError
 
 from arena.core.errors import ArenaError
-from arena.core.money import ONE, ZERO, to_decimal
-from arena.core.order_book import Book, Level
+from arena.core.money import ONE, ZERO
+from arena.core.order_book import (
+    MAX_LEVEL_SIZE,
+    MAX_SIDE_SIZE,
+    MIN_TICK,
+    Book,
+    Level,
+    levels_allowed,
+)
+from arena.markets.wire_rules import DIGITS, WORD_ID, bounded_decimal, bounded_text
 
 # Why a token has no CLOB price (stored as the price's fallback reason).
 NoPriceReason = Literal[
@@ -54,6 +78,10 @@ NoPriceReason = Literal[
 ]
 
 
+TOKEN_CHARS = 96  # `decision_books.token_id`; a real token id is a decimal of up to 78 digits
+ALNUM = re.compile(r"[0-9A-Za-z]+")
+
+
 class ClobParseError(ArenaError):
     """A CLOB payload cannot be understood; `token_id` names the token when it is known."""
 
@@ -65,17 +93,23 @@ class ClobParseError(ArenaError):
 
 
 def _decimal(value: object) -> Decimal:
-    """An exact Decimal from a string or JSON number (ValueError for anything else)."""
-    if value is None:
-        raise ValueError("missing number")
-    return to_decimal(value)
+    """An exact Decimal from a string or JSON number of bounded text (ValueError else)."""
+    return bounded_decimal(value)
 
 
 def _probability(value: object) -> Decimal:
-    """A price: a Decimal in [0, 1]."""
+    """A midpoint, price or spread: a Decimal in [0, 1]."""
     number = _decimal(value)
     if not ZERO <= number <= ONE:
         raise ValueError(f"price {number} is outside [0, 1]")
+    return number
+
+
+def _level_price(value: object) -> Decimal:
+    """A level's price: strictly inside (0, 1), where the CLOB's tick range lies."""
+    number = _decimal(value)
+    if not ZERO < number < ONE:
+        raise ValueError(f"price {number} is outside (0, 1)")
     return number
 
 
@@ -83,6 +117,8 @@ def _size(value: object) -> Decimal:
     number = _decimal(value)
     if number < ZERO:
         raise ValueError(f"size {number} is negative")
+    if number > MAX_LEVEL_SIZE:
+        raise ValueError(f"size {number} is over {MAX_LEVEL_SIZE} shares")
     return number
 
 
@@ -96,36 +132,51 @@ def _optional_probability(value: object) -> Decimal | None:
     return None if _optional_decimal(value) is None else _probability(value)
 
 
-def _optional_text(value: object) -> str | None:
-    """A string field; numbers are taken as their text (a timestamp sent as a number)."""
-    if value is None:
+def _optional_size(value: object) -> Decimal | None:
+    return None if _optional_decimal(value) is None else _size(value)
+
+
+def _tick(value: object) -> Decimal | None:
+    """A tick size: at least Polymarket's finest (0.0001), below 1, a whole fraction of 1."""
+    tick = _optional_decimal(value)
+    if tick is None:
         return None
-    if isinstance(value, bool):
-        raise ValueError("a boolean is not text")
-    if isinstance(value, int | str):
-        return str(value)
-    raise ValueError(f"expected text, got {type(value).__name__}")
+    if not MIN_TICK <= tick < ONE or ONE % tick != ZERO:
+        raise ValueError(f"tick {tick} is not a tick of [{MIN_TICK}, 1) dividing 1")
+    return tick
+
+
+def _rule(what: str, max_chars: int, pattern: re.Pattern[str]) -> BeforeValidator:
+    """A text field's rule (`bounded_text`): its width and characters."""
+    return BeforeValidator(lambda value: bounded_text(value, what, max_chars, pattern))
 
 
 def _token_id(value: object) -> str:
-    text = _optional_text(value)
-    if text is None or not text.strip():
+    text = bounded_text(value, "asset_id", TOKEN_CHARS, WORD_ID)
+    if text is None:
         raise ValueError("no asset_id")
-    return text.strip()
+    return text
 
 
 def _levels(value: object) -> list[Level]:
     """A side as sent: a list of `{"price", "size"}` objects, each an exact `Level`."""
     if not isinstance(value, list | tuple):
         raise ValueError(f"levels must be a list, got {type(value).__name__}")
+    if len(value) > levels_allowed(None):
+        raise ValueError(f"{len(value)} levels, more than a book holds")
     levels = []
+    total = ZERO
     for index, item in enumerate(value):
         if not isinstance(item, Mapping):
             raise ValueError(f"level {index} must be an object")
         try:
-            levels.append(Level(_probability(item.get("price")), _size(item.get("size"))))
+            level = Level(_level_price(item.get("price")), _size(item.get("size")))
         except ValueError as exc:
             raise ValueError(f"level {index}: {exc}") from None
+        total += level.size
+        if total > MAX_SIDE_SIZE:
+            raise ValueError(f"more than {MAX_SIDE_SIZE} shares on one side")
+        levels.append(level)
     return levels
 
 
@@ -140,9 +191,12 @@ def _asks(value: object) -> tuple[Level, ...]:
 Bids = Annotated[tuple[Level, ...], PlainValidator(_bids)]
 Asks = Annotated[tuple[Level, ...], PlainValidator(_asks)]
 OptionalPrice = Annotated[Decimal | None, BeforeValidator(_optional_probability)]
-OptionalDecimal = Annotated[Decimal | None, BeforeValidator(_optional_decimal)]
-OptionalText = Annotated[str | None, BeforeValidator(_optional_text)]
+OptionalSize = Annotated[Decimal | None, BeforeValidator(_optional_size)]
+Tick = Annotated[Decimal | None, BeforeValidator(_tick)]
 TokenId = Annotated[str, BeforeValidator(_token_id)]
+ConditionId = Annotated[str | None, _rule("market", 128, WORD_ID)]
+Millis = Annotated[str | None, _rule("timestamp", 20, DIGITS)]
+Hash = Annotated[str | None, _rule("hash", 64, ALNUM)]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -170,13 +224,13 @@ class _WireBook(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     asset_id: TokenId
-    market: OptionalText = None
-    timestamp: OptionalText = None
-    hash: OptionalText = None
+    market: ConditionId = None
+    timestamp: Millis = None
+    hash: Hash = None
     bids: Bids = ()
     asks: Asks = ()
-    min_order_size: OptionalDecimal = None
-    tick_size: OptionalDecimal = None
+    min_order_size: OptionalSize = None
+    tick_size: Tick = None
     neg_risk: bool | None = None
     last_trade_price: OptionalPrice = None
 
@@ -229,16 +283,59 @@ def _first_error(exc: ValidationError) -> str:
 
 
 def parse_book(raw: object) -> OrderBook:
-    """One order book summary; ClobParseError names the token when it can."""
+    """One order book summary; ClobParseError names the token when it can.
+
+    The level counts are checked on the raw lists first (`_too_many_levels`), so a book of
+    50,000 levels a side is refused before one Decimal is built; the tick grid last, once
+    every price and the tick have been read (`_off_tick`)."""
     if not isinstance(raw, Mapping):
         raise ClobParseError(f"an order book must be an object, got {type(raw).__name__}")
-    token = raw.get("asset_id")
-    token_id = str(token) if isinstance(token, str | int) and not isinstance(token, bool) else None
+    token_id = _named_token(raw.get("asset_id"))
     try:
+        too_many = _too_many_levels(raw)
+        if too_many is not None:
+            raise ClobParseError(too_many, token_id)
         wire = _WireBook.model_validate(raw)
     except ValidationError as exc:
         raise ClobParseError(f"unreadable order book ({_first_error(exc)})", token_id) from None
-    return OrderBook(**dict(wire))
+    book = OrderBook(**dict(wire))
+    off = _off_tick(book)
+    if off is not None:
+        raise ClobParseError(off, token_id)
+    return book
+
+
+def _named_token(value: object) -> str | None:
+    """The token a payload names, for its error, when it is a readable one."""
+    try:
+        return bounded_text(value, "asset_id", TOKEN_CHARS, WORD_ID)
+    except ValueError:
+        return None
+
+
+def _too_many_levels(raw: Mapping[str, Any]) -> str | None:
+    """Why a raw book holds more levels than its tick allows (one per tick inside (0, 1)),
+    from the lists' lengths alone; an unreadable tick is left to the model's own error."""
+    try:
+        allowed = levels_allowed(_tick(raw.get("tick_size")))
+    except ValueError:
+        allowed = levels_allowed(None)
+    for side in ("bids", "asks"):
+        levels = raw.get(side)
+        if isinstance(levels, list | tuple) and len(levels) > allowed:
+            return f"{side}: {len(levels)} levels, more than the {allowed} its tick allows"
+    return None
+
+
+def _off_tick(book: Book) -> str | None:
+    """The first level whose price is off the book's tick grid (the 0.0001 grid without a
+    tick), named by side and price; None when every level is on it."""
+    grid = book.tick_size or MIN_TICK
+    for side, levels in (("bids", book.bids), ("asks", book.asks)):
+        for level in levels:
+            if level.price % grid != ZERO:
+                return f"{side} level at {level.price} is off the book's {grid} tick"
+    return None
 
 
 def parse_books(raw: object) -> list[OrderBook | ClobParseError]:

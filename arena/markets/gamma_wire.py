@@ -21,11 +21,24 @@ outcomes that are not a list of at least two distinct non-empty strings. Each ra
 `parse_market` turns into a `MarketParseError`. Prices that cannot be trusted (not a list, a
 count different from the outcomes, unparseable or outside [0, 1]) do not reject the market:
 `outcome_prices` is None and the reason is logged. Likewise a fee-enabled market
-(`feesEnabled` true) whose `feeSchedule` is absent or unreadable keeps the market with
-`fee_schedule` None (fees off) and the reason logged (`read_fee_schedule`); the fee fields are
-read in Gamma's camelCase or in the snake_case some feeds and Polymarket's SDKs use
-(`fees_enabled`, `fee_type`, `fee_schedule` with `taker_only`, `rebate_rate`). Prices stay
-exact Decimals (a leftover 0.99999995 must not round to 1 and look like a resolution).
+(`feesEnabled` true) whose `feeSchedule` is absent, unreadable or outside its bounds keeps the
+market with `fee_schedule` None (fees off) and the reason logged (`arena.markets.gamma_fees`);
+the fee fields are read in Gamma's camelCase or in the snake_case some feeds and Polymarket's
+SDKs use (`fees_enabled`, `fee_type`, `fee_schedule` with `taker_only`, `rebate_rate`). Prices
+stay exact Decimals (a leftover 0.99999995 must not round to 1 and look like a resolution).
+Any other error a field raises (a Decimal operation, an overflow) makes that one market
+unusable, never the page (`parse_market`).
+
+**Lengths.** Every text stored from Gamma has a rule here, so no INSERT meets a value its
+column refuses (`markets`, `positions.side`, `decision_books.token_id`): a market whose id is
+over 64 characters or not printable ASCII, or with an outcome name over 256 (a position's
+side) or more than 100 outcomes, is unusable, as a cut id or outcome would be another one;
+`clobTokenIds` must be 1-96 of `[0-9A-Za-z_-]` each (else None); a slug (256 of
+`[0-9A-Za-z_-]`), category, UMA status and fee type (128; the category is indexed) beyond its
+rule is dropped (None: a sync then keeps the known value); free text for people is cut with a
+visible marker (`wire_rules.clipped`): the question at 1,000 characters (every prompt shows
+it), the description at 20,000, event and group titles at 500. Numbers are read from at most
+64 characters of text (real prices run to 41), timestamps from at most 64.
 """
 
 from __future__ import annotations
@@ -33,7 +46,8 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Annotated, Any, TypeVar
@@ -51,10 +65,18 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from arena.core.errors import ArenaError
-from arena.core.fees import FeeSchedule
-from arena.core.money import ONE, ZERO, to_decimal
+from arena.core.money import ONE, ZERO
 from arena.core.text import storable
+from arena.markets.gamma_fees import read_fee_schedule
 from arena.markets.types import ParsedMarket, classify_outcomes
+from arena.markets.wire_rules import (
+    PRINTABLE_ID,
+    WORD_ID,
+    bounded_decimal,
+    bounded_text,
+    clipped,
+    read_flag,
+)
 
 # The client's logger: skips, unusable prices and unreadable timestamps are logged where they
 # always were.
@@ -62,6 +84,20 @@ logger = logging.getLogger("arena.markets.gamma")
 
 UNUSABLE = "gamma_unusable_market"
 LOGGED_VALUE_CHARS = 200
+# The width of each text Gamma sends that is stored (module docstring, "Lengths").
+ID_CHARS = 64  # markets.id, markets.event_id: String(64)
+OUTCOME_CHARS = 256  # positions.side, trades.side, resolution_outcome: String(256)
+MAX_OUTCOMES = 100  # Gamma's markets have two; the simulated world's named ones a handful
+TOKEN_CHARS = 96  # decision_books.token_id: String(96)
+QUESTION_CHARS = 1_000  # shown in every prompt; real questions are under 300
+DESCRIPTION_CHARS = 20_000  # the resolution rules; real ones are a few thousand
+TITLE_CHARS = 500  # event_title, group_item_title
+SLUG_CHARS = 256  # slug, event_slug: an identifier in Polymarket's URLs
+LABEL_CHARS = 128  # category (indexed: a B-tree row has a size limit), UMA statuses
+TIMESTAMP_CHARS = 64  # longer than any ISO 8601 form
+# Gamma's numbers are stored as JSON text or floats (no column width), and real prices run to
+# 41 characters ("0.00000004364303498046286702037228176483457"): a wider cap than the CLOB's.
+NUMBER_CHARS = 64
 # The fields a market needs before anything else about it is worth reading (validation order).
 ESSENTIALS = ("id", "question", "outcomes")
 
@@ -94,12 +130,13 @@ def decode_list(value: object) -> list[Any] | None:
 
 
 def parse_timestamp(value: object) -> datetime | None:
-    """Any Gamma timestamp form as aware UTC; None when absent or unreadable.
+    """Any Gamma timestamp form as aware UTC; None when absent, unreadable or longer than
+    `TIMESTAMP_CHARS`.
 
     Seen forms: `2026-08-22T08:29:12.385396Z`, `2020-11-20T00:00:00Z`,
     `2024-11-06 15:17:41+00` (Postgres style) and date-only `2024-11-05` (taken as 00:00 UTC).
     """
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or not value.strip() or len(value) > TIMESTAMP_CHARS:
         return None
     text = value.strip()
     if text[-1] in "Zz":
@@ -122,12 +159,32 @@ def read_text(value: object) -> str | None:
 
 
 def read_id(value: object) -> str | None:
-    """An id as a stripped string; ints are accepted, booleans and blanks are not."""
-    if isinstance(value, bool):
+    """An id as a stripped string; ints are accepted, booleans and blanks are not, nor an id
+    over `ID_CHARS` or holding spaces or control characters (None)."""
+    try:
+        return bounded_text(value, "id", ID_CHARS, PRINTABLE_ID)
+    except ValueError:
         return None
-    if isinstance(value, int):
-        return str(value)
-    return read_text(value)
+
+
+def read_rule(
+    max_chars: int, pattern: re.Pattern[str] | None = None
+) -> Callable[[object], str | None]:
+    """A reader of an optional label or identifier: the text within its rule, else None.
+    Why None and not cut: a cut slug, category or status is another one."""
+
+    def read(value: object) -> str | None:
+        text = read_text(value)
+        if text is None or len(text) > max_chars:
+            return None
+        return text if pattern is None or pattern.fullmatch(text) else None
+
+    return read
+
+
+def read_clipped(max_chars: int) -> Callable[[object], str | None]:
+    """A reader of free text for people: cut to `max_chars` with a marker (`clipped`)."""
+    return lambda value: clipped(read_text(value), max_chars)
 
 
 def read_number(value: object) -> float | None:
@@ -135,19 +192,10 @@ def read_number(value: object) -> float | None:
     if value is None or isinstance(value, bool):
         return None
     try:
-        number = float(to_decimal(value))
+        number = float(bounded_decimal(value, NUMBER_CHARS))
     except ValueError:
         return None
     return number if math.isfinite(number) else None
-
-
-def read_flag(value: object) -> bool | None:
-    """A boolean from a bool or a "true"/"false" string; None (unknown) for anything else."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in {"true", "false"}:
-        return value.strip().lower() == "true"
-    return None
 
 
 def read_string_list(value: object) -> list[str] | None:
@@ -160,6 +208,10 @@ def read_string_list(value: object) -> list[str] | None:
 
 Text = Annotated[str | None, BeforeValidator(read_text)]
 Identifier = Annotated[str | None, BeforeValidator(read_id)]
+Slug = Annotated[str | None, BeforeValidator(read_rule(SLUG_CHARS, WORD_ID))]
+Label = Annotated[str | None, BeforeValidator(read_rule(LABEL_CHARS))]
+Title = Annotated[str | None, BeforeValidator(read_clipped(TITLE_CHARS))]
+Description = Annotated[str | None, BeforeValidator(read_clipped(DESCRIPTION_CHARS))]
 Number = Annotated[float | None, BeforeValidator(read_number)]
 Flag = Annotated[bool | None, BeforeValidator(read_flag)]
 Timestamp = Annotated[datetime | None, BeforeValidator(parse_timestamp)]
@@ -199,9 +251,9 @@ class GammaEvent(_Wire):
     """One entry of a market's `events[]`: the event it belongs to."""
 
     id: Identifier = None
-    slug: Text = None
-    title: Text = None
-    category: Text = None
+    slug: Slug = None
+    title: Title = None
+    category: Label = None
     neg_risk: Flag = Field(default=None, alias="negRisk")
 
 
@@ -217,11 +269,11 @@ class GammaMarket(_Wire):
     outcomes: list[str] = Field(default=None, validate_default=True)
     outcome_prices: list[Decimal] | None = Field(default=None, alias="outcomePrices")
     clob_token_ids: StringList = Field(default=None, alias="clobTokenIds")
-    slug: Text = None
-    description: Text = None
+    slug: Slug = None
+    description: Description = None
     events: list[GammaEvent | None] = Field(default_factory=list)
-    group_item_title: Text = Field(default=None, alias="groupItemTitle")
-    category: Text = None
+    group_item_title: Title = Field(default=None, alias="groupItemTitle")
+    category: Label = None
     volume_num: Number = Field(default=None, alias="volumeNum")
     volume: Number = None
     liquidity_num: Number = Field(default=None, alias="liquidityNum")
@@ -231,14 +283,14 @@ class GammaMarket(_Wire):
     active: Flag = None
     closed: Flag = None
     neg_risk: Flag = Field(default=None, alias="negRisk")
-    uma_resolution_status: Text = Field(default=None, alias="umaResolutionStatus")
+    uma_resolution_status: Label = Field(default=None, alias="umaResolutionStatus")
     uma_resolution_statuses: StringList = Field(default=None, alias="umaResolutionStatuses")
     closed_time: Timestamp = Field(default=None, alias="closedTime")
     updated_at: Timestamp = Field(default=None, alias="updatedAt")
     fees_enabled: Flag = Field(
         default=None, validation_alias=AliasChoices("feesEnabled", "fees_enabled")
     )
-    fee_type: Text = Field(default=None, validation_alias=AliasChoices("feeType", "fee_type"))
+    fee_type: Label = Field(default=None, validation_alias=AliasChoices("feeType", "fee_type"))
     fee_schedule_raw: Any = Field(
         default=None, validation_alias=AliasChoices("feeSchedule", "fee_schedule")
     )
@@ -248,7 +300,14 @@ class GammaMarket(_Wire):
     @field_validator("id", mode="before")
     @classmethod
     def _require_id(cls, value: object, info: ValidationInfo) -> str:
-        market_id = read_id(value)
+        """An id within `markets.id`'s 64 characters, of printable characters: refused, not
+        cut, as a cut id is another market's."""
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise unusable(info, "no id")
+        try:
+            market_id = bounded_text(value, "id", ID_CHARS, PRINTABLE_ID)
+        except ValueError as exc:
+            raise unusable(info, str(exc)) from None
         if market_id is None:
             raise unusable(info, "no id")
         return market_id
@@ -256,7 +315,7 @@ class GammaMarket(_Wire):
     @field_validator("question", mode="before")
     @classmethod
     def _require_question(cls, value: object, info: ValidationInfo) -> str:
-        question = read_text(value)
+        question = clipped(read_text(value), QUESTION_CHARS)
         if question is None:
             raise unusable(info, "no question")
         return question
@@ -270,9 +329,14 @@ class GammaMarket(_Wire):
             raise unusable(info, "outcomes are not a list")
         if not all(isinstance(name, str) and name.strip() for name in outcomes):
             raise unusable(info, "outcomes are not all non-empty strings")
+        if len(outcomes) > MAX_OUTCOMES:
+            raise unusable(info, f"{len(outcomes)} outcomes; at most {MAX_OUTCOMES} are read")
         names = [storable(name.strip()) for name in outcomes]
         if len(names) < 2:
             raise unusable(info, f"{len(names)} outcome(s); at least 2 are needed")
+        if any(len(name) > OUTCOME_CHARS for name in names):
+            # an outcome is a position's side: a cut name could merge two outcomes
+            raise unusable(info, f"an outcome name is over {OUTCOME_CHARS} characters")
         if len(set(names)) != len(names):
             raise unusable(info, "duplicate outcome names")
         return names
@@ -296,7 +360,7 @@ class GammaMarket(_Wire):
         else:
             for item in items:
                 try:
-                    number = to_decimal(item)
+                    number = bounded_decimal(item, NUMBER_CHARS)
                 except ValueError:
                     reason = "an unparseable price"
                     break
@@ -321,12 +385,16 @@ class GammaMarket(_Wire):
 
     @property
     def outcome_tokens(self) -> list[str] | None:
-        """`clobTokenIds` when it names one non-empty token per outcome, else None."""
+        """`clobTokenIds` when it names one token per outcome, each 1-96 characters of
+        `[0-9A-Za-z_-]` (`decision_books.token_id`; real ones are decimals), else None."""
         tokens = self.clob_token_ids
         if tokens is None or len(tokens) != len(self.outcomes):
             return None
         cleaned = [str(token).strip() for token in tokens]
-        return cleaned if all(cleaned) else None
+        if all(len(token) <= TOKEN_CHARS and WORD_ID.fullmatch(token) for token in cleaned):
+            return cleaned
+        logger.info("Gamma market %s has unusable clobTokenIds (an id breaks its rule)", self.id)
+        return None
 
     @property
     def event(self) -> GammaEvent:
@@ -370,69 +438,6 @@ class GammaMarket(_Wire):
 NO_EVENT = GammaEvent()
 
 
-def _fee_number(value: object) -> Decimal | None:
-    """A schedule number (JSON number or numeric string) as an exact Decimal, else None."""
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return None
-    try:
-        return to_decimal(value)
-    except ValueError:
-        return None
-
-
-def _either(raw: Mapping[str, Any], camel: str, snake: str, default: object = None) -> Any:
-    """A schedule key in Gamma's camelCase, else in snake_case, else `default`."""
-    return raw[camel] if camel in raw else raw.get(snake, default)
-
-
-def _schedule_problem(raw: object) -> str | None:
-    """Why a `feeSchedule` cannot be read as a fee curve, or None when it can."""
-    if not isinstance(raw, Mapping):
-        return f"feeSchedule is {type(raw).__name__}, not an object"
-    rate = _fee_number(raw.get("rate"))
-    if rate is None or not ZERO <= rate <= ONE:
-        return f"rate {raw.get('rate')!r} is not a number in [0, 1]"
-    exponent = _fee_number(raw.get("exponent"))
-    if exponent is None or exponent <= 0:
-        return f"exponent {raw.get('exponent')!r} is not a positive number"
-    rebate_raw = _either(raw, "rebateRate", "rebate_rate", 0)
-    rebate = _fee_number(rebate_raw)
-    if rebate is None or rebate < 0:
-        return f"rebateRate {rebate_raw!r} is not a non-negative number"
-    return None
-
-
-def read_fee_schedule(
-    market_id: str, enabled: bool | None, raw: object, fee_type: str | None
-) -> FeeSchedule | None:
-    """The taker-fee schedule of a fee-enabled market; None when fees are off or unreadable.
-
-    Why tolerant: a fee schedule Gamma garbles must not cost the arena the market; the market
-    is kept, fees are taken as off, and the reason is logged. Only `feesEnabled` true turns
-    fees on (absent or unknown is off, as Gamma leaves it out on fee-free markets). The
-    exponent is kept exactly (a whole one as before, a fractional one such as 0.5 as it is).
-    """
-    if enabled is not True:
-        return None
-    problem = "feeSchedule is absent" if raw is None else _schedule_problem(raw)
-    if problem is not None:
-        logger.info("Gamma market %s has fees on but no usable schedule (%s)", market_id, problem)
-        return None
-    assert isinstance(raw, Mapping)  # _schedule_problem checked it
-    return FeeSchedule(
-        rate=to_decimal(raw["rate"]),
-        exponent=_exponent(to_decimal(raw["exponent"])),
-        taker_only=known_or(read_flag(_either(raw, "takerOnly", "taker_only")), True),
-        rebate_rate=to_decimal(_either(raw, "rebateRate", "rebate_rate", 0)),
-        fee_type=fee_type,
-    )
-
-
-def _exponent(value: Decimal) -> Decimal:
-    """A whole exponent without its decimal places (2.0 reads as 2), a fractional one as is."""
-    return value.to_integral_value() if value == value.to_integral_value() else value
-
-
 def unusable(info: ValidationInfo, reason: str) -> PydanticCustomError:
     """The error that makes a payload unusable, naming the market (when its id is known)."""
     market_id = info.data.get("id") or "?"
@@ -444,18 +449,44 @@ def unusable(info: ValidationInfo, reason: str) -> PydanticCustomError:
 # --------------------------------------------------------------------------------------------
 
 
+# What a reader deep in a field can raise beyond Pydantic's ValidationError (a Decimal
+# operation, an int too long to convert, a recursion in nested JSON): one market's problem.
+_UNFORESEEN = (ArithmeticError, ValueError, TypeError, RecursionError)
+
+
 def parse_market(raw: Mapping[str, Any]) -> ParsedMarket:
-    """One Gamma market dict as a ParsedMarket; MarketParseError if it cannot be understood."""
+    """One Gamma market dict as a ParsedMarket; MarketParseError if it cannot be understood.
+
+    Why every error is caught here: a sync reads hundreds of markets, and one market's
+    unreadable field must cost that market only (`parse_page` skips it, naming the market and
+    the field), never the page or the sync."""
     if not isinstance(raw, Mapping):
         raise MarketParseError("?", "payload is not an object")
     try:
         wire = GammaMarket.model_validate(_as_dict(raw))
     except ValidationError as exc:
         raise _parse_error(raw, exc) from None
+    except _UNFORESEEN as exc:
+        raise MarketParseError(read_id(raw.get("id")) or "?", _unforeseen(exc)) from None
     try:
         return wire.to_parsed()
     except ValidationError as exc:  # defensive: a field the checks above did not foresee
-        raise MarketParseError(wire.id, f"invalid field ({exc.error_count()} error(s))") from None
+        raise MarketParseError(wire.id, f"invalid field {_where(exc)}") from None
+    except _UNFORESEEN as exc:
+        raise MarketParseError(wire.id, _unforeseen(exc)) from None
+
+
+def _where(exc: ValidationError) -> str:
+    """The first failing field of a ValidationError, by its path (`feeSchedule`, `events.0`)."""
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first.get("loc", ())) or "payload"
+    return f"{where[:LOGGED_VALUE_CHARS]} ({exc.error_count()} error(s))"
+
+
+def _unforeseen(exc: BaseException) -> str:
+    """An unforeseen error of one field as a short reason (its type and first words)."""
+    text = " ".join(str(exc).split())[:LOGGED_VALUE_CHARS]
+    return f"an unreadable field ({type(exc).__name__}: {text})"
 
 
 def _parse_error(raw: Mapping[str, Any], exc: ValidationError) -> MarketParseError:
@@ -465,7 +496,7 @@ def _parse_error(raw: Mapping[str, Any], exc: ValidationError) -> MarketParseErr
     if first["type"] == UNUSABLE:
         return MarketParseError(str(context["market_id"]), str(context["reason"]))
     market_id = read_id(raw.get("id")) or "?"  # defensive: no other error is expected
-    return MarketParseError(market_id, f"invalid field ({exc.error_count()} error(s))")
+    return MarketParseError(market_id, f"invalid field {_where(exc)}")
 
 
 def parse_page(items: list[Any]) -> list[ParsedMarket]:
