@@ -21,6 +21,7 @@ import os
 import resource
 import shutil
 import sqlite3
+import struct
 import subprocess
 import sys
 import zipfile
@@ -31,7 +32,7 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from arena.analytics.replay.bundle import build_bundle
-from arena.analytics.replay.format import MANIFEST, ZIP_TIME
+from arena.analytics.replay.format import MANIFEST, ZIP_TIME, declared_directory
 from arena.app.cli import main
 from arena.storage.db import create_db_engine
 from tests.analytics.season import sqlite_season
@@ -452,3 +453,62 @@ def test_the_bundle_line_escapes_the_path_it_echoes(
     assert out_path.is_file()
     assert "\x1b" not in out and "\u2028" not in out, out
     assert "\\x1b[2Jcohort\\u2028two.zip (13 files" in out, out
+
+
+# -- the central directory's count, before zipfile reads it -----------------------------------
+
+MANY = 1_000_000
+
+
+def write_many_entries(path: Path, count: int) -> Path:
+    """A zip whose central directory genuinely lists `count` empty stored members (names
+    0000000, 0000001, …), all pointing at one local header, with zip64's end records (over
+    65,535 entries): about 53 MB, written in well under a second."""
+    name = b"%07d" % 0
+    local = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 0x21, 0, 0, 0, len(name), 0)
+    entry = struct.pack(
+        "<4s4B4HL2L5HLL", b"PK\x01\x02", 20, 3, 20, 0, 0, 0, 0, 0x21, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0
+    )
+    at, size = len(local) + len(name), count * (len(entry) + len(name))
+    record = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, count, count, size, at)
+    locator = struct.pack("<4sLQL", b"PK\x06\x07", 0, at + size, 1)
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, size, at, 0)
+    with path.open("wb") as out:  # in slices: the test's own memory is in the child's peak
+        out.write(local + name)
+        for first in range(0, count, 2**16):
+            names = range(first, min(count, first + 2**16))
+            out.write(b"".join(entry + b"%07d" % i for i in names))
+        out.write(record + locator + end)
+    return path
+
+
+def test_a_million_entry_zip_is_refused_from_its_end_record_with_little_memory(
+    tmp_path: Path, baseline_peak: int
+) -> None:
+    """`zipfile` made a `ZipInfo` of each of a million members (678 MB) before the member
+    cap refused the zip: the count in the End Of Central Directory (zip64's) refuses it
+    before the directory is read."""
+    path = write_many_entries(tmp_path / "many.zip", MANY)
+    code, err, peak = verify_peak(str(path))
+
+    assert_one_error_line(code, "", err, str(path), "central directory", f"{MANY:,} entries")
+    assert peak < baseline_peak + 32, (peak, baseline_peak)
+
+
+def test_the_end_record_is_read_where_zipfile_reads_it(real_zip: bytes, tmp_path: Path) -> None:
+    """A real bundle's count and directory size, with and without an archive comment (the
+    record is then found by its signature); a small zip of many entries through zip64's
+    records; no record at all is left to `zipfile` to name."""
+    size = real_zip.rfind(b"PK\x05\x06") - real_zip.find(b"PK\x01\x02")
+    assert declared_directory(real_zip, 0) == (13, size)
+    commented = io.BytesIO()
+    with zipfile.ZipFile(commented, "w") as archive:
+        archive.comment = b"a comment" * 10
+        archive.writestr("a.txt", b"a")
+    assert declared_directory(commented.getvalue(), 0) == (1, 46 + len("a.txt"))
+    many = write_many_entries(tmp_path / "many.zip", 70_000).read_bytes()
+    with zipfile.ZipFile(io.BytesIO(many)) as archive:
+        assert len(archive.infolist()) == 70_000  # a zip zipfile reads as such
+    tail_at = len(many) - 70_000
+    assert declared_directory(many[tail_at:], tail_at) == (70_000, 70_000 * 53)
+    assert declared_directory(os.urandom(64).replace(b"PK", b"pk"), 0) is None

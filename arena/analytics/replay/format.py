@@ -13,6 +13,7 @@ import csv
 import hashlib
 import io
 import json
+import struct
 import zipfile
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -201,6 +202,12 @@ def _read_files(path: Path) -> BundleFiles:
 MAX_MEMBER_BYTES = 128 * 2**20
 MAX_BUNDLE_BYTES = 256 * 2**20
 MAX_MEMBERS = 64
+# The central directory, read from its End Of Central Directory record before `zipfile` reads
+# the directory itself (which holds a `ZipInfo` per entry: a million empty members took 678
+# MB). Folder entries are listed there but are not files, hence twice the files; a bundle's
+# directory is about 1 KB, 90 bytes an entry.
+MAX_ENTRIES = 2 * MAX_MEMBERS
+MAX_DIRECTORY_BYTES = 2**20
 READ_CHUNK = 2**20
 # What `arena bundle` writes; anything else (bzip2, lzma, …) is not one of its bundles.
 ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
@@ -212,10 +219,12 @@ ZIP_HINT = "pass the folder or .zip `arena bundle` wrote; if it was downloaded, 
 
 
 def _read_zip(path: Path, shown: str) -> dict[str, bytes]:
-    """Every member of the zip at `path`, once its directory passed `_check_listing`."""
+    """Every member of the zip at `path`, once its End Of Central Directory record passed
+    `_check_directory` and its directory `_check_listing`."""
     on_disk = path.stat().st_size
     if on_disk > MAX_BUNDLE_BYTES:
         raise UnreadableInput(f"{shown} is {on_disk:,} bytes", CAP_HINT)
+    _check_directory(path, on_disk, shown)
     try:
         with zipfile.ZipFile(path) as archive:
             members = [info for info in archive.infolist() if not info.is_dir()]
@@ -231,6 +240,61 @@ def _read_zip(path: Path, shown: str) -> dict[str, bytes]:
         raise UnreadableInput(
             f"{shown} is not a readable zip ({printable(str(exc))})", ZIP_HINT
         ) from None
+
+
+EOCD, EOCD_SIZE = b"PK\x05\x06", 22
+ZIP64_LOCATOR, ZIP64_LOCATOR_SIZE = b"PK\x06\x07", 20
+ZIP64_EOCD, ZIP64_EOCD_SIZE = b"PK\x06\x06", 56
+# Where the records can be: the record, a comment of up to 65,535 bytes, zip64's two before.
+TAIL_BYTES = EOCD_SIZE + 0xFFFF + ZIP64_LOCATOR_SIZE + ZIP64_EOCD_SIZE
+
+
+def declared_directory(tail: bytes, tail_at: int) -> tuple[int, int] | None:
+    """(entries, bytes) of the central directory as the zip's last bytes `tail` (starting at
+    offset `tail_at` of the file) declare it, found where `zipfile` looks: the End Of Central
+    Directory record (last 22 bytes, else its last signature), and when a zip64 locator
+    precedes it, the zip64 record before the locator or at the locator's offset (the larger
+    count of the two: Python versions differ in which they read). None without a record:
+    `zipfile` then says the file is not a zip."""
+    at = len(tail) - EOCD_SIZE
+    if not (at >= 0 and tail[at : at + 4] == EOCD and tail[-2:] == b"\x00\x00"):
+        at = tail.rfind(EOCD)
+    if at < 0 or len(tail) - at < EOCD_SIZE:
+        return None
+    entries, size = struct.unpack_from("<HL", tail, at + 10)
+    locator = at - ZIP64_LOCATOR_SIZE
+    if locator < 0 or tail[locator : locator + 4] != ZIP64_LOCATOR:
+        return entries, size
+    (offset,) = struct.unpack_from("<Q", tail, locator + 8)
+    found = [
+        struct.unpack_from("<QQ", tail, record + 32)
+        for record in (locator - ZIP64_EOCD_SIZE, offset - tail_at)
+        if 0 <= record <= len(tail) - ZIP64_EOCD_SIZE and tail[record : record + 4] == ZIP64_EOCD
+    ]
+    return (max(e for e, _ in found), max(b for _, b in found)) if found else (entries, size)
+
+
+def _check_directory(path: Path, on_disk: int, shown: str) -> None:
+    """The entry count and size the zip's directory declares, from its last 64 KB, before
+    `zipfile` reads a directory entry: it makes a `ZipInfo` of every entry in as many bytes
+    as the record declares, whatever the count says, so both are capped."""
+    with path.open("rb") as handle:
+        start = max(0, on_disk - TAIL_BYTES)
+        handle.seek(start)
+        declared = declared_directory(handle.read(), start)
+    if declared is None:
+        return
+    entries, size = declared
+    if entries > MAX_ENTRIES:
+        raise UnreadableInput(
+            f"{shown}: its central directory lists {entries:,} entries, over {MAX_ENTRIES}",
+            CAP_HINT,
+        )
+    if size > MAX_DIRECTORY_BYTES:
+        raise UnreadableInput(
+            f"{shown}: its central directory is {size:,} bytes, over {MAX_DIRECTORY_BYTES:,}",
+            CAP_HINT,
+        )
 
 
 def _read_folder(path: Path, shown: str) -> dict[str, bytes]:
