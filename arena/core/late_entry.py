@@ -8,20 +8,25 @@ beside incumbents it carries its own id, ``late:<family>``, and its own name.
 """
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from arena.core.errors import InputError
+from arena.core.errors import ArenaError, UsageError
 
 LATE_ENTRY = "late_entry"  # the extension stamped on every shadow cohort
 ENTRANT_PREFIX = "late:"  # family ids never contain ":" (lineup pattern), so none collides
 LATE_LABEL = " · late entry"
 CONTAMINATED_LABEL = ", contaminated"
 MAX_COHORTS = 520
+# The largest cohort number: the cohorts table's INTEGER (4 bytes on PostgreSQL, which refuses
+# to compare it with anything larger), as the CLI's `MAX_COHORT`.
+MAX_COHORT_NUMBER = 2**31 - 1
+COHORTS_HINT = "write e.g. --cohorts 3-6 or --cohorts 2,4,7 (see `arena late-entry --help`)"
 
-_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+# ASCII digits only: `\d` and int() also take fullwidth (１２) and Arabic-Indic (١٢) digits.
+_RANGE = re.compile(r"^\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?$", re.ASCII)
 
 
 def entrant_id(family_id: str) -> str:
@@ -48,26 +53,44 @@ def entrant_name(display_name: str, contaminated: bool) -> str:
 def parse_cohorts(text: str) -> list[int]:
     """`--cohorts` as cohort numbers, ascending and unique: ``3-6``, ``2,4,7``, ``1-3,8``.
 
-    Anything else (an empty part, a reversed range, zero) is an InputError naming the part."""
+    Anything else (an empty part, digits other than ASCII, a reversed range, zero, a number
+    past `MAX_COHORT_NUMBER`) is a UsageError naming the option and the part: exit 2 before
+    anything runs, as an integer option out of its range."""
     numbers: set[int] = set()
     for part in text.split(","):
         match = _RANGE.match(part)
         if match is None:
-            raise InputError(
-                f"--cohorts {text!r}: {part.strip()!r} is not a cohort number or a range A-B",
-                "write e.g. --cohorts 3-6 or --cohorts 2,4,7",
+            raise UsageError(
+                f"--cohorts {text!r}: {part.strip()!r} is not a cohort number or a range A-B "
+                "(ASCII digits)",
+                COHORTS_HINT,
             )
-        low = int(match.group(1))
-        high = int(match.group(2) or low)
+        low, high = _number(text, match.group(1)), _number(text, match.group(2) or match.group(1))
         if low < 1 or high < low:
-            raise InputError(
+            raise UsageError(
                 f"--cohorts {text!r}: {part.strip()!r} is not a range of cohort numbers",
-                "cohorts are numbered from 1; a range is low-high",
+                "cohorts are numbered from 1; a range is low-high (see `arena late-entry --help`)",
             )
         if high - low >= MAX_COHORTS:
-            raise InputError(f"--cohorts {text!r}: more than {MAX_COHORTS} cohorts", "name fewer")
+            raise UsageError(
+                f"--cohorts {text!r}: more than {MAX_COHORTS} cohorts",
+                "name fewer (see `arena late-entry --help`)",
+            )
         numbers.update(range(low, high + 1))
     return sorted(numbers)
+
+
+def _number(text: str, digits: str) -> int:
+    """One cohort number of `--cohorts`, refused past `MAX_COHORT_NUMBER` before int() reads
+    it (int() refuses more than 4,300 digits with a ValueError of its own)."""
+    if len(digits.lstrip("0")) > len(str(MAX_COHORT_NUMBER)) or int(digits) > MAX_COHORT_NUMBER:
+        shown = digits if len(digits) <= 24 else f"{digits[:20]}… ({len(digits):,} digits)"
+        raise UsageError(
+            f"--cohorts {text if len(text) <= 40 else text[:40] + '…'!r}: {shown} is past the "
+            f"largest cohort number, {MAX_COHORT_NUMBER}",
+            COHORTS_HINT,
+        )
+    return int(digits)
 
 
 @dataclass(frozen=True)
@@ -150,4 +173,80 @@ def stamped_late_entry(constants: Mapping[str, Any] | None) -> LateEntryStamp | 
         played_at=datetime.fromisoformat(str(raw["played_at"])),
         contaminated=bool(raw.get("contaminated")),
         knowledge_cutoff=date.fromisoformat(str(cutoff)) if cutoff else None,
+    )
+
+
+# A late entry stops after this many decisions in a row lost to the endpoint (the same week
+# asked again each time: no later week may be played over it).
+OUTAGE_STOP_AFTER = 3
+# Statuses that are the endpoint's or the account's answer, not the model's: a timeout, a rate
+# limit, a key refused (401), no credits (402), a model the key may not use (403).
+OUTAGE_STATUSES = frozenset({401, 402, 403, 408, 429})
+
+
+def is_outage(kind: str, status: int | None) -> bool:
+    """Whether a failed model call (the client's error kind and HTTP status, after its own
+    retries) is the endpoint's failure: the week was never put to the model, so it is not
+    played. A model's malformed answer never gets here (it is retried, then a fallback HOLD),
+    and a provider's error in a 200 or a 400/404/422 is the week's played `error`, as live."""
+    if kind == "transport":
+        return True
+    return kind == "http" and status is not None and (status >= 500 or status in OUTAGE_STATUSES)
+
+
+class LateEntryStopped(ArenaError):
+    """A late entry that ended before its work was done (the endpoint down, a run held by
+    another process): one line, exit 1, after the summary of what was played (`played`: the
+    engine's result so far, when there is one)."""
+
+    played: Any = None
+
+
+def unreachable(family: str, endpoint: str, reason: str) -> LateEntryStopped:
+    """The probe before the first week found the endpoint down: nothing was written."""
+    return LateEntryStopped(
+        f"late entry of {family} not started: the LLM endpoint {endpoint} is unreachable "
+        f"({reason}); nothing was played",
+        "start it (the family's base_url, else ARENA_LLM_BASE_URL) and run the same command again",
+    )
+
+
+def outage_stop(
+    family: str, endpoint: str, cohort: int, week: int, failures: int, last: str
+) -> LateEntryStopped:
+    """The endpoint failed `failures` times in a row at cohort `cohort`'s week `week`."""
+    return LateEntryStopped(
+        f"late entry of {family} stopped at cohort {cohort} week {week}: the LLM endpoint "
+        f"{endpoint} failed {failures} times in a row (last: {last}); the weeks before it are "
+        "kept and this one is not played",
+        "run the same command again once the endpoint answers: it resumes at cohort "
+        f"{cohort} week {week}",
+    )
+
+
+@dataclass(frozen=True)
+class HeldRun:
+    """A replayed decision another process holds `in_progress` (its claim not yet stale)."""
+
+    decision_id: int
+    model: str
+    cohort: int  # the original (live) cohort's number
+    week: int
+    since: datetime  # when it was claimed
+    stale_at: datetime  # when a run may take the claim over (a killed process's)
+
+
+def held_stop(family: str, held: Sequence[HeldRun]) -> LateEntryStopped:
+    """What a rerun says of the runs it found held: which, since when, and what to do."""
+    named = "; ".join(
+        f"decision {h.decision_id} ({h.model}, cohort {h.cohort} week {h.week}) since "
+        f"{h.since:%Y-%m-%d %H:%M} UTC"
+        for h in held
+    )
+    verb = "is" if len(held) == 1 else "are"
+    stale = max(h.stale_at for h in held)
+    return LateEntryStopped(
+        f"late entry of {family} not finished: {named} {verb} held in_progress by another run",
+        "let that run finish; if it died, run the same command again after "
+        f"{stale:%Y-%m-%d %H:%M} UTC, when its claim goes stale and is taken over",
     )

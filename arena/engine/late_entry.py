@@ -28,14 +28,24 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from arena.agents.llm import LLMError
 from arena.agents.responders import ResponderFactory
 from arena.config import Methodology, executes_on_books, stamped_methodology
 from arena.core.errors import InputError
-from arena.core.late_entry import LateEntryStamp, leakage_guard, shadow_stamp
+from arena.core.late_entry import (
+    OUTAGE_STOP_AFTER,
+    HeldRun,
+    LateEntryStamp,
+    leakage_guard,
+    outage_stop,
+    shadow_stamp,
+    unreachable,
+)
 from arena.core.timeutil import slot_start
 from arena.engine.cohorts import window_weeks_of
 from arena.engine.decision_claims import claim_decision, new_owner
 from arena.engine.decisions import decide_or_fail
+from arena.engine.late_entry_outage import WatchedResponder, endpoint_of, probe_endpoint
 from arena.engine.late_entry_runs import (
     OriginalRun,
     clob_history,
@@ -83,11 +93,20 @@ class LateEntryResult:
     contaminated: list[int] = field(default_factory=list)
     # Cohorts left where another process holds a run's claim (not yet stale): run again later.
     held: list[int] = field(default_factory=list)
+    held_runs: list[HeldRun] = field(default_factory=list)  # which run, since when
+    # Decisions lost to the endpoint (`is_outage`): asked again, never counted as played.
+    endpoint_failures: int = 0
     # Markets of the other kind than the source's (a demo database's, for Gamma): never asked.
     left_alone: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, Any]:
-        return dict(vars(self))
+        """The result as the system log's context (JSON)."""
+        counts = dict(vars(self))
+        counts["held_runs"] = [
+            {**vars(h), "since": h.since.isoformat(), "stale_at": h.stale_at.isoformat()}
+            for h in self.held_runs
+        ]
+        return counts
 
 
 @dataclass(frozen=True)
@@ -135,11 +154,17 @@ def play_late_entry(
             "late entry refused by the leakage guard: " + "; ".join(refused),
             "--allow-contaminated plays them anyway, stamped contaminated on every page",
         )
+    endpoint = endpoint_of(responder)
+    if endpoint is not None:  # before anything is written: a dead endpoint plays no week
+        reason = probe_endpoint(endpoint)
+        if reason is not None:
+            raise unreachable(family_id, endpoint, reason)
     sync_families(engine, lineup)  # the family's row, written only once nothing refused
     result = LateEntryResult(family_id, [c.number for c in originals])
     result.contaminated = [n for n, v in verdicts.items() if v.contaminated]
     owner = owner or new_owner()
     history = clob_history(prices()) if prices is not None else None
+    watched = WatchedResponder(responder)
     marks: Counter[str] = Counter()
     for original in originals:
         stamp = LateEntryStamp(
@@ -153,27 +178,61 @@ def play_late_entry(
         methodology = methodology_of(original)
         runs = _runs(engine, original)
         for run in runs:
-            played = _replay_run(
-                engine, entry, run, methodology, responder, at, stale_after, owner, history, result
+            result.runs += 1
+            played = _play_week(
+                engine, entry, run, methodology, watched, at, stale_after, owner, history, result
             )
-            if played is None:  # held by a running process: its later runs must wait
+            if isinstance(played, HeldRun):  # held by a running process: later runs must wait
                 result.held.append(original.number)
+                result.held_runs.append(played)
                 break
             marks += played
         else:
             last = runs[-1].at if runs else None
             marks += _finish(engine, entry, methodology, source, at, last, history, result)
     result.marks = dict(marks)
-    with session_scope(engine) as session:
-        log_event(
-            session,
-            at,
-            "INFO",
-            SOURCE,
-            f"late entry of {family_id} over cohort(s) {', '.join(map(str, result.cohorts))}",
-            **result.counts(),
-        )
+    _log(engine, at, "INFO", f"late entry of {family_id}", result)
     return result
+
+
+def _play_week(
+    engine: Engine,
+    entry: _Entry,
+    run: OriginalRun,
+    methodology: Methodology,
+    responder: WatchedResponder,
+    at: datetime,
+    stale_after: timedelta,
+    owner: str,
+    history: Any,
+    result: LateEntryResult,
+) -> Counter[str] | HeldRun:
+    """`_replay_run`, the week asked again while the endpoint fails it; after
+    `OUTAGE_STOP_AFTER` failures in a row the whole late entry stops (LateEntryStopped), so no
+    later week is played over one the model was never asked."""
+    lost: LLMError | None = None
+    for _ in range(OUTAGE_STOP_AFTER):
+        played = _replay_run(
+            engine, entry, run, methodology, responder, at, stale_after, owner, history, result
+        )
+        if not isinstance(played, LLMError):
+            return played
+        lost = played
+        result.endpoint_failures += 1
+    assert lost is not None
+    family = entry.shadow.late_entry_family or entry.agent.family_id
+    _log(engine, at, "WARNING", f"late entry of {family} stopped", result)
+    endpoint = endpoint_of(responder.inner) or "?"
+    number = entry.original.number
+    stopped = outage_stop(family, endpoint, number, run.week, OUTAGE_STOP_AFTER, lost.message)
+    stopped.played = result
+    raise stopped
+
+
+def _log(engine: Engine, at: datetime, level: str, what: str, result: LateEntryResult) -> None:
+    with session_scope(engine) as session:
+        cohorts = ", ".join(map(str, result.cohorts))
+        log_event(session, at, level, SOURCE, f"{what} over cohort(s) {cohorts}", **result.counts())
 
 
 def _family(lineup: Lineup, family_id: str) -> FamilySpec:
@@ -308,19 +367,20 @@ def _replay_run(
     entry: _Entry,
     run: OriginalRun,
     methodology: Methodology,
-    responder: Any,
+    responder: WatchedResponder,
     at: datetime,
     stale_after: timedelta,
     owner: str,
     history: Any,
     result: LateEntryResult,
-) -> Counter[str] | None:
+) -> Counter[str] | HeldRun | LLMError:
     """One original run: settle what resolved before it, decide (claimed), value at its prices;
-    None when another process holds the run's claim (nothing after it may be played yet)."""
+    the held run when another process holds the run's claim (nothing after it may be played
+    yet); the endpoint's failure when the decision was lost to it (`is_outage`): then the week
+    is not played, its `error` row stays re-claimable and it is not valued."""
     agent_id = entry.agent.id
     assert agent_id is not None
     result.settled_recorded += len(settle_recorded(engine, agent_id, run.at))
-    result.runs += 1
     with session_scope(engine) as session:
         played_on = _played_past(session, agent_id, run)
     claim = None
@@ -328,8 +388,10 @@ def _replay_run(
         claim = claim_decision(
             engine, entry.agent, run.week, run.at, stale_after, owner, claimed_at=at
         )
-    if claim is None and not played_on and _held(engine, agent_id, run.week):
-        return None
+    if claim is None and not played_on:
+        held = _held(engine, entry, run.week, stale_after)
+        if held is not None:
+            return held
     interval = methodology.snapshot_interval_minutes
     with session_scope(engine) as session:
         valued = _has_snapshot(session, agent_id, slot_start(run.at, interval))
@@ -341,10 +403,14 @@ def _replay_run(
     if claim is None:
         result.already_done += 1
     else:
+        responder.take()
         status, trades = decide_or_fail(
             engine, claim, entry.agent, entry.shadow, run.week, run.at, responder, universe,
             methodology,
         )  # fmt: skip
+        lost = responder.take()
+        if status == "error" and lost is not None:
+            return lost
         result.decided[status] = result.decided.get(status, 0) + 1
         result.trades += trades
     if valued:
@@ -352,15 +418,20 @@ def _replay_run(
     return snapshot_shadow(engine, agent_id, universe, run.at, interval, history)
 
 
-def _held(engine: Engine, agent_id: int, week: int) -> bool:
-    """Whether the run's decision is claimed by a process still within its claim."""
+def _held(engine: Engine, entry: _Entry, week: int, stale_after: timedelta) -> HeldRun | None:
+    """The run's decision when a process still within its claim holds it `in_progress`."""
     with session_scope(engine) as session:
-        status = session.exec(
-            select(Decision.status).where(
-                Decision.agent_id == agent_id, Decision.decision_week == week
+        row = session.exec(
+            select(Decision.id, Decision.status, Decision.claimed_at).where(
+                Decision.agent_id == entry.agent.id, Decision.decision_week == week
             )
         ).first()
-    return status == "in_progress"
+    if row is None or row[1] != "in_progress" or row[0] is None or row[2] is None:
+        return None
+    since = row[2]
+    return HeldRun(
+        row[0], entry.agent.model_id, entry.original.number, week, since, since + stale_after
+    )
 
 
 def _played_past(session: Session, agent_id: int, run: OriginalRun) -> bool:

@@ -1,6 +1,11 @@
 """`arena late-entry FAMILY --cohorts A-B`: a family plays finished past cohorts afterwards
 (methodology §20), through the engine's player (`arena.engine.late_entry`).
 
+Exits 1 with one line when the work is not done: the endpoint unreachable before the first
+week (nothing written), the endpoint failing the same week `OUTAGE_STOP_AFTER` times in a row
+(the weeks before it kept, a rerun resumes there), or a run another process still holds
+(named, with when its claim goes stale); the summary of what was played comes first.
+
 Why its own module: it is no scheduler job (no slot, no job_runs row; its idempotency is the
 shadow cohort's unique key and the decision claims), and it is the one command that takes
 responders, a market source and the CLOB reader at once.
@@ -42,7 +47,7 @@ def late_entry(
     """Play FAMILY over finished past cohorts as a late entrant (shadow cohorts; idempotent)."""
     from arena.agents.responders import default_responders
     from arena.config import get_settings
-    from arena.core.late_entry import parse_cohorts
+    from arena.core.late_entry import LateEntryStopped, held_stop, parse_cohorts
     from arena.engine.late_entry import play_late_entry
     from arena.lineup import load_lineup
 
@@ -67,10 +72,17 @@ def late_entry(
                 stale_after=ctx.stale_after,
                 owner=ctx.owner,
             )
+    except LateEntryStopped as stopped:
+        if stopped.played is not None:  # what was played before the stop, then the one line
+            for line in summary_lines(stopped.played):
+                typer.echo(line)
+        raise
     finally:
         close()
     for line in summary_lines(result):
         typer.echo(line)
+    if result.held_runs:  # the summary says what was played; the one line what is left
+        raise held_stop(result.family, result.held_runs)
 
 
 def _tally(counts: dict[str, int]) -> str:
@@ -92,6 +104,11 @@ def summary_lines(result: "LateEntryResult") -> list[str]:
         + "; contaminated: "
         + (", ".join(map(str, result.contaminated)) or "none"),
     ]
+    if result.endpoint_failures:
+        lines.append(
+            f"decisions lost to the endpoint and asked again: {result.endpoint_failures} "
+            "(none of them counted as played)"
+        )
     if result.left_alone:
         lines.append(
             f"{len(result.left_alone)} simulated market(s) left open: a live source cannot resolve "
