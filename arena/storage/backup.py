@@ -6,8 +6,9 @@ are installed. The password of a PostgreSQL URL goes to the tools through PGPASS
 on a command line or in a message.
 
 A restore checks its source before it touches the database (it must be an arena database at a
-schema revision this code knows), keeps a copy of the database it replaces, and checks the
-result; a failed restore puts the kept copy back. See `restore`.
+schema revision this code knows, whose schema is exactly what the migrations make at that
+revision: `arena.storage.schema_check`), keeps a copy of the database it replaces, and checks
+the result; a failed restore puts the kept copy back. See `restore`.
 """
 
 import os
@@ -30,11 +31,15 @@ from arena.core.errors import ArenaError, ConfigError, InputError
 from arena.storage import models as _models  # noqa: F401  (fills SQLModel.metadata)
 from arena.storage.db import SQLITE_BUSY_TIMEOUT_MS, busy_error, create_db_engine
 from arena.storage.migrate import alembic_config, current_revision, head_revision
+from arena.storage.schema_check import pg_schema_problem, sqlite_schema_problem
 
 PREFIX = "arena-"
 KEPT_SUFFIX = ".before-restore"
 PARTIAL_SUFFIX = ".partial"
 NOT_A_BACKUP_HINT = "pass a file made by `arena backup`"
+FOREIGN_SCHEMA_HINT = (
+    "restore a backup of an untouched arena database; its schema must be the migrations' alone"
+)
 
 # The tables every schema revision has (created by 0001_initial_schema, never dropped); a
 # source at the head revision must hold every table of the models.
@@ -103,10 +108,12 @@ def restore(url: str, source: Path, busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_M
     """Replace the database's contents with the backup at `source`, safely.
 
     In order: the source is validated without touching the database (a garbage, foreign or
-    unknown-revision file is refused with one line naming it); the database is copied to a
-    kept file (`<db>.before-restore`, or `<dbname>.before-restore.dump` beside a PostgreSQL
-    source; an older kept copy of that name is replaced once the restore has succeeded); the
-    source is loaded; the result is checked, and on failure the kept copy is put back.
+    unknown-revision file, or one whose schema holds an object the migrations do not make at
+    its revision or lacks one they make, is refused with one line naming it); the database is
+    copied to a kept file (`<db>.before-restore`, or `<dbname>.before-restore.dump` beside a
+    PostgreSQL source; an older kept copy of that name is replaced once the restore has
+    succeeded); the source is loaded; the result is checked, and on failure the kept copy is
+    put back.
     """
     if not source.is_file():
         raise InputError(f"backup file {source} not found", NOT_A_BACKUP_HINT)
@@ -151,6 +158,12 @@ def _refusal(source: Path, why: str) -> InputError:
     return InputError(
         f"restore refused: {source} is not an arena backup: {why}; the database was not touched",
         hint,
+    )
+
+
+def _schema_refusal(source: Path, problem: str) -> InputError:
+    return InputError(
+        f"restore refused: {source}: {problem}; the database was not touched", FOREIGN_SCHEMA_HINT
     )
 
 
@@ -267,6 +280,9 @@ def _validate_sqlite(src: sqlite3.Connection, source: Path) -> str:
     problem = arena_schema_problem(tables, revision)
     if problem or revision is None:
         raise _refusal(source, problem or "it carries no schema revision")
+    schema = sqlite_schema_problem(src, str(revision))
+    if schema:
+        raise _schema_refusal(source, schema)
     return str(revision)
 
 
@@ -333,6 +349,9 @@ def _pg_restore(url: str, source: Path) -> RestoreResult:
     dump back if the loaded database is not the arena database the dump promised.
     """
     revision = _validate_dump(source)
+    schema = pg_schema_problem(url, revision, source, _pg_dump_schema, _pg_load_schema)
+    if schema:
+        raise _schema_refusal(source, schema)
     name = make_url(url).database or "database"
     kept = source.resolve().parent / f"{name}{KEPT_SUFFIX}.dump"
     kept_partial = _partial(kept)
@@ -386,6 +405,21 @@ def _pg_load(url: str, dump: Path) -> None:
         url,
         ["--clean", "--if-exists", "--no-owner", "--single-transaction", str(dump)],
     )
+
+
+def _pg_dump_schema(url: str, target: Path) -> None:
+    _pg_tool("pg_dump", url, ["--format=custom", "--schema-only", f"--file={target}"])
+
+
+def _pg_load_schema(url: str, dump: Path, clean: bool) -> None:
+    """The dump's tables, functions, triggers… without rows, into a scratch database (`clean`:
+    over the same objects, dropped first)."""
+    options = ["--clean", "--if-exists"] if clean else []
+    options += ["--schema-only", "--no-owner", "--exit-on-error", "--single-transaction"]
+    try:
+        _pg_tool("pg_restore", url, [*options, str(dump)])
+    except ArenaError as exc:
+        raise _schema_refusal(dump, f"its schema does not load ({exc.message})") from None
 
 
 def _pg_result_problem(url: str, revision: str) -> str | None:
