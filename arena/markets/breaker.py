@@ -5,9 +5,9 @@ makes (a thousand tokens, each retried four times). So each client keeps one bre
 `threshold` consecutive failed attempts (its clients use their attempts per request, so the
 first request to meet an outage still gets all its retries) it opens, and every call fails at
 once with the reason (`CircuitOpen`) until `cooldown` seconds have passed; then one call may
-try again (a success closes it, a failure opens it for another cooldown). A server asking for a `Retry-After`
-beyond what a client waits opens it at once. The cooldown is shorter than the scheduler's
-hourly slots, so the next run of a job tries the service afresh.
+try again (a success closes it, a failure opens it for another cooldown). A server asking for
+a `Retry-After` beyond what a client waits opens it at once. The cooldown is shorter than the
+scheduler's hourly slots, so the next run of a job tries the service afresh.
 
 The breaker lives in the client, which the scheduler keeps for the process's life and shares
 between its job threads; a lock keeps its counts whole. Its clock is `time.monotonic` (a

@@ -151,7 +151,9 @@ class ClobClient(OwnsHttpClient):
             )
             return parse(raw)
         except (RequestFailed, ClobParseError) as exc:
-            logger.warning(
+            unsent = isinstance(exc, RequestFailed) and exc.circuit_open
+            logger.log(
+                logging.DEBUG if unsent else logging.WARNING,
                 "CLOB POST %s for %d token(s) failed (%s); reading each alone",
                 path,
                 len(chunk),
