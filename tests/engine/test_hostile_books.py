@@ -117,17 +117,21 @@ def walks(engine: Engine) -> Iterator[Arena]:
     yield from arena_with(engine, V1)
 
 
-HOSTILE_ASKS = {
-    # the ask that turned a $200 BUY into 96,000,010 shares
-    "off_tick": [*SPURS["asks"], {"price": "0.000002", "size": "96000000"}],
-    # crashed the walk with InvalidOperation: a retryable `error` that crashed every hour
-    "size_1e22": [*SPURS["asks"][:-1], {"price": "0.62", "size": "1e22"}],
+HOSTILE_BOOKS = {
+    # an ask of 0.000002 on the 0.01 tick, no bids: a $200 BUY took 96,000,000 shares there
+    "off_tick": {
+        "bids": [],
+        "asks": [*SPURS["asks"], {"price": "0.000002", "size": "96000000"}],
+    },
+    # a touch of 2e22 shares: price × size past the walk's 28 digits raised InvalidOperation,
+    # a retryable `error` that crashed again every hour
+    "size_2e22": {"asks": [*SPURS["asks"][:-1], {"price": "0.62", "size": "2e22"}]},
 }
 
 
-@pytest.mark.parametrize("hostile", sorted(HOSTILE_ASKS))
+@pytest.mark.parametrize("hostile", sorted(HOSTILE_BOOKS))
 def test_a_hostile_ask_is_refused_and_the_decision_completes(walks: Arena, hostile: str) -> None:
-    walks.clob.add_book({**SPURS, "asks": HOSTILE_ASKS[hostile]})
+    walks.clob.add_book({**SPURS, **HOSTILE_BOOKS[hostile]})
     walks.models.script_model(
         "test/a", answer(bet(("500", "YES", 200), ("100", "YES", 50)), "test/a")
     )
@@ -136,8 +140,8 @@ def test_a_hostile_ask_is_refused_and_the_decision_completes(walks: Arena, hosti
     with session_scope(walks.engine) as s:
         decision = s.exec(select(Decision)).one()
         trades = list(s.exec(select(Trade)))
+    assert all(t.shares < 1_000 for t in trades), [t.shares for t in trades]
     assert [t.market_id for t in trades] == ["100"]  # no trade at all on the hostile book
-    assert all(t.shares < 1_000 for t in trades)
     refused = {leg["index"]: leg["reason"] for leg in decision.legs if not leg["executed"]}
     assert refused == {0: "malformed"}
 
