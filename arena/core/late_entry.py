@@ -1,5 +1,6 @@
 """Late entry (methodology §20), the pure part: which cohorts a command names, the leakage
-guard, the shadow cohort's stamp, and how a late entrant is told apart from its family.
+guard, the shadow cohort's stamp, how a late entrant is told apart from its family, which
+failed model call is the endpoint's (the week not played, §18) and the lines that say so.
 
 A late entrant is a family playing a finished live cohort afterwards, in a *shadow cohort*
 stamped with the extension `late_entry`. It is a different entrant from its family's live
@@ -195,9 +196,8 @@ def is_outage(kind: str, status: int | None) -> bool:
 
 
 class LateEntryStopped(ArenaError):
-    """A late entry that ended before its work was done (the endpoint down, a run held by
-    another process): one line, exit 1, after the summary of what was played (`played`: the
-    engine's result so far, when there is one)."""
+    """A late entry the endpoint stopped before its work was done: one line, exit 1, after the
+    summary of what was played (`played`: the engine's result so far, when there is one)."""
 
     played: Any = None
 
@@ -236,7 +236,7 @@ class HeldRun:
     stale_at: datetime  # when a run may take the claim over (a killed process's)
 
 
-def held_stop(family: str, held: Sequence[HeldRun]) -> LateEntryStopped:
+def held_line(held: Sequence[HeldRun]) -> str:
     """What a rerun says of the runs it found held: which, since when, and what to do."""
     named = "; ".join(
         f"decision {h.decision_id} ({h.model}, cohort {h.cohort} week {h.week}) since "
@@ -245,8 +245,8 @@ def held_stop(family: str, held: Sequence[HeldRun]) -> LateEntryStopped:
     )
     verb = "is" if len(held) == 1 else "are"
     stale = max(h.stale_at for h in held)
-    return LateEntryStopped(
-        f"late entry of {family} not finished: {named} {verb} held in_progress by another run",
-        "let that run finish; if it died, run the same command again after "
-        f"{stale:%Y-%m-%d %H:%M} UTC, when its claim goes stale and is taken over",
+    return (
+        f"not finished: {named} {verb} held in_progress by another run — let that run finish; "
+        f"if it died, run the same command again after {stale:%Y-%m-%d %H:%M} UTC, when its "
+        "claim goes stale and is taken over"
     )

@@ -16,6 +16,11 @@ Idempotent per family × cohort, in the database: the shadow is unique per origi
 and each replayed decision is claimed under the engine's claims (unique per agent × week;
 finished ones are never redone; a claim left by a killed run is taken over once stale), so a
 second run finds the work done and an interrupted one resumes without duplicating a trade.
+
+A week the model was never asked is not played (`arena.engine.late_entry_outage`): the
+endpoint is probed before anything is written, and a decision lost to the endpoint keeps its
+re-claimable `error` row, unvalued; the week is asked again, and after `OUTAGE_STOP_AFTER` in a
+row the whole entry stops (LateEntryStopped) before any later week, so the next run plays it.
 """
 
 from collections import Counter

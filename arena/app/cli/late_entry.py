@@ -1,10 +1,11 @@
 """`arena late-entry FAMILY --cohorts A-B`: a family plays finished past cohorts afterwards
 (methodology §20), through the engine's player (`arena.engine.late_entry`).
 
-Exits 1 with one line when the work is not done: the endpoint unreachable before the first
-week (nothing written), the endpoint failing the same week `OUTAGE_STOP_AFTER` times in a row
-(the weeks before it kept, a rerun resumes there), or a run another process still holds
-(named, with when its claim goes stale); the summary of what was played comes first.
+Exits 1 with one line when the endpoint stops it: unreachable before the first week (nothing
+written), or failing the same week `OUTAGE_STOP_AFTER` times in a row (the summary of what was
+played first; a rerun resumes at that week). A run another process still holds is named in the
+summary, with when its claim goes stale, and exits 0, as a job command that finds its slot
+taken does (methodology §18): nothing failed.
 
 Why its own module: it is no scheduler job (no slot, no job_runs row; its idempotency is the
 shadow cohort's unique key and the decision claims), and it is the one command that takes
@@ -24,6 +25,7 @@ import typer
 from arena.app.cli.database import open_engine
 from arena.app.cli.job_runs import gamma_source, job_context
 from arena.app.cli.options import AtOption, at_instant
+from arena.core.late_entry import held_line
 
 if TYPE_CHECKING:
     from arena.engine.late_entry import LateEntryResult
@@ -47,7 +49,7 @@ def late_entry(
     """Play FAMILY over finished past cohorts as a late entrant (shadow cohorts; idempotent)."""
     from arena.agents.responders import default_responders
     from arena.config import get_settings
-    from arena.core.late_entry import LateEntryStopped, held_stop, parse_cohorts
+    from arena.core.late_entry import LateEntryStopped, parse_cohorts
     from arena.engine.late_entry import play_late_entry
     from arena.lineup import load_lineup
 
@@ -81,8 +83,6 @@ def late_entry(
         close()
     for line in summary_lines(result):
         typer.echo(line)
-    if result.held_runs:  # the summary says what was played; the one line what is left
-        raise held_stop(result.family, result.held_runs)
 
 
 def _tally(counts: dict[str, int]) -> str:
@@ -104,6 +104,8 @@ def summary_lines(result: "LateEntryResult") -> list[str]:
         + "; contaminated: "
         + (", ".join(map(str, result.contaminated)) or "none"),
     ]
+    if result.held_runs:  # another process is playing them: not a failure (exit 0)
+        lines.append(held_line(result.held_runs))
     if result.endpoint_failures:
         lines.append(
             f"decisions lost to the endpoint and asked again: {result.endpoint_failures} "
