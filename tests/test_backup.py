@@ -1,5 +1,11 @@
 """`arena backup` and `arena restore` on SQLite and PostgreSQL, with retention."""
 
+import os
+import resource
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -67,3 +73,49 @@ def test_cli_backup_and_refusals(
     assert refused.value.code == 1 and "--yes" in capsys.readouterr().err
     with pytest.raises(InputError):
         restore(f"sqlite:///{tmp_path / 'a.db'}", tmp_path / "missing.db")
+
+
+def file_size_limit(limit: int) -> Callable[[], None]:
+    """A child's setup: writes past `limit` bytes fail with EFBIG (SIGXFSZ ignored, as a
+    service manager or `ulimit -f` in a shell that ignores the signal leaves it)."""
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+    return apply
+
+
+def test_backup_under_a_file_size_limit_is_one_line_and_leaves_nothing(
+    engine: Engine, db_url: str, tmp_path: Path
+) -> None:
+    seed_basic(engine)
+    engine.dispose()
+    folder = tmp_path / "bk"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "backup",
+            "--dir",
+            str(folder),
+            "--at",
+            "2026-11-22T03:00:00Z",
+        ],
+        env={**os.environ, "ARENA_DATABASE_URL": db_url},
+        preexec_fn=file_size_limit(16_384),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    suffix = ".db" if db_url.startswith("sqlite") else ".dump"
+    assert str(folder / f"arena-20261122T030000Z{suffix}") in lines[0]
+    assert "file-size limit (16,384 bytes" in lines[0] and "unexpected" not in lines[0]
+    assert sorted(p.name for p in folder.iterdir()) == []  # no .partial, no -journal
+    # and without the limit the same backup is written
+    result = backup(db_url, folder, AT, keep=1)
+    assert result.size_bytes > 16_384

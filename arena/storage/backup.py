@@ -13,6 +13,7 @@ the result; a failed restore puts the kept copy back. See `restore`.
 
 import os
 import re
+import resource
 import shutil
 import sqlite3
 import subprocess
@@ -97,7 +98,7 @@ def backup(url: str, directory: Path, at: datetime, keep: int) -> BackupResult:
         suffix = ".db"
     elif parsed.get_backend_name() == "postgresql":
         target = directory / backup_name(at, ".dump")
-        _pg_tool("pg_dump", url, ["--format=custom", f"--file={target}"])
+        _pg_backup(url, target)
         suffix = ".dump"
     else:
         raise ConfigError(f"cannot back up a {parsed.get_backend_name()} database", "")
@@ -204,11 +205,60 @@ def _sqlite_backup(source: Path, target: Path) -> None:
         raise InputError(f"database file {source} not found", "run `arena init-db` first")
     partial = _partial(target)
     try:
-        with closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as src:
-            _sqlite_copy(src, partial)
+        try:
+            with closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as src:
+                _sqlite_copy(src, partial)
+        except sqlite3.Error as exc:  # even reading writes: a WAL database's `-shm` index
+            raise _write_failed(target, source.stat().st_size, f"SQLite: {exc}") from None
         partial.replace(target)
     finally:
-        partial.unlink(missing_ok=True)
+        _remove_partial(partial)
+
+
+def _pg_backup(url: str, target: Path) -> None:
+    """pg_dump into `<target>.partial`, renamed to `target` once whole."""
+    partial = _partial(target)
+    try:
+        try:
+            _pg_tool("pg_dump", url, ["--format=custom", f"--file={partial}"])
+        except ArenaError as exc:
+            size = partial.stat().st_size if partial.exists() else 0
+            raise _write_failed(target, size, exc.message, exc.hint) from None
+        partial.replace(target)
+    finally:
+        _remove_partial(partial)
+
+
+def _remove_partial(partial: Path) -> None:
+    """A temp file and whatever SQLite kept beside it (a failed copy leaves its journal)."""
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        partial.with_name(partial.name + suffix).unlink(missing_ok=True)
+
+
+# A write that stops within this many bytes of the file-size limit was stopped by it.
+_LIMIT_SLACK = 1 << 16
+
+
+def _write_failed(target: Path, size: int, detail: str, hint: str | None = None) -> ArenaError:
+    """One line for a backup that could not be written, naming the file and, when it is one
+    of them, the cause: the process's file-size limit (`ulimit -f`, RLIMIT_FSIZE, whose write
+    fails with EFBIG where SIGXFSZ is ignored) or a full disk. `size`: the bytes the backup
+    needs, or those written when it failed."""
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    free = shutil.disk_usage(target.parent).free
+    if limit != resource.RLIM_INFINITY and size + _LIMIT_SLACK > limit:
+        return ArenaError(
+            f"cannot write the backup {target}: it is larger than this process's file-size "
+            f"limit ({limit:,} bytes, `ulimit -f`); nothing was kept",
+            "raise the limit (`ulimit -f unlimited`) and run `arena backup` again",
+        )
+    if free < max(size, _LIMIT_SLACK):
+        return ArenaError(
+            f"cannot write the backup {target}: the disk is full ({free:,} bytes free); "
+            "nothing was kept",
+            "free some space, or pass a --dir on another disk",
+        )
+    return ArenaError(f"cannot write the backup {target}: {detail}; nothing was kept", hint)
 
 
 def _sqlite_copy(src: sqlite3.Connection, target: Path) -> None:
@@ -254,7 +304,7 @@ def _sqlite_restore(source: Path, live: Path, busy_timeout_ms: int) -> RestoreRe
         if had_database:
             kept_partial.replace(kept)
     finally:
-        kept_partial.unlink(missing_ok=True)
+        _remove_partial(kept_partial)
     return RestoreResult(revision, revision == head_revision(), kept if had_database else None)
 
 
@@ -364,7 +414,7 @@ def _pg_restore(url: str, source: Path) -> RestoreResult:
             raise _failed_check(source, problem, "`pg_restore --list FILE`")
         kept_partial.replace(kept)
     finally:
-        kept_partial.unlink(missing_ok=True)
+        _remove_partial(kept_partial)
     return RestoreResult(revision, revision == head_revision(), kept)
 
 
