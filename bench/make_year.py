@@ -25,6 +25,12 @@ cohort statuses, the pass's log line) and recorded as `run_job` records a finish
 job_runs row and log line). Copied slots are written up to 2,000 to a transaction: through
 `run_job`, three transactions per slot wrote 4.5× the bytes and took 45% more CPU on a 4-week
 build. `tests/bench/test_make_year.py` proves both paths write the same rows.
+
+Offline, as `arena demo` is: the decision runs record their universe's order books
+(`ARENA_RECORD_BOOKS`, on by default) from the simulated CLOB (`arena.sim.clob_server`),
+started on a loopback port for the build with its clock moved to each tick and read by the
+real `ClobClient`, never from `ARENA_CLOB_URL`; with recording off (and no v2 or
+`book_execution` cohort to price) no CLOB is started or read.
 """
 
 import argparse
@@ -44,7 +50,7 @@ from sqlmodel import SQLModel
 import arena.app.demo
 from arena.agents.responders import default_responders
 from arena.app.demo import Tick, any_open_position
-from arena.config import Methodology, load_settings
+from arena.config import BOOK_EXECUTION, Methodology, is_v2, load_settings
 from arena.core.errors import ArenaError, InputError
 from arena.core.timeutil import week_start
 from arena.engine.jobs import (
@@ -62,6 +68,7 @@ from arena.engine.jobs import (
 from arena.engine.logs import log_event
 from arena.engine.snapshots import SnapshotResult, finish_pass
 from arena.lineup import Lineup, load_lineup
+from arena.sim.clob_server import ClobServer
 from arena.sim.world import DEMO_START, demo_world
 from arena.storage import tables
 from arena.storage.db import create_db_engine, transaction
@@ -197,16 +204,33 @@ ProgressHook = Callable[[YearProgress], None]
 class _Season:
     """The build's state: runs ticks, decides real pass vs copy, batches the copies."""
 
-    def __init__(self, ctx: JobContext, bulk: bool, real_from: datetime | None = None) -> None:
+    def __init__(
+        self,
+        ctx: JobContext,
+        bulk: bool,
+        real_from: datetime | None = None,
+        clob: ClobServer | None = None,
+    ) -> None:
         self.ctx = ctx
         self.bulk = bulk
         self.real_from = real_from  # the reference build copies before it (tests)
+        self.clob = clob  # the simulated CLOB, its clock moved to each tick
+        # v2 and book_execution mark at the books, which move hourly: a pass is copied only
+        # within the hour (as in `arena demo`)
+        settings = ctx.settings
+        self.marks_at_books = is_v2(settings.methodology.version) or (
+            BOOK_EXECUTION in settings.extensions
+        )
         self.source: datetime | None = None  # slot of the latest real snapshot pass
         self.dirty = True  # another job ran since that pass
         self.pending: list[datetime] = []
         self.snapshot_rows = 0
 
     def run_tick(self, tick: Tick) -> None:
+        if self.clob is not None:
+            self.clob.at = tick.at
+            if self.marks_at_books and tick.at.minute == 0:
+                self.dirty = True
         for name in tick.jobs:
             if name == SNAPSHOT:
                 self.snapshot(tick.at)
@@ -301,16 +325,32 @@ def build_year(
         baselines, close = default_responders(settings, seed, probability=world.hidden_probability)
         responders = with_simulated_llms(baselines, seed, world.hidden_probability)
         ctx = JobContext(engine, settings, players, world, responders, owner=OWNER)
+        clob = _simulated_clob(ctx, world, start)
+        reader = ctx.clob  # the simulated CLOB's client, closed with its server
         began = time.perf_counter()
         try:
-            season = _Season(ctx, bulk_snapshots, real_from)
+            season = _Season(ctx, bulk_snapshots, real_from, clob)
             clock = year_ticks(start, weeks, tail_weeks, sync_every)
             _play(season, clock, start, stop_at, stop_when_settled, progress, began)
         finally:
             close()
+            if clob is not None:
+                clob.stop()
+                getattr(reader, "close", lambda: None)()
         return row_counts(engine)
     finally:
         engine.dispose()
+
+
+def _simulated_clob(ctx: JobContext, world: Any, start: datetime) -> ClobServer | None:
+    """The simulated CLOB on loopback, set as the jobs' CLOB reader (`arena demo`'s), when a
+    job reads books: recording is on, or the cohorts mark or trade at the books. None: no job
+    of the build asks for a CLOB reader."""
+    settings = ctx.settings
+    reads = settings.record_books or is_v2(settings.methodology.version)
+    if not (reads or BOOK_EXECUTION in settings.extensions):
+        return None
+    return arena.app.demo._start_clob(ctx, world, start)
 
 
 def _play(

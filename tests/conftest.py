@@ -15,7 +15,7 @@ from arena.config import get_settings
 from arena.storage.db import create_db_engine, dispose_engines
 from arena.storage.migrate import init_db
 from arena.storage.tables import COHORTS
-from tests import migrated
+from tests import migrated, offline_guard
 from tests.analytics.season import Season, analysed_copy, sqlite_season
 from tests.backends import BACKENDS
 from tests.pg import PostgresCluster, start_cluster
@@ -27,6 +27,9 @@ from tests.tiers import tiers
 # jobs with default settings. Recording is off for every test and the processes they start;
 # the tests of recording pass a loopback CLOB and turn it on themselves.
 os.environ["ARENA_RECORD_BOOKS"] = "0"
+# Offline means offline: a connection or lookup outside loopback, in this process or any it
+# starts, is refused and fails the test (tests/offline_guard.py; the `live` tier is exempt).
+offline_guard.arm()
 
 
 def _scan_installed_components_once() -> None:
@@ -172,6 +175,12 @@ def engine(db_url: str) -> Iterator[Engine]:
         yield eng
     finally:
         eng.dispose()
+
+
+@pytest.fixture(autouse=True)
+def _offline(request: pytest.FixtureRequest) -> Iterator[None]:
+    """No test reaches a host outside loopback, nor does any process it starts."""
+    yield from offline_guard.check(request)
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,8 @@
 """`arena demo`: a simulated season through the real jobs, reproducible, with the oracle ahead.
 
-One real `arena demo --weeks 2 --seed 1` process builds a database; a second run of the same
-season (in process) must write exactly the same trades.
+One real `arena demo --weeks 2 --seed 1` process builds a database, offline (the suite's guard
+armed in it records no connection outside loopback); a second run of the same season (in
+process) must write exactly the same trades.
 """
 
 import os
@@ -44,16 +45,21 @@ from arena.storage.models import (
     PortfolioSnapshot,
     Trade,
 )
+from tests import offline_guard
 from tests.stated_season import DemoSeasons, checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 WEEKS, SEED = 2, 1
 
 
-def arena_demo(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+def arena_demo(url: str, *args: str, guard: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`arena demo` in its own process (the offline guard armed in it, as in every child;
+    `guard`: the file it records into instead of the test's)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env.pop("OPENROUTER_API_KEY", None)
     env["ARENA_DATABASE_URL"] = url
+    if guard is not None:
+        env.update(offline_guard.child_env(guard))
     return subprocess.run(
         [sys.executable, "-m", "arena", "demo", *args],
         env=env,
@@ -75,8 +81,12 @@ def season(
 
     def play(folder: Path) -> str:
         url = f"sqlite:///{folder / 'demo.db'}"
-        result = arena_demo(url, "--weeks", str(WEEKS), "--seed", str(SEED))
+        guard = folder / "offline-guard.jsonl"
+        result = arena_demo(url, "--weeks", str(WEEKS), "--seed", str(SEED), guard=guard)
         assert result.returncode == 0, result.stderr
+        # Offline: the demo process was guarded and reached nothing outside loopback (its
+        # books recorded from its simulated CLOB, its LLM families from its model server).
+        offline_guard.guarded_and_offline(guard, "demo")
         checkpoint(folder / "demo.db")
         return result.stdout
 

@@ -1,10 +1,16 @@
 """bench/browser.py times every dashboard page: the pages it reads from dashboard.py are the
-ones in app_pages/, at the URL paths Streamlit serves them under."""
+ones in app_pages/, at the URL paths Streamlit serves them under; its server starts offline."""
 
+import urllib.request
 from pathlib import Path
 
+import pytest
+
 from arena.dashboard import reads
-from bench.browser import CACHE_TTL_S, DashboardPage, dashboard_pages
+from bench.browser import CACHE_TTL_S, DashboardPage, dashboard_pages, dashboard_server
+from tests import offline_guard
+from tests.analytics.season import Season
+from tests.offline import netguard
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,3 +57,18 @@ def test_the_floor_is_a_bare_page_served_beside_the_dashboard() -> None:
     assert FLOOR.path == ""  # the floor's default page, at its server's root
     assert multiple(1_500.0, 1_000.0) == "1.50×"
     assert multiple(None, 1_000.0) == multiple(1_500.0, None) == "—"
+
+
+def test_the_bench_s_server_starts_offline(
+    season: Season, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bench/browser.py's `streamlit run dashboard.py` over the suite's season answers on
+    loopback, its process guarded by the suite's offline guard, which records no connection
+    outside loopback (Streamlit's usage statistics are off, its address is loopback)."""
+    guard = tmp_path / "offline-guard.jsonl"
+    monkeypatch.setenv(netguard.ENV_LOG, str(guard))
+    with dashboard_server(season.url, "bench-password", tmp_path / "server.log") as base_url:
+        assert base_url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(f"{base_url}/", timeout=30) as response:
+            assert response.status == 200
+    offline_guard.guarded_and_offline(guard, "streamlit")

@@ -12,6 +12,7 @@ out of the copied slots: a carry-forward that ignored completion fails here).
 import shutil
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,11 +22,15 @@ from arena.config import Methodology
 from arena.lineup import Lineup, load_lineup
 from arena.sim.world import DEMO_START
 from arena.storage import tables
+from arena.storage.book_models import DecisionBook
 from arena.storage.db import create_db_engine
 from bench.make_year import build_year, year_ticks
+from tests import offline_guard
+from tests.offline import netguard
 from tests.pg import PostgresCluster
 
 ONE_WEEK_WINDOW = Methodology(decision_window_weeks=1)
+BOOKS: Table = DecisionBook.__table__  # type: ignore[attr-defined]
 
 
 @pytest.fixture
@@ -137,6 +142,28 @@ def test_a_cohort_completed_by_a_real_pass_drops_out_of_the_copies(
     assert len(slots) == 7 * 144 + 1 and slots[-1] == tail  # nothing after the completing pass
     runs = _column(real_url, tables.JOB_RUNS, "slot", "id")
     assert runs[-1] == stop - timedelta(minutes=10)  # the snapshot job still ran every slot
+
+
+def test_the_year_build_records_its_books_from_the_simulated_clob(
+    sqlite_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recording on (the default outside the suite): the first week's decision run stores a
+    book for every token of its universe, read from the loopback simulated CLOB, and the
+    build attempts no connection outside loopback (the offline guard records every one)."""
+    monkeypatch.setenv("ARENA_RECORD_BOOKS", "1")
+    path = tmp_path / "year.db"
+    shutil.copyfile(sqlite_template, path)
+    url = f"sqlite:///{path}"
+    assert netguard.installed()
+    build_year(
+        url, weeks=1, seed=3, tail_weeks=0, stop_at=DEMO_START + timedelta(minutes=10),
+        lineup=CASH_ONLY,
+    )  # fmt: skip
+    assert offline_guard.take() == []
+    statuses = _column(url, BOOKS, "status", "token_id")
+    markets = _column(url, tables.MARKET_SNAPSHOT_ITEMS, "market_id", "market_id")
+    assert len(statuses) >= len(markets) * 2 > 100  # every outcome token of the universe
+    assert statuses.count("ok") > 0.9 * len(statuses)
 
 
 def test_the_year_clock() -> None:

@@ -47,6 +47,8 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # Offline: Chromium resolves no host name but the dashboard's loopback address.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ]
 SERVER_START_TIMEOUT_S = 60.0
 # How long an `expect(...)` waits, like every other browser wait here (the context's default and
