@@ -96,10 +96,15 @@ class Retrier:
     """Sends requests through one `httpx.Client` with the shared retry, backoff and pacing.
 
     `label` starts every message and log line ("Gamma", "CLOB"); `sleep`, `rng` and `clock`
-    are injectable so tests record waits instead of sleeping. Each endpoint (method and path)
-    has its own circuit breaker, so a broken batch endpoint still leaves the one-token reads
-    it falls back on; one request's worth of failed attempts opens it, so the first request
-    to meet an outage gets all its retries and the rest of the run none.
+    are injectable so tests record waits instead of sleeping.
+
+    Two kinds of circuit breaker: attempts that got no answer at all (timeouts, refused
+    connections, refused bodies) count against the whole service (`service`), since every
+    endpoint of a host that does not answer is down; answers that are errors (429, 5xx, not
+    JSON) count against their endpoint (method and path) alone, so a broken batch endpoint
+    still leaves the one-token reads it falls back on. One request's worth of failed attempts
+    opens either: the first request to meet an outage gets all its retries, the rest of the
+    run none.
     """
 
     def __init__(
@@ -121,6 +126,7 @@ class Retrier:
         self._rng = rng or random.Random()
         self._clock = clock
         self._last_request: float | None = None
+        self.service = CircuitBreaker(label, logger, threshold=policy.max_attempts, clock=clock)
         self._breakers: dict[str, CircuitBreaker] = {}
         self._breakers_lock = threading.Lock()
 
@@ -134,11 +140,12 @@ class Retrier:
     ) -> Any:
         """The decoded JSON body, retrying what is worth retrying; RequestFailed otherwise."""
         policy = self.policy
-        breaker = self.breaker(method, path)
+        endpoint = self.breaker(method, path)
         last: Retryable | None = None
         for attempt in range(1, policy.max_attempts + 1):
             try:
-                breaker.check()
+                self.service.check()
+                endpoint.check()
             except CircuitOpen as closed:
                 raise RequestFailed(
                     closed.description, path=path, status=None, circuit_open=True
@@ -148,24 +155,27 @@ class Retrier:
             except Retryable as failure:
                 last = failure
             except RequestFailed as final:
-                if final.status is None:  # the body was refused: the service misbehaves
-                    breaker.failed(final.message)
+                if final.status is None:  # a refused body: the service misbehaves
+                    self.service.failed(final.message)
                 else:  # a 4xx is an answer
-                    breaker.succeeded()
+                    self._answered(endpoint)
                 raise
             else:
-                breaker.succeeded()
+                self._answered(endpoint)
                 return answer
+            # No answer at all (a timeout, a refused connection) blames the service; an
+            # answer that is an error (429, 5xx, not JSON) blames its endpoint.
+            blamed = self.service if last.status is None else endpoint
             if last.wait is not None and last.wait > policy.max_backoff:
                 description = (
                     f"{last.description} asking to retry after {last.wait:.0f} s, "
                     f"more than the {policy.max_backoff:g} s this client waits"
                 )
-                breaker.failed(description, trip=True)
+                blamed.failed(description, trip=True)
                 raise RequestFailed(
                     f"{self.label} {method} {path}: {description}", path=path, status=last.status
                 )
-            breaker.failed(last.description)
+            blamed.failed(last.description)
             if attempt < policy.max_attempts:
                 delay = self.delay(attempt, last.wait)
                 self.logger.warning(
@@ -230,6 +240,10 @@ class Retrier:
             raise Retryable(
                 f"HTTP {status} with a body that is not JSON: {snippet(response.text)!r}", status
             ) from None
+
+    def _answered(self, endpoint: CircuitBreaker) -> None:
+        endpoint.succeeded()
+        self.service.succeeded()
 
     def breaker(self, method: str, path: str) -> CircuitBreaker:
         """The circuit breaker of one endpoint, made on first use."""
