@@ -37,11 +37,12 @@ def shown_url(url: str) -> str:
 def probe_endpoint(base_url: str, timeout: float = PROBE_TIMEOUT) -> str | None:
     """None when `GET {base_url}/models` gets any HTTP answer below 500 (the server is up; a
     404 from a server without the route, or a 401, still says so); else why not, in a few
-    words. Tokenless and keyless: no key is sent, no model is asked."""
+    words. Tokenless and keyless: no key is sent, no model is asked; only the status line and
+    headers are read, never the body (a models list can be large, a hostile one endless)."""
     target = base_url.rstrip("/") + MODELS_PATH
     try:
-        with json_http_client(timeout=timeout) as client:
-            status = client.get(target).status_code
+        with json_http_client(timeout=timeout) as client, client.stream("GET", target) as answer:
+            status = answer.status_code
     except httpx.TimeoutException:
         return f"no answer to GET {MODELS_PATH} within {timeout:g} s"
     except httpx.TransportError as exc:
