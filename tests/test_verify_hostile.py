@@ -512,3 +512,94 @@ def test_the_end_record_is_read_where_zipfile_reads_it(real_zip: bytes, tmp_path
     tail_at = len(many) - 70_000
     assert declared_directory(many[tail_at:], tail_at) == (70_000, 70_000 * 53)
     assert declared_directory(os.urandom(64).replace(b"PK", b"pk"), 0) is None
+
+
+# -- a file that reads but is not the bundle's format is named --------------------------------
+
+
+def forged_rows(files: dict[str, bytes], name: str, change: Callable[[dict], None]) -> bytes:
+    rows = [json.loads(line) for line in files[name].decode().splitlines()]
+    change(rows[0])
+    return b"".join(json.dumps(row).encode() + b"\n" for row in rows)
+
+
+def forged_csv(files: dict[str, bytes], change: Callable[[list[str]], list[str]]) -> bytes:
+    lines = files["portfolio_snapshots.csv"].decode().splitlines()
+    return ("\n".join(change(lines)) + "\n").encode()
+
+
+def forged_cohort(files: dict[str, bytes], **constants: str) -> bytes:
+    cohort = json.loads(files["cohort.json"])
+    cohort["constants"].update(constants)
+    return json.dumps(cohort).encode()
+
+
+def without_column(lines: list[str], index: int) -> list[str]:
+    rows = (line.split(",") for line in lines)
+    return [",".join(cells[:index] + cells[index + 1 :]) for cells in rows]
+
+
+FORGERIES: dict[str, tuple[str, Callable[[dict[str, bytes]], bytes | None], str]] = {
+    # id: (file, the forged file's bytes (None: the file removed), what the line says)
+    "csv-missing-column": (
+        "portfolio_snapshots.csv",
+        lambda f: forged_csv(f, lambda lines: without_column(lines, 6)),
+        "no column 'total_pnl'",
+    ),
+    "csv-short-row": (
+        "portfolio_snapshots.csv",
+        lambda f: forged_csv(f, lambda ls: [ls[0], ",".join(ls[1].split(",")[:3]), *ls[2:]]),
+        "row 2: 3 cells, its header 9",
+    ),
+    "csv-nan-money": (
+        "portfolio_snapshots.csv",
+        lambda f: forged_csv(f, lambda ls: [ls[0], ls[1].replace(ls[1].split(",")[3], "NaN", 1)]),
+        "row 2: cash_balance 'NaN'",
+    ),
+    "trade-missing-key": (
+        "trades.jsonl",
+        lambda f: forged_rows(f, "trades.jsonl", lambda row: row.pop("side")),
+        "line 1: no 'side'",
+    ),
+    "lineup-nan-money": (
+        "lineup.jsonl",
+        lambda f: forged_rows(f, "lineup.jsonl", lambda row: row.update(starting_balance="NaN")),
+        "line 1: starting_balance 'NaN' is not a finite decimal number",
+    ),
+    "lineup-huge-money": (
+        "lineup.jsonl",
+        lambda f: forged_rows(f, "lineup.jsonl", lambda row: row.update(cash_balance="1E+999999")),
+        "line 1: cash_balance '1E+999999'",
+    ),
+    "cohort-huge-constant": (
+        "cohort.json",
+        lambda f: forged_cohort(f, max_bet_fraction="1E+999999"),
+        "constants.max_bet_fraction '1E+999999'",
+    ),
+    "file-missing": ("trades.jsonl", lambda f: None, "not in the bundle"),
+}
+
+
+@pytest.mark.parametrize("forgery", list(FORGERIES))
+def test_a_forged_file_is_named_with_its_row_and_key(
+    real_zip: bytes, tmp_path: Path, forgery: str, verify: Run
+) -> None:
+    """A CSV missing a column or cut short, a JSON row missing a key, NaN or 1E+999999 where
+    money is: each was a bare `KeyError: 'side'`, `InvalidOperation`, `Overflow` or
+    `ValueError` naming no file. Exit 1, one "bundle readable" line naming the file and
+    where in it."""
+    name, forge, says = FORGERIES[forgery]
+    files = members(real_zip)
+    forged = forge(files)
+    if forged is None:
+        del files[name]
+    else:
+        files[name] = forged
+    code, out, err = verify(str(write_zip(tmp_path / "bundle.zip", files)))
+
+    assert (code, err) == (1, ""), (out, err)
+    readable = [line for line in out.splitlines() if line.startswith("bundle readable: ")]
+    assert len(readable) == 1, out
+    assert readable[0].startswith(f"bundle readable: {name}") and says in readable[0], out
+    for bare in ("KeyError", "InvalidOperation", "Overflow", "ValueError", "TypeError"):
+        assert bare not in out, out

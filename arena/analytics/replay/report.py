@@ -92,7 +92,10 @@ def _same(published: Any, recomputed: Any) -> bool:
     if isinstance(published, float) or isinstance(recomputed, float):
         if published is None or recomputed is None:
             return published is None and recomputed is None
-        a, b = float(published), float(recomputed)
+        try:
+            a, b = float(published), float(recomputed)
+        except (TypeError, ValueError):  # a published value that is no number: differs
+            return False
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b)
         return math.isclose(a, b, rel_tol=FLOAT_TOLERANCE, abs_tol=FLOAT_TOLERANCE)

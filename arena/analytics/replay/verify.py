@@ -59,12 +59,9 @@ from arena.analytics.replay.figures import (
 )
 from arena.analytics.replay.format import (
     MANIFEST,
-    PORTFOLIO_COLUMNS,
     BundleFiles,
     FileCheck,
     check_files,
-    read_csv,
-    read_jsonl,
 )
 from arena.analytics.replay.late_marks import check_late_values
 from arena.analytics.replay.marks import MARKS, runs_by_agent
@@ -76,6 +73,15 @@ from arena.analytics.replay.prices import (
     check_values,
 )
 from arena.analytics.replay.report import Check, Report
+from arena.analytics.replay.rows import (
+    JSONL,
+    PORTFOLIO_CELLS,
+    DamagedFile,
+    Members,
+    read_document,
+    read_rows,
+    read_table,
+)
 from arena.config import (
     BOOK_EXECUTION,
     STATED_PROBABILITY,
@@ -137,9 +143,9 @@ def verify_bundle(bundle: BundleFiles, published_hash: str | None = None) -> Rep
         cohort = late = None
     try:
         checks = Replay(bundle).run()
-    except DAMAGED as exc:  # a file too damaged to read
+    except DAMAGED as exc:  # a file too damaged to read: named when the reader found it
         broken = Check("bundle readable")
-        broken.fail(f"{type(exc).__name__}: {exc}")
+        broken.fail(str(exc) if isinstance(exc, DamagedFile) else f"{type(exc).__name__}: {exc}")
         checks = [broken]
     return Report(bundle.hash, cohort, files, checks, late)
 
@@ -152,8 +158,8 @@ class Replay:
     """Recompute a bundle's numbers: parsing, execution, settlement, Brier, values, ranks."""
 
     def __init__(self, bundle: BundleFiles) -> None:
-        files = bundle.files
-        self.cohort: dict[str, Any] = _json(files["cohort.json"])
+        files = Members(bundle.files)
+        self.cohort: dict[str, Any] = read_document("cohort.json", files["cohort.json"])
         constants = self.cohort["constants"]
         self.limits = BetLimits(
             min_bet=Decimal(str(constants["min_bet"])),
@@ -171,28 +177,28 @@ class Replay:
         # a late entrant's shadow: its marks' sources (`replay.late_marks`), any version
         self.late = stamped_late_entry(constants) is not None
         valued = self.valued = self.v2 or self.walks or self.late  # rows with marks' records
-        self.marks = runs_by_agent(read_jsonl(files[MARKS])) if valued else {}
+        self.marks = runs_by_agent(read_rows(MARKS, files[MARKS])) if valued else {}
         self.open_values: dict[int, Decimal] = {}  # walks: open positions at their bid value
-        self.run_books = read_books(read_jsonl(files.get(BOOKS, b"")))
+        self.run_books = read_books(read_rows(BOOKS, files.get(BOOKS, b"")))
         if self.walks and BOOKS not in files:
             self.run_books.check.fail(f"a book_execution cohort's bundle without {BOOKS}")
         self.fills: dict[tuple[int, int], dict[str, Any] | None] = {}  # by (decision, leg)
         self.states: dict[int, list[BookState]] = {}
         self.capped: list[tuple[dict[str, Any], LegRequests]] = []  # answers the cap judges
         self.cash_before: dict[int, Decimal] = {}  # by decision: the replayed cash it met
-        self.lineup = read_jsonl(files["lineup.jsonl"])
-        self.snapshots = {s["id"]: s for s in read_jsonl(files["market_snapshots.jsonl"])}
-        self.decisions = read_jsonl(files["decisions.jsonl"])
+        rows = {name: read_rows(name, files[name]) for name in JSONL}
+        self.lineup, self.decisions = rows["lineup.jsonl"], rows["decisions.jsonl"]
+        self.snapshots = {s["id"]: s for s in rows["market_snapshots.jsonl"]}
         self.attempts: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for attempt in read_jsonl(files["attempts.jsonl"]):
+        for attempt in rows["attempts.jsonl"]:
             self.attempts[attempt["decision_id"]].append(attempt)
-        self.trades = read_jsonl(files["trades.jsonl"])
-        self.positions = {p["id"]: p for p in read_jsonl(files["positions.jsonl"])}
-        self.markets = {m["id"]: m for m in read_jsonl(files["markets.jsonl"])}
-        self.briers = read_jsonl(files["brier_scores.jsonl"])
-        header, self.curve = read_csv(files["portfolio_snapshots.csv"])
-        self.at = {name: header.index(name) for name in PORTFOLIO_COLUMNS}
-        self.board = read_jsonl(files["leaderboard.jsonl"])
+        self.trades, self.briers = rows["trades.jsonl"], rows["brier_scores.jsonl"]
+        self.positions = {p["id"]: p for p in rows["positions.jsonl"]}
+        self.markets = {m["id"]: m for m in rows["markets.jsonl"]}
+        _, self.curve, self.at = read_table(
+            "portfolio_snapshots.csv", files["portfolio_snapshots.csv"], PORTFOLIO_CELLS
+        )
+        self.board = rows["leaderboard.jsonl"]
         self.parsed: dict[int, ParsedDecision] = {}
         self.books: dict[int, Book] = {}
 
@@ -588,9 +594,3 @@ def _closed(decision: Mapping[str, Any], book: Book) -> set[str]:
         elif (held := book.holdings.get(int(request.get("position_id", 0)))) is not None:
             closed.add(held.market_id)
     return closed
-
-
-def _json(data: bytes) -> Any:
-    import json
-
-    return json.loads(data)
