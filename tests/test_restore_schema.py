@@ -135,6 +135,15 @@ SQLITE_VARIANTS = [
         id="extra-table",
     ),
     pytest.param(
+        [
+            SQLITE_MINT.replace("mint", "tmp_mint"),
+            *_writable("tmp_mint", "tmp_mint", "sqlite_mint"),
+            "UPDATE sqlite_master SET name = 'sqlite_mint' WHERE name = 'tmp_mint'",
+        ],
+        'trigger "sqlite_mint" on table "agents" is not made by',
+        id="trigger-under-a-reserved-name",
+    ),
+    pytest.param(
         _writable(
             "trg_positions_holdings_insert",
             "count(DISTINCT p.agent_id)",

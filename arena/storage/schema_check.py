@@ -120,9 +120,17 @@ def schema_difference(
 
 # --- SQLite ----------------------------------------------------------------------------------
 
-# SQLite's own bookkeeping: the AUTOINCREMENT counters, ANALYZE's statistics and the indexes
-# that a table's UNIQUE / PRIMARY KEY clause implies (compared through the table's SQL).
-_SQLITE_INTERNAL = "sqlite_"
+# SQLite's own bookkeeping: ANALYZE's statistics (an operator may run it) and the indexes a
+# table's UNIQUE / PRIMARY KEY clause implies (no SQL of their own: compared through the
+# table's). Anything else named `sqlite_…` is compared: SQLite refuses such a name in CREATE,
+# but a schema edited in place can hold a trigger `sqlite_mint`, and it fires.
+_SQLITE_STATS = frozenset({"sqlite_stat1", "sqlite_stat2", "sqlite_stat3", "sqlite_stat4"})
+
+
+def _internal(kind: str, name: str, sql: str | None) -> bool:
+    if kind == "table":
+        return name in _SQLITE_STATS
+    return kind == "index" and name.startswith("sqlite_autoindex_") and sql is None
 
 
 def _normal_sql(sql: str | None) -> str:
@@ -191,14 +199,16 @@ def _split_top_level(body: str) -> list[str]:
 
 def sqlite_catalogue(conn: sqlite3.Connection) -> frozenset[Entry]:
     """Every table, index, trigger and view of a SQLite database, and every column."""
-    rows = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
-    entries = {
-        Entry(str(kind), str(name), str(table), _normal_sql(sql))
-        for kind, name, table, sql in rows
-        if not str(name).startswith(_SQLITE_INTERNAL)
-    }
+    rows = [
+        (str(kind), str(name), str(table), sql)
+        for kind, name, table, sql in conn.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master"
+        )
+        if not _internal(str(kind), str(name), sql)
+    ]
+    entries = {Entry(kind, name, table, _normal_sql(sql)) for kind, name, table, sql in rows}
     for kind, name, _table, _sql in rows:
-        if kind != "table" or str(name).startswith(_SQLITE_INTERNAL):
+        if kind != "table":
             continue
         quoted = '"' + str(name).replace('"', '""') + '"'
         for _cid, column, type_, notnull, default, pk, hidden in conn.execute(
