@@ -223,8 +223,9 @@ def restore(
 ) -> None:
     """Replace the database's contents with a backup (stop the scheduler first).
 
-    The backup is checked first (an arena database at a known schema revision) and the
-    replaced database is kept; the line printed says where.
+    The backup is checked first (an arena database at a known schema revision whose schema
+    is exactly what the migrations make at it) and the replaced database is kept; the line
+    printed says where.
     """
     from arena.config import get_settings
     from arena.storage.backup import restore as run_restore
