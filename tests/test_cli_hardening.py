@@ -388,3 +388,60 @@ def test_schemaless_database_says_run_init_db(
     code, _, err = run(args, capsys)
     line = one_line_error(code, err, "no schema", "run `arena init-db`")
     assert "check ARENA_DATABASE_URL and that the database is reachable" not in line
+
+
+@pytest.fixture
+def behind_url(db_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A database on each backend migrated only to revision 0012 (before late entry added
+    `cohorts.late_entry_of`), as ARENA_DATABASE_URL."""
+    from arena.storage.migrate import downgrade
+
+    engine = create_db_engine(db_url)
+    try:
+        downgrade(engine, "0012")
+    finally:
+        engine.dispose()
+    monkeypatch.setenv("ARENA_DATABASE_URL", db_url)
+    return db_url
+
+
+def test_a_database_behind_the_code_says_run_init_db_and_its_revision(
+    behind_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A query meeting a column a later migration adds said "check ARENA_DATABASE_URL and
+    that the database is reachable" on SQLite ("no such column") and "ProgrammingError" on
+    PostgreSQL (undefined_column): the line names the revision and `arena init-db`."""
+    from arena.storage.migrate import head_revision
+
+    for args in (["leaderboard"], ["export", "trades"], ["snapshot"]):
+        code, out, err = run(args, capsys)
+        line = one_line_error(code, err, "revision 0012", head_revision(), "run `arena init-db`")
+        assert "check ARENA_DATABASE_URL" not in line and "late_entry_of" in line
+        assert out == "" or out.count("\n") == 1  # at most the CSV header
+    code, _, err = run(["init-db"], capsys)
+    assert code == 0, err
+    code, _, err = run(["leaderboard"], capsys)
+    assert (code, err) == (0, "")
+
+
+def test_a_database_at_a_revision_the_code_does_not_know_says_so(
+    behind_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    engine = create_db_engine(behind_url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("UPDATE alembic_version SET version_num = '9999'")
+    finally:
+        engine.dispose()
+    code, _, err = run(["leaderboard"], capsys)
+    one_line_error(code, err, "revision 9999", "does not know", "ARENA_DATABASE_URL")
+
+
+def test_an_unreachable_server_still_says_check_the_url(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing listens on port 1: the URL is what is wrong, not the schema."""
+    monkeypatch.setenv("ARENA_DATABASE_URL", "postgresql+psycopg://arena@127.0.0.1:1/arena")
+    code, _, err = run(["leaderboard"], capsys)
+    line = one_line_error(code, err, "check ARENA_DATABASE_URL")
+    assert "init-db" not in line
