@@ -14,7 +14,8 @@ only (not the `arena` processes and servers the suite starts), and pytest-socket
 `connect` alone (a DNS lookup runs in C and is not seen); the guard here is one small module
 for both. What no Python guard sees: libpq's own sockets (the suite's PostgreSQL is loopback
 or a unix socket, tests/pg.py) and Chromium, which runs with its background networking off
-(tests/e2e/conftest.py) and only ever opens the loopback dashboard.
+and resolves no host name (`--host-resolver-rules`, tests/e2e/conftest.py), so it reaches only
+the dashboard at 127.0.0.1.
 """
 
 import atexit
