@@ -7,8 +7,6 @@ from pathlib import Path
 import pytest
 
 from arena.app.cli.options import MAX_COHORT
-from arena.core.errors import UsageError
-from arena.core.late_entry import MAX_COHORT_NUMBER, parse_cohorts
 from tests.test_cli_hardening import one_line_error, run, seeded, sqlite_seeded
 
 __all__ = ["seeded", "sqlite_seeded"]  # fixtures, used by name
@@ -57,6 +55,9 @@ def test_the_largest_cohort_number_runs_on_both_backends(
 
 
 def test_parse_cohorts_reads_ascii_lists_and_ranges() -> None:
+    from arena.core.errors import UsageError
+    from arena.core.late_entry import MAX_COHORT_NUMBER, parse_cohorts
+
     assert MAX_COHORT_NUMBER == MAX_COHORT
     assert parse_cohorts("1-3,8, 2") == [1, 2, 3, 8]
     assert parse_cohorts(f" {MAX_COHORT_NUMBER} ") == [MAX_COHORT_NUMBER]

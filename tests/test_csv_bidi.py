@@ -14,7 +14,7 @@ from sqlalchemy.engine import Engine
 
 from arena.analytics.export.tables import ExportFilters, write_csv
 from arena.analytics.stats.leaderboard import write_leaderboard_csv
-from arena.core.csvsafe import BIDI_CONTROLS, bidi_escaped, cell, neutralise
+from arena.core.csvsafe import cell, neutralise
 from arena.dashboard.tables import csv_text
 from arena.storage.tables import MARKETS
 from tests.factories import seed_basic
@@ -34,8 +34,10 @@ def test_every_bidi_control_is_an_escape_a_reader_sees() -> None:
     assert cell({"q": SPOOF}) == '{"q": "invoice\\u202etxt.exe"}'  # still the same JSON
 
 
-@given(st.text().filter(lambda text: not BIDI_CONTROLS.search(text)))
+@given(st.text().filter(lambda text: not any(char in text for char in BIDI)))
 def test_text_without_bidi_controls_is_unchanged(text: str) -> None:
+    from arena.core.csvsafe import bidi_escaped
+
     assert bidi_escaped(text) is text
 
 

@@ -32,7 +32,7 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from arena.analytics.replay.bundle import build_bundle
-from arena.analytics.replay.format import MANIFEST, ZIP_TIME, declared_directory
+from arena.analytics.replay.format import MANIFEST, ZIP_TIME
 from arena.app.cli import main
 from arena.storage.db import create_db_engine
 from tests.analytics.season import sqlite_season
@@ -499,6 +499,8 @@ def test_the_end_record_is_read_where_zipfile_reads_it(real_zip: bytes, tmp_path
     """A real bundle's count and directory size, with and without an archive comment (the
     record is then found by its signature); a small zip of many entries through zip64's
     records; no record at all is left to `zipfile` to name."""
+    from arena.analytics.replay.format import declared_directory
+
     size = real_zip.rfind(b"PK\x05\x06") - real_zip.find(b"PK\x01\x02")
     assert declared_directory(real_zip, 0) == (13, size)
     commented = io.BytesIO()
