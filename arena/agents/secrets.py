@@ -2,15 +2,24 @@
 
 Proxies and misconfigured gateways echo the key: in error bodies, in `model` or `provider`,
 even as the answer itself. What comes back is not always the key as sent: it can be upper- or
-lower-cased, JSON-escaped (`\\u0073k-or-…`, `\\/`), URL-encoded (`%2F`), split by invisible
-characters, or cut short (`got 'SK-OR-V1-0a1b…'`). So `redact` looks for it in a *decoded
-view* of the text (escapes undone, invisible characters dropped, fullwidth letters as ASCII,
-lower case) and replaces the original characters behind each match, escapes and all:
+lower-cased, JSON-escaped (`\\u0073k-or-…`, `\\/`), URL-encoded (`%2F`, or every byte as
+`%73%6B…`), HTML entities (`&#115;`, `&#x73;`), split by invisible characters, cut short
+(`got 'SK-OR-V1-0a1b…'`), reversed, or re-encoded: hex, decimal bytes, base64, base32. So
+`redact` looks for it in a *decoded view* of the text (escapes undone, invisible characters
+dropped, fullwidth letters as ASCII, lower case) and replaces the original characters behind
+each match, escapes and all. Each re-encoding is a fixed string derived from the key
+(`arena.agents.key_forms`, which lists the forms and why), searched for in the same view, so
+case, escapes and invisible splits compose with every form (base64 URL-encoded, hex upper-cased,
+the key reversed then upper-cased). Redacted:
 
 - every run of at least `PIECE` (12) characters of a given secret, case-insensitively (a
-  secret shorter than that: the whole of it); a secret shorter than `SHORT_SECRET` (a dummy
-  local key such as "EMPTY") only where its exact text stands, so ordinary words survive;
-- OpenRouter-shaped keys (`sk-or-` and 8+ key characters, any case), configured or not;
+  secret shorter than that: the whole of it), and the like run of each of its forms: reversed,
+  hex (`736b2d…`, `73:6B:2D`, `0x73, 0x6b`), decimal bytes (`[115, 107, 45, …]`), base64
+  (standard and URL-safe, at each byte alignment, so inside the base64 of a longer string),
+  base32; a secret shorter than `SHORT_SECRET` (a dummy local key such as "EMPTY") only where
+  its exact text stands, so ordinary words survive;
+- OpenRouter-shaped keys (`sk-or-` and 8+ key characters, any case), configured or not, also
+  reversed, in hex and in base64 (their other forms need the key configured);
 - bearer tokens (`Bearer …`, any case), unless `bearer=False`: the replay bundle copies free
   text (market questions: "the flag bearer at …") whose bytes must not change.
 
@@ -25,6 +34,8 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from arena.agents.key_forms import key_spans, lower, openrouter_encoded_spans
 
 if TYPE_CHECKING:
     from arena.config import Settings
@@ -85,14 +96,6 @@ class _View:
         return offset, offset + 1
 
 
-def _lower(text: str) -> str:
-    """Lower case without changing the length (a character whose lower case is longer stays)."""
-    low = text.lower()
-    if len(low) == len(text):
-        return low
-    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-
-
 def _decoded(match: re.Match[str]) -> str:
     """The character an escape stands for; "" for an invisible character."""
     group = match.lastgroup
@@ -115,12 +118,12 @@ def _view(text: str) -> _View:
     length = position = 0
     for match in _escapes(text):
         if match.start() > position:
-            literal = _lower(text[position : match.start()])
+            literal = lower(text[position : match.start()])
             pieces.append(literal)
             starts.append(length)
             spans.append((position, match.start(), True))
             length += len(literal)
-        char = _lower(_decoded(match))
+        char = lower(_decoded(match))
         char = char if len(char) <= 1 else char[:1]
         pieces.append(char)
         starts.append(length)
@@ -128,7 +131,7 @@ def _view(text: str) -> _View:
         length += len(char)
         position = match.end()
     if position < len(text) or not spans:
-        pieces.append(_lower(text[position:]))
+        pieces.append(lower(text[position:]))
         starts.append(length)
         spans.append((position, len(text), True))
     return _View("".join(pieces), starts, spans)
@@ -144,35 +147,6 @@ def _escapes(text: str) -> Iterable[re.Match[str]]:
         if match is not None:
             position = match.end()
             yield match
-
-
-def _occurrences(haystack: str, needle: str) -> Iterable[int]:
-    """Every start of `needle` in `haystack`, overlapping ones included."""
-    index = haystack.find(needle)
-    while index >= 0:
-        yield index
-        index = haystack.find(needle, index + 1)
-
-
-def _secret_runs(view: str, secret: str) -> list[tuple[int, int]]:
-    """Spans of `view` made of PIECE-character runs of `secret` (both lower-cased).
-
-    Every PIECE-run of the secret contains one of its aligned PIECE/2-chunks, so only the few
-    places where a chunk occurs are checked: linear in the text, whatever it holds.
-    """
-    width = min(PIECE, len(secret))
-    if width == len(secret):
-        return [(i, i + width) for i in _occurrences(view, secret)]
-    chunk = width // 2
-    runs = {secret[i : i + width] for i in range(len(secret) - width + 1)}
-    chunks = {secret[i : i + chunk] for i in range(0, len(secret) - chunk + 1, chunk)}
-    found: set[int] = set()
-    for piece in chunks:
-        for at in _occurrences(view, piece):
-            for start in range(max(0, at - width + chunk), at + 1):
-                if view[start : start + width] in runs:
-                    found.add(start)
-    return [(start, start + width) for start in found]
 
 
 def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -192,8 +166,9 @@ def _matches(view: str, secrets: Sequence[str], bearer: bool) -> list[tuple[int,
         spans += [m.span() for m in _OPENROUTER_KEY.finditer(view)]
     if bearer and "bearer" in view:
         spans += [m.span(1) for m in _BEARER.finditer(view)]
-    for secret in secrets:
-        spans += _secret_runs(view, _lower(secret))
+    if secrets:
+        spans += key_spans(view, secrets, PIECE)
+    spans += openrouter_encoded_spans(view)
     return spans
 
 
