@@ -54,6 +54,7 @@ from arena.engine.snapshots import take_snapshots
 from arena.engine.sources import MarketSource, foreign_markets, skipped_line
 from arena.engine.universe import open_markets_of
 from arena.lineup import Lineup
+from arena.markets.breaker import breaker_run
 from arena.storage.db import session_scope
 from arena.storage.tables import JOB_RUNS as _RUNS
 from arena.storage.tables import MARKETS as _MARKETS
@@ -445,7 +446,8 @@ def run_job(ctx: JobContext, name: str, slot_at: datetime, at: datetime) -> JobR
         log.debug("%s %s: already done or in progress elsewhere", name, slot_at.isoformat())
         return JobRunResult(name, slot_at, "skipped")
     try:
-        outcome = job(ctx, at)
+        with breaker_run():  # an outside service's failures count within this run alone
+            outcome = job(ctx, at)
     except Exception as exc:
         log.debug("job %s failed", name, exc_info=True)
         error = error_line(exc, ctx.secrets)
