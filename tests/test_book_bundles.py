@@ -20,8 +20,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from arena.analytics.replay.books import BOOKS, leg_markets, read_books
-from arena.analytics.replay.bundle import FILES, BuiltBundle, build_bundle
-from arena.analytics.replay.format import MANIFEST, read_jsonl
+from arena.analytics.replay.bundle import BuiltBundle, build_bundle
+from arena.analytics.replay.format import FILES, MANIFEST, read_jsonl
 from arena.analytics.replay.marks import MARKS
 from arena.analytics.replay.verify import verify_bundle
 from arena.app.cli import main

@@ -23,8 +23,9 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 
 import arena.core.execution
-from arena.analytics.replay.bundle import FILES, build_bundle, curve_csv
+from arena.analytics.replay.bundle import build_bundle, curve_csv
 from arena.analytics.replay.format import (
+    FILES,
     MANIFEST,
     PORTFOLIO_COLUMNS,
     BundleFiles,

@@ -23,8 +23,9 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import Engine
 
-from arena.analytics.replay.bundle import FILES, V2_FILES, BuiltBundle, build_bundle
+from arena.analytics.replay.bundle import V2_FILES, BuiltBundle, build_bundle
 from arena.analytics.replay.format import (
+    FILES,
     MANIFEST,
     BundleFiles,
     build_files,

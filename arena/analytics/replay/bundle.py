@@ -1,13 +1,13 @@
 """`arena bundle COHORT`: everything a finished cohort published, in files anyone can recompute.
 
-What a bundle holds (`FILES`; the format is `replay_format`): the cohort and the methodology
-constants stamped on it, the lineup (agent → family → model id served), every frozen market
-snapshot a decision run used, every decision with its prompts, every HTTP attempt with its raw
-answer, tokens, cost and latency, the parsed action and each leg's outcome (rejected legs with
-their reasons), every trade, position and Brier row, the resolution fields of every traded
-market (the Gamma fields the verdict rests on), the cohort's portfolio snapshots, and the
-cohort leaderboard's point estimates as the project computes them. `arena verify` recomputes
-the numbers from the other files alone (`replay_verify`).
+What a bundle holds (`format.FILES`; the format is `replay_format`): the cohort and the
+methodology constants stamped on it, the lineup (agent → family → model id served), every
+frozen market snapshot a decision run used, every decision with its prompts, every HTTP attempt
+with its raw answer, tokens, cost and latency, the parsed action and each leg's outcome
+(rejected legs with their reasons), every trade, position and Brier row, the resolution fields
+of every traded market (the Gamma fields the verdict rests on), the cohort's portfolio
+snapshots, and the cohort leaderboard's point estimates as the project computes them. `arena
+verify` recomputes the numbers from the other files alone (`replay_verify`).
 
 A bundle is *final* when its cohort is finished: completed (every position settled) and every
 market it bought into resolved, so a BUY sold before its market resolved has its Brier row;
@@ -55,6 +55,7 @@ from arena.analytics.query.frames import raw_rows
 from arena.analytics.replay.books import BOOKS, book_rows
 from arena.analytics.replay.format import (
     PORTFOLIO_COLUMNS,
+    README,
     BundleFiles,
     build_files,
     json_bytes,
@@ -102,21 +103,6 @@ from arena.storage.tables import (
     live_cohort,
 )
 
-README = "README.txt"
-FILES = (
-    README,
-    "cohort.json",
-    "lineup.jsonl",
-    "market_snapshots.jsonl",
-    "decisions.jsonl",
-    "attempts.jsonl",
-    "trades.jsonl",
-    "positions.jsonl",
-    "markets.jsonl",
-    "brier_scores.jsonl",
-    "portfolio_snapshots.csv",
-    "leaderboard.jsonl",
-)
 # What a bundle of a methodology v2 cohort holds besides (docs/methodology-v2.md, "Replay
 # bundles"): the valuation rows' marks and their provenance. A v1 bundle never has it.
 V2_FILES = (MARKS,)

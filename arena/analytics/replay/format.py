@@ -28,6 +28,22 @@ from arena.core.text import printable
 
 FORMAT = "forecaster-arena-replay/1"
 MANIFEST = "MANIFEST.json"
+# The files every bundle holds (besides its manifest), in the order they are written.
+README = "README.txt"
+FILES = (
+    README,
+    "cohort.json",
+    "lineup.jsonl",
+    "market_snapshots.jsonl",
+    "decisions.jsonl",
+    "attempts.jsonl",
+    "trades.jsonl",
+    "positions.jsonl",
+    "markets.jsonl",
+    "brier_scores.jsonl",
+    "portfolio_snapshots.csv",
+    "leaderboard.jsonl",
+)
 # A zip entry's time: fixed, so a rebuild is byte-identical (the zip format starts at 1980).
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 # `portfolio_snapshots.csv`'s header: written by the builder, read by the verifier.

@@ -23,20 +23,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from arena.analytics.replay.format import PORTFOLIO_COLUMNS
+from arena.analytics.replay.format import FILES, PORTFOLIO_COLUMNS
 
 # The JSON Lines files every replay reads (`marks.jsonl`, `books.jsonl`: some replays).
-JSONL = (
-    "lineup.jsonl",
-    "market_snapshots.jsonl",
-    "decisions.jsonl",
-    "attempts.jsonl",
-    "trades.jsonl",
-    "positions.jsonl",
-    "markets.jsonl",
-    "brier_scores.jsonl",
-    "leaderboard.jsonl",
-)
+JSONL = tuple(name for name in FILES if name.endswith(".jsonl"))
 # `portfolio_snapshots.csv`'s columns and the kind of cell of those the replay computes with.
 PORTFOLIO_CELLS = {column: "" for column in PORTFOLIO_COLUMNS} | {
     "agent_id": "int",
