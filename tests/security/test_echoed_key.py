@@ -2,29 +2,28 @@
 
 Proxies and misconfigured gateways echo the key: as the answer's action, inside its reasoning
 (JSON-escaped, `\\u`-escaped, URL-encoded, upper or lower case, split by invisible
-characters), in `model` and `provider`, in error bodies. A decision run against such an
-endpoint, every `arena export TABLE --out` and `arena bundle N --out x.zip` are then searched,
-case-insensitively and in decoded views (JSON escapes and percent escapes undone), for the key,
-for its random part alone and for every 12-character piece of it: in the SQLite database
-file's raw bytes (and its WAL), in every value PostgreSQL holds (dumped through SQLAlchemy),
-in every export and in every member of the bundle. Both an OpenRouter-shaped
-`sk-or-v1-<64 hex>` key and a plain `ARENA_LLM_API_KEY` are tried.
+characters), in `model` and `provider`, in error bodies; and re-encoded (reversed, hex,
+decimal bytes, base64 inside a longer base64 string, base32, every byte percent-encoded, HTML
+character references: `tests.security.echoes.encoded_forms`), each such form in the action,
+the reasoning, `model`, `provider` and an error body. A decision run against such an endpoint,
+every `arena export TABLE --out` and `arena bundle N --out x.zip` are then searched
+(`tests.security.echoes.found`) for the key, its random part and every 12-character piece of
+it, as is, reversed and re-encoded: in the SQLite database file's raw bytes (and its WAL), in
+every value PostgreSQL holds (dumped through SQLAlchemy), in every export and in every member
+of the bundle. Both an OpenRouter-shaped `sk-or-v1-<64 hex>` key and a plain
+`ARENA_LLM_API_KEY` are tried.
 
-A database written before the fix (a row holding the key, inserted directly as an old version
-stored it) gives a bundle without the key too. `redact` itself is checked for every form.
+A database holding the key (a row inserted directly, as a version that did not redact stored
+it) gives a bundle without the key too. `redact` itself is checked for every form.
 """
 
 import json
-import re
-import secrets
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
 
 import pytest
 from hypothesis import given, settings
@@ -52,105 +51,24 @@ from tests.engine.chat_server import PerModelServer, serve_models
 from tests.engine.test_full_loop import WEEK1
 from tests.examples import examples
 from tests.factories import new_cohort_agents
+from tests.security.echoes import (
+    ENCODED,
+    KEYS,
+    PIECE,
+    SAMPLE,
+    WITHOUT_THE_KEY,
+    Key,
+    forms,
+    found,
+    leaks,
+    openrouter_key,
+    plain_key,
+    u_escaped,
+)
 from tests.security.test_no_key_leak import dump_database, gamma_url, sqlite_file_bytes
 
 SUNDAY = datetime(2026, 11, 1, tzinfo=UTC)
 NO_WAIT = {"Retry-After": "0"}
-PIECE = 12  # no run of this many characters of the key may survive anywhere
-ZWSP = "\u200b"
-
-
-# ------------------------------------------------------------------ the keys and their forms
-
-
-@dataclass(frozen=True)
-class Key:
-    """A fake key, the environment variable it is set in, and its random part."""
-
-    value: str
-    env: str
-    random_part: str
-
-    def pieces(self) -> set[str]:
-        """Every PIECE-character run of the key (lower case) and its random part."""
-        low = self.value.lower()
-        runs = {low[i : i + PIECE] for i in range(len(low) - PIECE + 1)}
-        return runs | {self.random_part.lower()}
-
-
-def openrouter_key() -> Key:
-    random_part = secrets.token_hex(32)
-    return Key(f"sk-or-v1-{random_part}", "OPENROUTER_API_KEY", random_part)
-
-
-def plain_key() -> Key:
-    """Not OpenRouter-shaped; holds `/` and `+` so its JSON and URL escapes differ from it."""
-    random_part = f"{secrets.token_hex(10)}/{secrets.token_hex(8)}+{secrets.token_hex(6)}"
-    return Key(f"gw-{random_part}", "ARENA_LLM_API_KEY", random_part)
-
-
-KEYS = [pytest.param(openrouter_key, id="sk-or-v1"), pytest.param(plain_key, id="plain")]
-
-
-def u_escaped(text: str) -> str:
-    """Every character as a JSON `\\uXXXX` escape."""
-    return "".join(f"\\u{ord(c):04x}" for c in text)
-
-
-def json_escaped(text: str) -> str:
-    """The first character `\\u`-escaped and every `/` as `\\/`, as some encoders write it."""
-    return u_escaped(text[0]) + text[1:].replace("/", "\\/")
-
-
-def split_invisibly(text: str) -> str:
-    """A zero-width space every 5 characters (the parser removes them before reading)."""
-    return ZWSP.join(text[i : i + 5] for i in range(0, len(text), 5))
-
-
-def forms(key: str) -> dict[str, str]:
-    """The key as an echoing endpoint may send it."""
-    return {
-        "as is": key,
-        "upper": key.upper(),
-        "lower": key.lower(),
-        "swapped": key.swapcase(),
-        "u-escaped": u_escaped(key),
-        "json-escaped": json_escaped(key),
-        "url-encoded": quote(key, safe=""),
-        "url-encoded upper": quote(key.upper(), safe=""),
-        "invisibly split": split_invisibly(key),
-    }
-
-
-# ------------------------------------------------------------------ searching for it
-
-
-_U_ESCAPE = re.compile(r"\\+u([0-9a-fA-F]{4})")
-_CHAR_ESCAPE = re.compile(r"\\+([/\\\"'])")
-
-
-def decoded_views(text: str) -> list[str]:
-    """`text` lower-cased, with JSON escapes undone, percent escapes undone, and both."""
-    plain = text.replace(ZWSP, "")
-    unjson = _CHAR_ESCAPE.sub(
-        lambda m: m.group(1), _U_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), plain)
-    )
-    return [v.lower() for v in (plain, unjson, unquote(plain), unquote(unjson))]
-
-
-def found(key: Key, text: str) -> str | None:
-    """The first piece of the key found in any view of `text`, or None."""
-    views = decoded_views(text)
-    for piece in sorted(key.pieces()):
-        for view in views:
-            if piece in view:
-                index = view.find(piece)
-                return f"{piece!r} in …{view[max(0, index - 60) : index + 60]}…"
-    return None
-
-
-def leaks(key: Key, texts: Iterable[tuple[str, str]]) -> list[str]:
-    return [f"{where}: {hit}" for where, text in texts if (hit := found(key, text))]
 
 
 # ------------------------------------------------------------------ pure `redact`
@@ -164,7 +82,7 @@ def assert_clean(key: Key, text: str) -> None:
 @pytest.mark.parametrize("make_key", KEYS)
 @pytest.mark.parametrize("form", list(forms("x" * 20)))
 def test_redact_removes_every_form_of_the_key(make_key: Callable[[], Key], form: str) -> None:
-    key = make_key()
+    key = SAMPLE[make_key]
     echoed = forms(key.value)[form]
     for text in (
         echoed,
@@ -180,7 +98,7 @@ def test_redact_removes_every_form_of_the_key(make_key: Callable[[], Key], form:
 @pytest.mark.parametrize("make_key", KEYS)
 def test_redact_removes_pieces_of_the_key(make_key: Callable[[], Key]) -> None:
     """A quoted key cut short (`got 'SK-OR-V1-0a1b…'`) or a piece of it is still the key."""
-    key = make_key()
+    key = SAMPLE[make_key]
     value = key.value
     for piece in (value[:PIECE], value[:37] + "…", value[-PIECE:], value[5 : 5 + PIECE + 3]):
         for text in (piece, piece.upper(), f"got '{piece.upper()}'", u_escaped(piece)):
@@ -189,8 +107,9 @@ def test_redact_removes_pieces_of_the_key(make_key: Callable[[], Key]) -> None:
 
 def test_the_openrouter_pattern_needs_no_configured_secret() -> None:
     key = openrouter_key()
-    for text in forms(key.value).values():
-        assert_clean(key, redact(f"echo: {text}"))
+    f = forms(key.value)
+    for name in WITHOUT_THE_KEY:
+        assert_clean(key, redact(f"echo: {f[name]}"))
     assert redact("key sk-or-v1-deadbeefcafe0123") == "key [redacted]"
     assert redact("KEY SK-OR-V1-DEADBEEFCAFE0123") == "KEY [redacted]"
 
@@ -217,7 +136,7 @@ alphabet = st.characters(codec="utf-8")  # surrogates are not UTF-8: none drawn
 def test_redact_removes_the_key_wherever_it_sits(
     before: str, after: str, form: str, plain: bool
 ) -> None:
-    key = plain_key() if plain else openrouter_key()
+    key = SAMPLE[plain_key if plain else openrouter_key]
     text = before + forms(key.value)[form] + after
     redacted = redact(text, [key.value])
     assert_clean(key, redacted)
@@ -227,10 +146,10 @@ def test_redact_removes_the_key_wherever_it_sits(
 @settings(max_examples=examples(200), deadline=None)
 @given(text=st.text(alphabet, max_size=200))
 def test_redact_leaves_text_without_the_key_unchanged(text: str) -> None:
-    key = plain_key()
     if "bearer" in text.lower() or "sk-or-" in text.lower():
         return  # the patterns apply
-    assert redact(text, [key.value]) == text
+    for key in SAMPLE.values():
+        assert redact(text, [key.value]) == text
 
 
 # ------------------------------------------------------------------ a decision run
@@ -243,44 +162,69 @@ LINEUP = "".join(
 
 
 def script_echoes(server: PerModelServer, key: str) -> None:
-    """Each family's endpoint echoes the key another way."""
+    """Each family's endpoint echoes the key another way; every re-encoded form (`ENCODED`)
+    stands in the action, the reasoning, `model`, `provider` and an error body."""
     f = forms(key)
 
     def raw(content: str, model: str, **fields: str) -> Reply:
         return Reply(200, completion(content, model=model, **fields), NO_WAIT)
 
-    server.script_model(
-        "echo/action-upper", raw(json.dumps({"action": f["upper"]}), "echo/action-upper")
-    )
+    def encoded(names: Iterable[str] = ENCODED, case: Callable[[str], str] = str) -> str:
+        """The forms named, as the inside of a JSON string (the node buffer quotes)."""
+        return json.dumps(" ".join(case(f[name]) for name in names))[1:-1]
+
+    upper = json.dumps({"action": " ".join([f["upper"], *(f[n].upper() for n in ENCODED)])})
+    server.script_model("echo/action-upper", raw(upper, "echo/action-upper"))
     server.script_model(
         "echo/action-lower",
-        raw(f'{{"action": "{f["lower"]}", "reasoning": "{f["u-escaped"]}"}}', "echo/action-lower"),
+        raw(
+            f'{{"action": "{f["lower"]} {encoded()}", "reasoning": "{f["u-escaped"]}"}}',
+            "echo/action-lower",
+        ),
     )
     reasoning = " ".join(f[name] for name in ("u-escaped", "json-escaped", "url-encoded"))
     server.script_model(
         "echo/reasoning",
-        raw(f'{{"action": "HOLD", "reasoning": "echo {reasoning}"}}', "echo/reasoning"),
+        raw(f'{{"action": "HOLD", "reasoning": "echo {reasoning} {encoded()}"}}', "echo/reasoning"),
     )
     bet = {"market_id": "501", "side": f["lower"], "amount": 100}
     server.script_model(
         "echo/side",
         raw(json.dumps({"action": "BET", "bets": [bet], "reasoning": f["swapped"]}), "echo/side"),
     )
+    plain_encoded = " ".join(f[name] for name in ENCODED)
     server.script_model(
         "echo/meta",
         raw(
             json.dumps({"action": "HOLD", "reasoning": f"Bearer {f['upper']}"}),
-            f["upper"],
-            provider=f["swapped"],
+            f"{f['upper']} {plain_encoded}",
+            provider=f"{f['swapped']} {plain_encoded.swapcase()}",
         ),
     )
+    # An error text is cut to 200 characters once redacted: a third of the forms in each.
+    thirds = [ENCODED[i::3] for i in range(3)]
     server.script_model(
         "echo/errors",
         Reply(
-            500, {"error": {"message": f"bad key {f['upper']}", "url": f["url-encoded"]}}, NO_WAIT
+            500,
+            {
+                "error": {
+                    "message": f"bad key {f['upper']} {' '.join(f[n] for n in thirds[0])}",
+                    "url": f["url-encoded"],
+                }
+            },
+            NO_WAIT,
         ),
-        Reply(200, {"error": {"message": f"key {f['swapped']} flagged"}}, NO_WAIT),
-        Reply(401, f"Unauthorized: {f['u-escaped']} / {f['lower']}\n", NO_WAIT),
+        Reply(
+            200,
+            {"error": {"message": f"key {f['swapped']} {' '.join(f[n] for n in thirds[1])}"}},
+            NO_WAIT,
+        ),
+        Reply(
+            401,
+            f"Unauthorized: {f['u-escaped']} / {f['lower']} {' '.join(f[n] for n in thirds[2])}\n",
+            NO_WAIT,
+        ),
     )
     server.script_model(
         "echo/invisible",
@@ -394,7 +338,8 @@ def _assert_the_echoes_were_stored(url: str) -> None:
     assert statuses.get("ok", 0) + statuses.get("zero_trade", 0) == 4, statuses
     errors = " ".join(e for e in attempts if e)
     assert "HTTP 500" in errors and "HTTP 401" in errors and REDACTED in errors, errors
-    assert REDACTED in served
+    meta = [m for m in served if m and m.startswith(REDACTED)]  # "echo/meta": every form
+    assert meta and all(m.count(REDACTED) > len(ENCODED) for m in meta), meta
     reasons = [p["reasoning"] for p in parsed if p]
     assert sum(REDACTED in r for r in reasons) >= 3, reasons
 
@@ -445,7 +390,11 @@ def write_old_rows(engine: Engine, f: dict[str, str]) -> None:
             action="HOLD",
             attempts=2,
             raw_response=f'{{"action": "HOLD", "reasoning": "{f["u-escaped"]}"}}',
-            parsed_response={"action": "HOLD", "reasoning": f["as is"], "notes": [f["lower"]]},
+            parsed_response={
+                "action": "HOLD",
+                "reasoning": f["as is"],
+                "notes": [f["lower"], *(f[name] for name in ENCODED)],
+            },
             validation_errors=[f"action: must be one of BET, SELL, HOLD, got '{f['upper'][:37]}…'"],
             served_model=f["upper"],
             provider=f["swapped"],
@@ -498,7 +447,8 @@ class EchoingResponder:
         self.calls += 1
         f = forms(self.key)
         action = f["upper"] if self.calls == 1 else "HOLD"  # malformed first, then valid
-        content = json.dumps({"action": action, "reasoning": f"echo {f['as is']}"})
+        reasoning = f"echo {f['as is']} {f['basic auth']} {f['reversed upper']} {f['hex colons']}"
+        content = json.dumps({"action": action, "reasoning": reasoning})
         record = AttemptRecord(
             attempt_no=1,
             status=200,
@@ -506,7 +456,7 @@ class EchoingResponder:
             latency_ms=1,
             served_model=f["upper"],
             provider=f["url-encoded"],
-            error=f"earlier: {f['swapped']}",
+            error=f"earlier: {f['swapped']} {f['base64 url-safe unpadded']} {f['byte list']}",
         )
         return ChatResult(content=content, finish_reason="stop", attempts=[record])
 
@@ -533,5 +483,7 @@ def test_the_engine_redacts_what_a_responder_hands_it(
     with engine.connect() as conn:
         errors = conn.execute(select(DECISION_ATTEMPTS.c.error)).scalars().all()
         parsed = conn.execute(select(DECISIONS.c.parsed_response)).scalars().one()
-    assert parsed["reasoning"] == f"echo {REDACTED}"
+    reasoning = parsed["reasoning"]  # "dXNlcjp": base64 of "user:", kept; the key's is not
+    assert reasoning.startswith(f"echo {REDACTED} dXNlcjp{REDACTED}"), reasoning
+    assert reasoning.count(REDACTED) == 4, reasoning
     assert any(e and "got '[redacted]" in e for e in errors), errors  # the quote cut short
