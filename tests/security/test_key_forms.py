@@ -11,6 +11,7 @@ import json
 import random
 import time
 from collections.abc import Callable
+from functools import partial
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -167,7 +168,7 @@ def test_a_megabyte_is_redacted_well_under_50_ms() -> None:
     key = SAMPLE[openrouter_key]
     for name, text in megabyte_texts().items():
         assert redact(text, [key.value]) == text  # nothing of the key in it: kept
-        took = cpu_ms(lambda text=text: redact(text, [key.value]))
+        took = cpu_ms(partial(redact, text, [key.value]))
         assert took < 50, f"{name}: {took:.0f} ms"
 
 
