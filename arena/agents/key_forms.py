@@ -18,9 +18,13 @@ further work. A run of `width` characters of a form stands for `PIECE` character
   suffix bits cut off (two or three at the start, up to two at the end);
 - base32 (RFC 4648), likewise at each of its five alignments.
 
+Escapes the view undoes compose with these for free: every byte percent-encoded (`%73%6B…`)
+and numeric HTML character references (`&#115;`, `&#x73;`) are the key itself once decoded.
+
 Not covered, as no echo has a reason to produce them or they are not the key's bytes: base85,
 ROT13, the key re-encoded after being reversed or case-changed (base64 of its upper case),
-UTF-16 hex, hex split across lines.
+UTF-16 hex, hex split across lines, named HTML references (`&sol;`: `html.escape` never writes
+them), percent-encoded bytes above 0x7F (a key is ASCII).
 
 Speed (it runs on every string stored). The forms, the key as sent among them, are read off the
 text together in one pass: every run of `SHORTEST_BLOCKED` (11) or more characters of a form
