@@ -528,7 +528,9 @@ class ChatClient(OwnsHttpClient):
 
     def _clean(self, text: str) -> str:
         """One line, secrets redacted, at most ERROR_TEXT_CHARS characters."""
-        flat = " ".join(redact(text, self._secrets).split())
+        # Redacted again once flat: a form split across lines (hex wrapped at a newline) is
+        # whole only after the whitespace is collapsed.
+        flat = redact(" ".join(redact(text, self._secrets).split()), self._secrets)
         return flat if len(flat) <= ERROR_TEXT_CHARS else flat[:ERROR_TEXT_CHARS] + "…"
 
 
