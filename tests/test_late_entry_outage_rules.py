@@ -2,12 +2,14 @@
 as up: the pure rule, and the probe against loopback servers that answer what a real one may.
 The end-to-end behaviour is tests/test_late_entry_outage.py."""
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from arena.core.late_entry import HeldRun, held_line, is_outage
 from arena.engine.late_entry_outage import probe_endpoint
+from tests.hostile_http import hostile, slowloris
 from tests.loopback import LoopbackServer, Reply
 
 
@@ -56,6 +58,14 @@ def test_a_refused_connection_is_down() -> None:
     server = _Status(200).start()
     server.stop()
     assert probe_endpoint(server.origin + "/v1", timeout=2.0) == "connection failed (ConnectError)"
+
+
+def test_a_server_trickling_its_headers_is_down_at_the_probes_deadline() -> None:
+    with hostile(slowloris(0.05)) as server:
+        started = time.monotonic()
+        reason = probe_endpoint(server.url + "/v1", timeout=0.5)
+    assert time.monotonic() - started < 2.0
+    assert reason == "no answer to GET /models within 0.5 s"
 
 
 def test_the_held_line_names_each_run_and_the_latest_stale_time() -> None:

@@ -15,6 +15,7 @@ from arena.agents.baselines import BaselineInput
 from arena.agents.llm import ChatResult, LLMError
 from arena.agents.responders import LLMResponder, Messages, Responder
 from arena.core.late_entry import is_outage
+from arena.markets.bounded_http import request_deadline
 from arena.markets.http_client import json_http_client
 
 PROBE_TIMEOUT = 15.0  # seconds: a blackholed host is named this soon, not after a chat timeout
@@ -41,7 +42,11 @@ def probe_endpoint(base_url: str, timeout: float = PROBE_TIMEOUT) -> str | None:
     headers are read, never the body (a models list can be large, a hostile one endless)."""
     target = base_url.rstrip("/") + MODELS_PATH
     try:
-        with json_http_client(timeout=timeout) as client, client.stream("GET", target) as answer:
+        with (
+            request_deadline(timeout),  # a server trickling its headers is cut off too
+            json_http_client(timeout=timeout) as client,
+            client.stream("GET", target) as answer,
+        ):
             status = answer.status_code
     except httpx.TimeoutException:
         return f"no answer to GET {MODELS_PATH} within {timeout:g} s"
