@@ -170,6 +170,7 @@ def play_late_entry(
     owner = owner or new_owner()
     history = clob_history(prices()) if prices is not None else None
     watched = WatchedResponder(responder)
+    play = _Play(engine, watched, at, stale_after, owner, history, result)
     marks: Counter[str] = Counter()
     for original in originals:
         stamp = LateEntryStamp(
@@ -184,9 +185,7 @@ def play_late_entry(
         runs = _runs(engine, original)
         for run in runs:
             result.runs += 1
-            played = _play_week(
-                engine, entry, run, methodology, watched, at, stale_after, owner, history, result
-            )
+            played = _play_week(play, entry, run, methodology)
             if isinstance(played, HeldRun):  # held by a running process: later runs must wait
                 result.held.append(original.number)
                 result.held_runs.append(played)
@@ -200,34 +199,38 @@ def play_late_entry(
     return result
 
 
+@dataclass(frozen=True)
+class _Play:
+    """What every replayed run of one late entry shares: the database, the watched responder,
+    now (`at`, the claims' clock), the claim rules, the price history and the summary."""
+
+    engine: Engine
+    responder: WatchedResponder
+    at: datetime
+    stale_after: timedelta
+    owner: str
+    history: Any
+    result: LateEntryResult
+
+
 def _play_week(
-    engine: Engine,
-    entry: _Entry,
-    run: OriginalRun,
-    methodology: Methodology,
-    responder: WatchedResponder,
-    at: datetime,
-    stale_after: timedelta,
-    owner: str,
-    history: Any,
-    result: LateEntryResult,
+    play: _Play, entry: _Entry, run: OriginalRun, methodology: Methodology
 ) -> Counter[str] | HeldRun:
     """`_replay_run`, the week asked again while the endpoint fails it; after
     `OUTAGE_STOP_AFTER` failures in a row the whole late entry stops (LateEntryStopped), so no
     later week is played over one the model was never asked."""
+    result = play.result
     lost: LLMError | None = None
     for _ in range(OUTAGE_STOP_AFTER):
-        played = _replay_run(
-            engine, entry, run, methodology, responder, at, stale_after, owner, history, result
-        )
+        played = _replay_run(play, entry, run, methodology)
         if not isinstance(played, LLMError):
             return played
         lost = played
         result.endpoint_failures += 1
     assert lost is not None
     family = entry.shadow.late_entry_family or entry.agent.family_id
-    _log(engine, at, "WARNING", f"late entry of {family} stopped", result)
-    endpoint = endpoint_of(responder.inner) or "?"
+    _log(play.engine, play.at, "WARNING", f"late entry of {family} stopped", result)
+    endpoint = endpoint_of(play.responder.inner) or "?"
     number = entry.original.number
     stopped = outage_stop(family, endpoint, number, run.week, OUTAGE_STOP_AFTER, lost.message)
     stopped.played = result
@@ -368,21 +371,18 @@ def _runs(engine: Engine, original: Cohort) -> list[OriginalRun]:
 
 
 def _replay_run(
-    engine: Engine,
-    entry: _Entry,
-    run: OriginalRun,
-    methodology: Methodology,
-    responder: WatchedResponder,
-    at: datetime,
-    stale_after: timedelta,
-    owner: str,
-    history: Any,
-    result: LateEntryResult,
+    play: _Play, entry: _Entry, run: OriginalRun, methodology: Methodology
 ) -> Counter[str] | HeldRun | LLMError:
     """One original run: settle what resolved before it, decide (claimed), value at its prices;
     the held run when another process holds the run's claim (nothing after it may be played
     yet); the endpoint's failure when the decision was lost to it (`is_outage`): then the week
     is not played, its `error` row stays re-claimable and it is not valued."""
+    engine, responder, result, stale_after = (
+        play.engine,
+        play.responder,
+        play.result,
+        play.stale_after,
+    )
     agent_id = entry.agent.id
     assert agent_id is not None
     result.settled_recorded += len(settle_recorded(engine, agent_id, run.at))
@@ -391,7 +391,7 @@ def _replay_run(
     claim = None
     if not played_on:
         claim = claim_decision(
-            engine, entry.agent, run.week, run.at, stale_after, owner, claimed_at=at
+            engine, entry.agent, run.week, run.at, stale_after, play.owner, claimed_at=play.at
         )
     if claim is None and not played_on:
         held = _held(engine, entry, run.week, stale_after)
@@ -420,7 +420,7 @@ def _replay_run(
         result.trades += trades
     if valued:
         return Counter()  # valued when it was played: history is never rewritten
-    return snapshot_shadow(engine, agent_id, universe, run.at, interval, history)
+    return snapshot_shadow(engine, agent_id, universe, run.at, interval, play.history)
 
 
 def _held(engine: Engine, entry: _Entry, week: int, stale_after: timedelta) -> HeldRun | None:
