@@ -218,6 +218,7 @@ if picked != market_id:
 POSITION_FORMATS: dict[str, Any] = {
     "shares": "{:,.2f}",
     "avg_entry_price": fmt.price,
+    "stake": fmt.money,
     "cost_basis": fmt.money,
     "mark_price": fmt.price,
     "current_value": fmt.money,
@@ -232,7 +233,8 @@ POSITION_LABELS = {
     "status": ("Status", 70),
     "shares": ("Shares", 100),
     "avg_entry_price": ("Entry price", 85),
-    "cost_basis": ("Cost basis", 95),
+    "stake": ("Stake", 95),
+    "cost_basis": ("Open cost", 95),
     "mark_price": ("Mark price", 85),
     "current_value": ("Value", 95),
     "unrealized_pnl": ("Unrealized P/L", 110),

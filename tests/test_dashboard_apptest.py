@@ -411,7 +411,8 @@ def test_agent_ledgers_are_written_by_the_grid_from_raw_numbers(season_engine: E
     columns = json.loads(positions.proto.columns)
     assert columns["cost_basis"]["type_config"]["format"] == fmt.GRID_FORMATS[fmt.money].printf
     assert columns["unrealized_pnl"]["type_config"]["format"] == "dollar"
-    assert columns["cost_basis"]["label"] == "Cost"  # the page's label kept
+    assert columns["cost_basis"]["label"] == "Open cost"  # the page's label kept
+    assert columns["stake"]["label"] == "Stake"  # what a closed position risked
     assert positions.value["cost_basis"].dtype.kind == "f"  # numbers sort as numbers
     trade_columns = json.loads(trades.proto.columns)
     assert trade_columns["created_at"]["type_config"]["format"] == "YYYY-MM-DD HH:mm"

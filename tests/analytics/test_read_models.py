@@ -255,6 +255,9 @@ def test_positions_show_outcome_and_marked_value(engine: Engine) -> None:
     assert book.loc[held, "unrealized_pnl"] == 125.0
     assert book.loc[held, "question"] == "Will market 842093 resolve YES?"
     assert book.loc[lost, "current_value"] == 0.0 and pd.isna(book.loc[lost, "mark_price"])
+    # what each risked, open or closed: a sold position's cost basis is 0, its stake is not
+    assert book["stake"].to_dict() == {held: 500.0, held + 1: 300.0, lost: 100.0}
+    assert book.loc[held + 1, "cost_basis"] == 0.0
 
     ledger = agents.trades(engine, cohort=1, family="gpt-5.1")
     assert sorted(ledger["trade_type"]) == ["BUY", "BUY", "BUY", "SELL"]

@@ -114,10 +114,10 @@ def test_agent_page_place_in_cohort_tables_chart_and_links(
         "Question",
         "Side",
         "Outcome",
-        "Cost",
+        "Stake",
+        "Open cost",
         "Value",
         "Unrealized P/L",
-        "Realized P/L",
     ]
     assert trades[:6] == ["Time (UTC)", "Type", "Question", "Side", "Amount", "Price"]
     assert decisions[:8] == [

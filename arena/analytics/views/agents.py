@@ -424,6 +424,19 @@ def _questions(engine: Engine, market_ids: set[str]) -> dict[str, str]:
         return {str(mid): str(question) for mid, question in conn.execute(query)}
 
 
+def _stakes(engine: Engine, position_ids: set[int]) -> dict[int, Decimal]:
+    """What was paid into each of `position_ids`: the sum of its BUY amounts, by id."""
+    if not position_ids:
+        return {}
+    query = (
+        select(TRADES.c.position_id, func.sum(TRADES.c.amount))
+        .where(TRADES.c.trade_type == "BUY", TRADES.c.position_id.in_(sorted(position_ids)))
+        .group_by(TRADES.c.position_id)
+    )
+    with engine.connect() as conn:
+        return {int(pid): Decimal(total) for pid, total in conn.execute(query) if pid is not None}
+
+
 POSITION_COLUMNS: dict[str, str] = {
     "position_id": INT,
     "cohort_number": INT,
@@ -442,6 +455,7 @@ POSITION_COLUMNS: dict[str, str] = {
     "realized_pnl": MONEY,
     "opened_at": TIME,
     "closed_at": TIME,
+    "stake": MONEY,
 }
 
 
@@ -462,13 +476,17 @@ def positions(
     ``side``; ``outcome`` (pending | won | lost | sold | cancelled) and the raw ``status``;
     ``shares``, ``avg_entry_price``, ``cost_basis``; for open positions ``mark_price``,
     ``current_value`` and ``unrealized_pnl`` (the export's §12.4 marks; 0 once closed);
-    ``realized_pnl`` (sells, settlement, refund); ``opened_at``, ``closed_at``.
+    ``realized_pnl`` (sells, settlement, refund); ``opened_at``, ``closed_at``; ``stake``, what
+    was paid into the position (its BUYs): a closed position's cost basis is 0 (settling or
+    selling it removes it), and a reader asks what it risked.
     """
     filters = ExportFilters(cohort, family, replicate=replicate)
     rows = export_rows(engine, "positions", filters, market_id)
     questions = _questions(engine, {str(r["market_id"]) for r in rows})
+    stakes = _stakes(engine, {int(r["position_id"]) for r in rows})
     for row in rows:
         row["question"] = questions.get(str(row["market_id"]), "")
+        row["stake"] = stakes.get(int(row["position_id"]), Decimal(0))
         row["outcome"] = OUTCOMES.get(str(row["status"]), str(row["status"]))
         if row["status"] != "open":
             row["mark_price"] = None
