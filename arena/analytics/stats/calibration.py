@@ -437,6 +437,94 @@ def reliability_diagram(
     return points[list(DIAGRAM_COLUMNS)]
 
 
+# --------------------------------------------------------------------------------------------
+# Over/under-confidence: the signed gap between a forecaster's mean confidence and its win rate.
+# The Brier score and ECE say *how far* a forecast is off; this says *which way*, so "which
+# family is most over-confident?" has an answer (positive: its bets won less often than its
+# confidence said).
+
+OVERCONFIDENCE_COLUMNS: tuple[str, ...] = (
+    "family_id",
+    "bets",
+    "mean_forecast",
+    "win_rate",
+    "overconfidence",
+    "overconfidence_ci_low",
+    "overconfidence_ci_high",
+    "market_bets",
+    "market_overconfidence",
+    "market_overconfidence_ci_low",
+    "market_overconfidence_ci_high",
+)
+
+
+def overconfidence(
+    bets: pd.DataFrame,
+    *,
+    replicates: int = stats.DEFAULT_REPLICATES,
+    seed: int = 0,
+    level: float = stats.CONFIDENCE,
+) -> pd.DataFrame:
+    """Per family: mean(forecast − outcome) over its resolved bets, with a bootstrap interval.
+
+    Pure (no database). `bets`: one row per bet with ``family_id``, ``cohort_id``, ``cluster``
+    (its Polymarket event, `cluster_label`), ``forecast`` (probability that the side bought
+    wins: implied confidence or a stated probability), ``outcome`` (1 won, 0 lost) and
+    ``price`` (the market's price for that side, NaN if unknown); rows without a forecast or
+    an outcome are left out. overconfidence = mean forecast − win rate (positive:
+    over-confident); ``market_overconfidence``: the same of the market price on the bets that
+    have one. Intervals: percentile, clusters resampled within their cohort, one draw for
+    every family (the leaderboard's scheme). Sorted most over-confident first.
+    """
+    f = bets["forecast"].to_numpy(dtype=np.float64)
+    y = bets["outcome"].to_numpy(dtype=np.float64)
+    keep = ~np.isnan(f) & ~np.isnan(y)
+    rows = bets[keep]
+    if rows.empty:
+        return pd.DataFrame(columns=list(OVERCONFIDENCE_COLUMNS))
+    f, y = f[keep], y[keep]
+    q = rows["price"].to_numpy(dtype=np.float64)
+    priced = ~np.isnan(q)
+    families = sorted(set(rows["family_id"].astype(str)))
+    keys = rows["cohort_id"].astype(str) + "|" + rows["cluster"].astype(str)
+    labels, cluster = np.unique(keys.to_numpy(dtype=str), return_inverse=True)
+    column = rows["family_id"].astype(str).map({x: i for i, x in enumerate(families)})
+    at = (cluster, column.to_numpy(dtype=np.int64))
+    terms = {
+        "n": np.ones_like(f),
+        "gap": f - y,
+        "forecast": f,
+        "market_n": priced.astype(np.float64),
+        "market_gap": np.where(priced, q - y, 0.0),
+    }
+    sums = {}
+    for name, values in terms.items():
+        sums[name] = np.zeros((labels.size, len(families)))
+        np.add.at(sums[name], at, values)
+    strata = np.zeros(labels.size, dtype=np.int64)
+    strata[cluster] = rows["cohort_id"].to_numpy(dtype=np.int64)
+    boot = stats.ClusterBootstrap(strata, replicates, seed)
+    total = {name: matrix.sum(axis=0) for name, matrix in sums.items()}
+    frame = pd.DataFrame({"family_id": families, "bets": total["n"].astype("int64")})
+    frame["mean_forecast"] = total["forecast"] / total["n"]
+    frame["win_rate"] = frame["mean_forecast"] - total["gap"] / total["n"]
+    for name, gap, n in (
+        ("overconfidence", "gap", "n"),
+        ("market_overconfidence", "market_gap", "market_n"),
+    ):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frame[name] = np.where(
+                total[n] > 0, total[gap] / np.where(total[n] > 0, total[n], 1), np.nan
+            )
+        low, high = stats.percentile_interval(boot.ratio(sums[gap], sums[n]), level)
+        frame[f"{name}_ci_low"], frame[f"{name}_ci_high"] = low, high
+    frame["market_bets"] = total["market_n"].astype("int64")
+    order = frame.sort_values(
+        ["overconfidence", "family_id"], ascending=[False, True], na_position="last"
+    )
+    return order[list(OVERCONFIDENCE_COLUMNS)].reset_index(drop=True)
+
+
 def family_names(engine: Engine) -> dict[str, str]:
     """Each family's display name by id (the id itself when it has none)."""
     query = select(FAMILIES.c.id, func.coalesce(FAMILIES.c.display_name, FAMILIES.c.id))
@@ -450,11 +538,13 @@ __all__ = [
     "DIAGRAM_COLUMNS",
     "MARKET_SERIES",
     "MIN_BIN_COUNT",
+    "OVERCONFIDENCE_COLUMNS",
     "RELIABILITY_COLUMNS",
     "brier_over_time",
     "brier_rows",
     "calibration_summary",
     "family_names",
+    "overconfidence",
     "pooled_reliability",
     "reliability",
     "reliability_diagram",
