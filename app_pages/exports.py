@@ -8,14 +8,16 @@ kept (`replay_kept`), with its hash and how to check it, or, when none is kept, 
 (`replay_status`) and a button that builds a provisional bundle of the cohort so far
 (`replay_bundle.build_bundle`, on the read-only engine, only when asked)."""
 
+import io
 import json
 from datetime import UTC, date, datetime, time
 
 import pandas as pd
 import streamlit as st
 
-from arena.analytics.export.bundle import build_bundle, bundle_name
-from arena.analytics.export.tables import EXPORT_DESCRIPTIONS, EXPORTS, ExportFilters
+from arena.analytics.export.bundle import build_bundle, bundle_name, table_csv, table_file_name
+from arena.analytics.export.dictionary import DICTIONARY_NAME, EXPORT_DESCRIPTIONS, write_dictionary
+from arena.analytics.export.tables import EXPORTS, ExportFilters
 from arena.analytics.replay.bundle import build_bundle as build_replay_bundle
 from arena.analytics.replay.kept import bundle_file_name, kept_bundle_zip, kept_bundles
 from arena.analytics.replay.status import BUNDLE_SCHEDULE, BundleStatus, bundle_status
@@ -36,21 +38,15 @@ PLAN_LABELS = {
 
 st.title("Exports")
 st.caption(
-    "A bounded slice of the benchmark's tables as CSV, zipped with a README that records the "
-    "methodology version and constants, the export time and the filters. Each CSV is exactly "
+    "A bounded slice of the benchmark's tables as CSV: one table alone, or several zipped with "
+    "a README that records the methodology version and constants, the export time and the "
+    "filters, and a data dictionary (every column's meaning and unit). Each CSV is exactly "
     "what `arena export TABLE --cohort N --family ID --since T --until T` prints; its columns "
     f"are fixed by [the export contract]({documents.doc_link('contract', '6-export-columns')})."
 )
 
 options: FilterOptions = reads.read(filter_options)
 names: dict[str, str] = reads.read(family_names)
-chosen_tables = st.multiselect(
-    "Tables",
-    list(EXPORTS),
-    default=list(EXPORTS),
-    format_func=lambda table: table.replace("_", " ").capitalize(),
-    key="export-tables",
-)
 cols = st.columns(4)
 cohort = picks.cohort_link(options.cohorts, all_label="All", container=cols[0])
 family = links.select_link(
@@ -80,11 +76,64 @@ filters = ExportFilters(
 url = reads.database_url()
 
 
+def table_label(table: str) -> str:
+    return table.replace("_", " ").capitalize()
+
+
+def dictionary_csv() -> bytes:
+    """Every export column's meaning and unit (what `arena export dictionary` prints)."""
+    out = io.StringIO()
+    write_dictionary(out)
+    return out.getvalue().encode("utf-8")
+
+
+def one_table() -> None:
+    """One table as one CSV, no zip: the table, what a row is, and its download button."""
+    st.subheader("One table as CSV")
+    table = st.selectbox(
+        "Table",
+        list(EXPORTS),
+        index=list(EXPORTS).index("trades"),
+        format_func=table_label,
+        key="export-one",
+    )
+    st.caption(
+        f"One row is {fmt.escaped(EXPORT_DESCRIPTIONS.get(table, ''))}; at most {cap:,} rows. "
+        "Its last columns name the family (`display_name`) and the exact `model` it ran; "
+        f"what each column means is in `{DICTIONARY_NAME}`, below."
+    )
+    picked = str(table)
+
+    def make_csv() -> bytes:
+        """Runs only when the button is clicked (deferred), on the read-only engine."""
+        return table_csv(get_engine(url, role="reader"), picked, filters, cap)
+
+    buttons = st.columns([1, 1, 2])
+    buttons[0].download_button(
+        f"Download {picked}.csv",
+        data=make_csv,
+        file_name=table_file_name(picked, filters),
+        mime="text/csv",
+        on_click="ignore",
+        type="primary",
+        key="export-one-csv",
+    )
+    buttons[1].download_button(
+        f"Download {DICTIONARY_NAME}",
+        data=dictionary_csv,
+        file_name=DICTIONARY_NAME,
+        mime="text/csv",
+        on_click="ignore",
+        key="export-dictionary",
+    )
+
+
 def csv_zip() -> None:
-    """The plan of the CSV zip and its download button (nothing when the filters are wrong)."""
-    if filters.since and filters.until and filters.since >= filters.until:
-        st.error("'From' must be before 'Until': swap or widen the range.")
-        return
+    """The plan of the CSV zip and its download button (nothing when no table is chosen)."""
+    st.subheader("Several tables as a zip")
+    chosen_tables = st.multiselect(
+        "Tables", list(EXPORTS), default=list(EXPORTS), format_func=table_label, key="export-tables"
+    )
     if not chosen_tables:
         notices.empty("Pick at least one table to export.")
         return
@@ -107,7 +156,8 @@ def csv_zip() -> None:
     recorded = ", ".join(f"{k}={v}" for k, v in filters.describe().items()) or "none"
     st.caption(
         f"{fmt.escaped('; '.join(scope))}; at most {cap:,} rows per table (the README "
-        f"says when a table was cut). The README records the filters as `{recorded}`."
+        f"says when a table was cut). The README records the filters as `{recorded}`; "
+        f"`{DICTIONARY_NAME}` what every column of these tables means."
     )
     chosen = tuple(chosen_tables)
 
@@ -135,7 +185,11 @@ def csv_zip() -> None:
     tables.download_csv(plan, "export-plan", label="Download this list as CSV")
 
 
-csv_zip()
+if filters.since and filters.until and filters.since >= filters.until:
+    st.error("'From' must be before 'Until': swap or widen the range.")
+else:
+    one_table()
+    csv_zip()
 
 # --------------------------------------------------------------------------------------------
 # Replay bundle

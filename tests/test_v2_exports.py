@@ -21,6 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from arena.analytics.export.bundle import build_bundle
+from arena.analytics.export.readable import NAME_COLUMNS, TRADE_COLUMNS
 from arena.analytics.export.tables import (
     EXPORTS,
     PROVENANCE_COLUMNS,
@@ -46,6 +47,12 @@ NEW_COLUMNS = {
     "trades": list(PROVENANCE_COLUMNS),
     "snapshots": ["price_provenance"],
     "markets": ["clob_token_ids"],
+}
+# The columns that name families and say what a row is, after those (`export.readable`).
+READABLE_COLUMNS = {
+    "trades": list(TRADE_COLUMNS),
+    **{t: list(NAME_COLUMNS) for t in ("decisions", "positions", "snapshots", "brier_scores")},
+    "legs": list(NAME_COLUMNS),
 }
 
 
@@ -73,7 +80,10 @@ def v2_season(
 
 def test_a_v2_trades_export_carries_each_quote_as_stored(v2_season: Engine) -> None:
     header, rows = rows_of(v2_season, "trades")
-    assert header[-len(PROVENANCE_COLUMNS) :] == list(PROVENANCE_COLUMNS)
+    assert header[-len(PROVENANCE_COLUMNS) - len(TRADE_COLUMNS) :] == [
+        *PROVENANCE_COLUMNS,
+        *TRADE_COLUMNS,
+    ]
     with v2_season.connect() as conn:
         stored = {
             int(i): (source, quote)
@@ -101,7 +111,7 @@ def test_a_v2_trades_export_carries_each_quote_as_stored(v2_season: Engine) -> N
 
 def test_a_v2_snapshots_and_markets_export_carry_marks_and_tokens(v2_season: Engine) -> None:
     header, rows = rows_of(v2_season, "snapshots", cohort=1)
-    assert header[-1] == "price_provenance"
+    assert header[-3:] == ["price_provenance", *NAME_COLUMNS]
     with v2_season.connect() as conn:
         stored = {
             (int(agent), slot.replace(tzinfo=UTC).isoformat()): record
@@ -206,7 +216,7 @@ def test_a_v2_export_zip_says_where_provenance_is(v2_season: Engine) -> None:
         readme = archive.read("README.txt").decode()
         trades = archive.read("trades.csv").decode()
     assert "Price provenance (methodology v2" in readme
-    assert trades.splitlines()[0].endswith(",".join(PROVENANCE_COLUMNS))
+    assert trades.splitlines()[0].endswith(",".join([*PROVENANCE_COLUMNS, *TRADE_COLUMNS]))
 
 
 # --------------------------------------------------------------------------------------------
@@ -216,7 +226,11 @@ def test_a_v2_export_zip_says_where_provenance_is(v2_season: Engine) -> None:
 # wrote them (commit 55d225c): the first 16 hex digits of the SHA-256 of the CSV of its
 # columns then, the wall-clock `latency_ms` of decisions set to 0.
 V1_COLUMNS_BEFORE = {
-    table: [c for c in spec.columns if c not in NEW_COLUMNS.get(table, [])]
+    table: [
+        c
+        for c in spec.columns
+        if c not in NEW_COLUMNS.get(table, []) + READABLE_COLUMNS.get(table, [])
+    ]
     for table, spec in EXPORTS.items()
 }
 V1_PINS = {
@@ -251,7 +265,7 @@ def v1_season(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
 def test_a_v1_export_keeps_its_columns_and_bytes(v1_season: Engine, table: str) -> None:
     header, rows = rows_of(v1_season, table)
     before = V1_COLUMNS_BEFORE[table]
-    assert header == before + NEW_COLUMNS.get(table, [])
+    assert header == before + NEW_COLUMNS.get(table, []) + READABLE_COLUMNS.get(table, [])
     assert rows
     assert digest_of(header, rows, before) == V1_PINS[table]
     for column in NEW_COLUMNS.get(table, []):
@@ -270,3 +284,30 @@ def test_a_v1_export_zip_readme_says_nothing_of_v2(v1_season: Engine) -> None:
     with zipfile.ZipFile(io.BytesIO(bundle.data)) as archive:
         readme = archive.read("README.txt").decode()
     assert "provenance" not in readme.lower() and "Methodology version: v1" in readme
+
+
+def test_a_trades_export_names_its_market_family_model_and_settlements(
+    v1_season: Engine,
+) -> None:
+    header, rows = rows_of(v1_season, "trades")
+    assert header[-len(TRADE_COLUMNS) :] == list(TRADE_COLUMNS)
+    with v1_season.connect() as conn:
+        questions = dict(conn.execute(select(MARKETS.c.id, MARKETS.c.question)).all())
+        models = {
+            (int(n), f, int(r)): m
+            for n, f, r, m in conn.execute(
+                select(
+                    COHORTS.c.number, AGENTS.c.family_id, AGENTS.c.replicate, AGENTS.c.model_id
+                ).join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
+            )
+        }
+    notes = {}
+    for row in rows:
+        assert row["question"] == questions[row["market_id"]]
+        assert row["display_name"]
+        key = (int(row["cohort_number"]), row["family_id"], int(row["replicate"]))
+        assert row["model"] == models[key]
+        notes.setdefault(row["trade_type"], set()).add(row["note"])
+        if row["trade_type"] == "SETTLE" and Decimal(row["price"]) == 0:
+            assert Decimal(row["amount"]) == 0 and row["note"].startswith("settled at 0")
+    assert notes["BUY"] == {""} and len(notes["SETTLE"]) == 2  # won and lost

@@ -1,2 +1,3 @@
-"""CSV export: the export tables (`tables`) and the zip of them (`bundle`). They read query
-only."""
+"""CSV export: the export tables (`tables`), the columns that let them be read alone
+(`readable`), the data dictionary of their columns (`dictionary`) and the zip of them
+(`bundle`). They read query only."""

@@ -4,7 +4,8 @@ Each CSV is written by `arena.analytics.export.tables.write_csv` — the very co
 `arena export TABLE` — so a bundle's `trades.csv` is byte for byte what `arena export trades`
 prints with the same filters. The README records what a researcher needs to cite and reproduce
 the slice: the methodology version and constants, when it was exported, the filters, and each
-table's row count (and whether the row cap cut it short). Every file of a bundle is read in one
+table's row count (and whether the row cap cut it short); `DATA_DICTIONARY.csv` what each
+column of those tables means and its unit. Every file of a bundle is read in one
 snapshot (`consistent_read`), so the files agree with each other even while the scheduler writes
 (every table is as of the same instant).
 """
@@ -20,6 +21,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
+from arena.analytics.export.dictionary import DICTIONARY_NAME, write_dictionary
 from arena.analytics.export.tables import EXPORTS, ExportFilters, ExportResult, write_csv
 from arena.config import METHODOLOGY_VERSION, Methodology, is_v2
 from arena.core.errors import InputError
@@ -76,6 +78,7 @@ def readme_text(
         note = f" — TRUNCATED at the row cap of {result.cap}" if result.truncated else ""
         lines.append(f"  {table}.csv: {result.rows} rows{note}")
     lines += [
+        f"  {DICTIONARY_NAME}: every column of these files, its meaning and unit",
         "",
         "Filters apply to each table's own time column (week_start, created_at,",
         "snapshot_timestamp, opened_at); --since is inclusive, --until exclusive; markets",
@@ -110,9 +113,26 @@ V2_NOTE = [
 ]
 
 
-def bundle_name(filters: ExportFilters, exported_at: datetime | None = None) -> str:
+def table_csv(engine: Engine, table: str, filters: ExportFilters, cap: int) -> bytes:
+    """One table's CSV alone, as `arena export TABLE` prints it (the page's single-table
+    download: a researcher wanting trades needs no zip)."""
+    text = io.StringIO()
+    write_csv(engine, table, filters, text, cap)
+    return text.getvalue().encode("utf-8")
+
+
+def table_file_name(table: str, filters: ExportFilters) -> str:
+    """`forecaster-arena-TABLE[-cohortN][-FAMILY].csv`, as `bundle_name` names a zip."""
+    return bundle_name(filters, prefix=f"forecaster-arena-{table}").removesuffix(".zip") + ".csv"
+
+
+def bundle_name(
+    filters: ExportFilters,
+    exported_at: datetime | None = None,
+    prefix: str = "forecaster-arena-export",
+) -> str:
     """A descriptive, filesystem-safe zip name (with the export time when given)."""
-    parts = ["forecaster-arena-export"]
+    parts = [prefix]
     if exported_at is not None:
         parts.append(exported_at.strftime("%Y%m%dT%H%M%SZ"))
     if filters.cohort is not None:
@@ -154,4 +174,7 @@ def build_bundle(
             filters, results, exported_at, methodology, _cohort_constants(conn, filters)
         )
         archive.writestr(README_NAME, readme.encode("utf-8"))
+        dictionary = io.StringIO()
+        write_dictionary(dictionary, results)
+        archive.writestr(DICTIONARY_NAME, dictionary.getvalue().encode("utf-8"))
     return Bundle(buffer.getvalue(), bundle_name(filters, exported_at), results)

@@ -31,6 +31,8 @@ LEG_COLUMNS = (
     "shares",
     "replicate",
     "execution_quotes",
+    "display_name",
+    "model",
 )
 
 
@@ -57,4 +59,6 @@ def leg_rows(row: RowMapping) -> Iterator[dict[str, Any]]:
             "shares": leg.get("shares"),
             "replicate": row["replicate"],
             "execution_quotes": leg.get("quotes"),
+            "display_name": row["display_name"],
+            "model": row["model"],
         }

@@ -25,6 +25,13 @@ from sqlalchemy import ColumnElement, Select, exists, select
 from sqlalchemy.engine import Connection, Engine, RowMapping
 
 from arena.analytics.export.legs import LEG_COLUMNS, leg_rows
+from arena.analytics.export.readable import (
+    NAME_COLUMNS,
+    TRADE_COLUMNS,
+    named,
+    trade_note,
+    with_question,
+)
 from arena.analytics.query.scope import live_cohort_of
 from arena.config import executes_on_books, is_v2
 from arena.core.accounting import TradeRejected, choose_mark, mark_value, side_price
@@ -203,11 +210,11 @@ PROVENANCE_COLUMNS = ("price_source", *QUOTE_FIELDS)
 
 
 def _trade_quote(row: Row) -> dict[str, Any]:
-    """A trade's stored quote as columns (all empty for a v1 trade and a settlement)."""
+    """A trade's stored quote as columns (all empty for a v1 trade and a settlement), and
+    its note (`readable.trade_note`)."""
     quote = row["_price_quote"]
-    if not isinstance(quote, dict):
-        return dict.fromkeys(QUOTE_FIELDS)
-    return {column: quote.get(key) for column, key in QUOTE_FIELDS.items()}
+    fields = quote if isinstance(quote, dict) else {}
+    return {c: fields.get(k) for c, k in QUOTE_FIELDS.items()} | {"note": trade_note(row)}
 
 
 def _positions(f: ExportFilters) -> Select[Any]:
@@ -401,8 +408,9 @@ EXPORTS: dict[str, ExportSpec] = {
                 "decided_at",
                 "model_id",
                 "replicate",
+                *NAME_COLUMNS,
             ),
-            _decisions,
+            lambda f: named(_decisions(f)),
         ),
         ExportSpec(
             "trades",
@@ -426,8 +434,9 @@ EXPORTS: dict[str, ExportSpec] = {
                 "probability",
                 "replicate",
                 *PROVENANCE_COLUMNS,
+                *TRADE_COLUMNS,
             ),
-            _trades,
+            lambda f: named(with_question(_trades(f))),
             _trade_quote,
         ),
         ExportSpec(
@@ -450,8 +459,9 @@ EXPORTS: dict[str, ExportSpec] = {
                 "opened_at",
                 "closed_at",
                 "replicate",
+                *NAME_COLUMNS,
             ),
-            _positions,
+            lambda f: named(_positions(f)),
             _position_values,
         ),
         ExportSpec(
@@ -470,8 +480,9 @@ EXPORTS: dict[str, ExportSpec] = {
                 "slot",
                 "replicate",
                 "price_provenance",
+                *NAME_COLUMNS,
             ),
-            _snapshots,
+            lambda f: named(_snapshots(f)),
         ),
         ExportSpec(
             "brier_scores",
@@ -487,8 +498,9 @@ EXPORTS: dict[str, ExportSpec] = {
                 "market_price",
                 "created_at",
                 "replicate",
+                *NAME_COLUMNS,
             ),
-            _brier_scores,
+            lambda f: named(_brier_scores(f)),
         ),
         ExportSpec(
             "markets",
@@ -517,22 +529,8 @@ EXPORTS: dict[str, ExportSpec] = {
             ),
             _markets,
         ),
-        ExportSpec("legs", LEG_COLUMNS, _decisions, expand=leg_rows),
+        ExportSpec("legs", LEG_COLUMNS, lambda f: named(_decisions(f)), expand=leg_rows),
     )
-}
-
-
-# What one row of each export is, for the Exports page (display only: the columns above are
-# the contract).
-EXPORT_DESCRIPTIONS: dict[str, str] = {
-    "cohorts": "one weekly cohort, with its methodology version and constants",
-    "decisions": "one agent's weekly decision: prompts, raw response, legs, tokens, cost",
-    "trades": "one BUY, SELL, settlement or refund",
-    "positions": "one holding of one side of one market, with its current value",
-    "snapshots": "one agent's portfolio at one 10-minute slot",
-    "brier_scores": "one resolved bet, scored against its outcome",
-    "markets": "one market (with a cohort or family filter: the markets its agents held)",
-    "legs": "one leg of a decision, executed or refused, with the reason",
 }
 
 

@@ -82,7 +82,8 @@ def export(
     table: Annotated[
         str,
         typer.Argument(
-            help="cohorts, decisions, trades, positions, snapshots, brier_scores, markets or legs"
+            help="cohorts, decisions, trades, positions, snapshots, brier_scores, markets or "
+            "legs; or dictionary: every export column's meaning and unit"
         ),
     ],
     format: Annotated[str, typer.Option("--format", help="Output format (csv).")] = "csv",
@@ -105,7 +106,8 @@ def export(
         typer.Option(min=1, max=MAX_ID - 1, help="Row cap (default from settings)."),
     ] = None,
 ) -> None:
-    """Export a bounded slice of one table as CSV (stdout unless --out)."""
+    """Export a bounded slice of one table as CSV (stdout unless --out), or the data
+    dictionary of every table (`arena export dictionary`)."""
     from arena.analytics.export.tables import ExportFilters, get_spec, write_csv
     from arena.app.output import open_output
     from arena.config import get_settings
@@ -113,6 +115,14 @@ def export(
 
     if format != "csv":
         raise InputError(f"--format {format!r} is not supported", "use --format csv")
+    if table == "dictionary":
+        from arena.analytics.export.dictionary import write_dictionary
+
+        if any(v is not None for v in (cohort, family, since, until, limit)):
+            raise InputError("the dictionary takes no filter", "drop the filters and --limit")
+        with open_output(out) as handle:
+            write_dictionary(handle)
+        return
     get_spec(table)
     filters = ExportFilters(
         cohort=cohort,
