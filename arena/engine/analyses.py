@@ -13,11 +13,16 @@ from sqlalchemy.engine import Connection, Engine
 
 from arena.analytics.query.scope import is_group, protocols_present, versions_present
 from arena.analytics.query.selects import newest_slot
+from arena.analytics.stats.leaderboard import LEADERBOARD_COLUMNS
 from arena.analytics.stats.one_run import one_run
 from arena.analytics.stored import ANALYSES, frame_bytes, scope_of
 from arena.config import METHODOLOGY_VERSION
 from arena.storage.tables import ANALYSIS_RESULTS as RESULTS
 from arena.storage.tables import COHORTS, live_cohort
+
+# The columns a stored frame must carry to be read as current: a frame stored before a column
+# was added is recomputed (its scope is due), never shown without it.
+CURRENT_COLUMNS: dict[str, tuple[str, ...]] = {"leaderboard": LEADERBOARD_COLUMNS}
 
 
 @dataclass
@@ -34,7 +39,7 @@ class AnalysesOutcome:
 def scopes_due(conn: Connection, at: datetime) -> list[int | None]:
     """All cohorts, every started cohort not completed, and every completed cohort whose
     results were not stored after it completed (a completed cohort's figures are final) or
-    lack an analysis (one added by a later version)."""
+    lack an analysis (one added by a later version) or a column (`CURRENT_COLUMNS`)."""
     per_cohort = sum(1 for analysis in ANALYSES.values() if analysis.per_cohort)
     stored_at: dict[str, datetime] = {}
     query = select(
@@ -43,6 +48,7 @@ def scopes_due(conn: Connection, at: datetime) -> list[int | None]:
     for scope, computed_at, names in conn.execute(query.group_by(RESULTS.c.scope)):
         if names >= per_cohort:
             stored_at[scope] = computed_at
+    outdated = outdated_scopes(conn)
     due: list[int | None] = [None]
     # live cohorts: a scope is a live cohort's number (a shadow repeats it, never stored)
     cohorts = select(COHORTS.c.number, COHORTS.c.status, COHORTS.c.completed_at).where(
@@ -51,9 +57,24 @@ def scopes_due(conn: Connection, at: datetime) -> list[int | None]:
     for number, status, completed_at in conn.execute(cohorts.order_by(COHORTS.c.number)):
         last = stored_at.get(scope_of(int(number)))
         final = status == "completed" and completed_at is not None
-        if not final or last is None or last < completed_at:
+        if not final or last is None or last < completed_at or scope_of(int(number)) in outdated:
             due.append(int(number))
     return due
+
+
+def outdated_scopes(conn: Connection) -> set[str]:
+    """The scopes with a stored frame that lacks a column its analysis now has (read from
+    the Parquet footer alone: the frame is not decoded)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    found: set[str] = set()
+    for name, wanted in CURRENT_COLUMNS.items():
+        rows = conn.execute(select(RESULTS.c.scope, RESULTS.c.frame).where(RESULTS.c.name == name))
+        for scope, data in rows:
+            if not set(wanted) <= set(pq.read_schema(pa.BufferReader(data)).names):
+                found.add(scope)
+    return found
 
 
 def store_analyses(engine: Engine, at: datetime, reader: Engine | None = None) -> AnalysesOutcome:

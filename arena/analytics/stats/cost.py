@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from arena.analytics.stats.leaderboard import leaderboard
+from arena.analytics.stats.leaderboard import EDGE_COLUMNS, leaderboard, with_edge
 from arena.config import METHODOLOGY_VERSION
 
 COST_COLUMNS: tuple[str, ...] = (
@@ -52,12 +52,20 @@ COST_COLUMNS: tuple[str, ...] = (
     "too_early",
     "paid",
     "pareto",
+    # Better-is-up readings of the skill (new columns go last; the raw ones stay).
+    "edge_over_market",
+    "edge_over_market_ci_low",
+    "edge_over_market_ci_high",
+    "edge_per_dollar",
+    "edge_per_dollar_ci_low",
+    "edge_per_dollar_ci_high",
 )
 # (the interval columns' prefix, the statistic, its per-dollar column); both intervals are
 # `{prefix}_ci_low` / `_ci_high` and `{per-dollar column}_ci_low` / `_ci_high`.
 PER_DOLLAR = (
     ("return", "return_pct", "return_per_dollar"),
     ("skill_vs_market", "skill_vs_market", "skill_per_dollar"),
+    ("edge_over_market", "edge_over_market", "edge_per_dollar"),
 )
 
 
@@ -85,13 +93,15 @@ def cost_frame(board: pd.DataFrame) -> pd.DataFrame:
       return_pct / spend; NaN when nothing was spent (a baseline: undefined, not infinite)
     - ``skill_per_dollar`` (Brier difference per $, + CI): skill_vs_market / spend; negative is
       better, as for the skill; NaN when nothing was spent or there is no skill
+    - ``edge_over_market`` (+ CI) = −skill_vs_market (`leaderboard.with_edge`): up is better;
+      ``edge_per_dollar`` (+ CI): edge_over_market / spend, positive beats the market
     - ``paid`` (bool): spend > 0
     - ``pareto`` (bool): on the Pareto front of (skill_vs_market, cost_per_decision) among the
       paid families with a skill (`pareto_front`); never a baseline
     """
     if board.empty:
         return pd.DataFrame({c: pd.Series(dtype=_dtype(c)) for c in COST_COLUMNS})
-    frame = board.reset_index(drop=True)
+    frame = with_edge(board.reset_index(drop=True))
     spend = frame["api_cost_usd"].to_numpy(dtype=np.float64)
     paid = spend > 0
     out = frame[
@@ -109,6 +119,7 @@ def cost_frame(board: pd.DataFrame) -> pd.DataFrame:
             "skill_vs_market_ci_low",
             "skill_vs_market_ci_high",
             "too_early",
+            *EDGE_COLUMNS,
         ]
     ].copy()
     out["cost_per_decision"] = _per(spend, frame["decisions"].to_numpy(dtype=np.float64))
@@ -155,6 +166,11 @@ def _per(amount: np.ndarray, count: np.ndarray) -> np.ndarray:
     """amount / count where count is positive, else NaN."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(count > 0, amount / np.where(count > 0, count, 1), np.nan)
+
+
+def scope_spend(cost: pd.DataFrame) -> float:
+    """The scope's API spend: every family's summed (the baselines spend $0)."""
+    return float(cost["api_cost_usd"].sum()) if len(cost) else 0.0
 
 
 def _dtype(column: str) -> str:

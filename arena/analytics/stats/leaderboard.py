@@ -132,6 +132,16 @@ LEADERBOARD_COLUMNS: tuple[str, ...] = (
     "replicate_return_low",
     "replicate_return_high",
     *LEADERBOARD_RISK_COLUMNS,
+    "p_rank_1_contenders",
+)
+# The kind that contends for rank #1: the model families. The baselines (cash, favourite,
+# random, the oracle that sees the simulated world's hidden truth) are reference rows.
+CONTENDER_KIND = "llm"
+# Skill vs market read better-is-up: −(skill_vs_market), its interval flipped (`with_edge`).
+EDGE_COLUMNS: tuple[str, ...] = (
+    "edge_over_market",
+    "edge_over_market_ci_low",
+    "edge_over_market_ci_high",
 )
 
 
@@ -186,8 +196,11 @@ def leaderboard(
     - ``rank`` (int): competition rank by the scope's objective (`ranked_on`: return_pct;
       total_pnl for v2 under the original's rules), 1 = best, ties share; ``rank_low`` /
       ``rank_high``: 95% rank interval over the replicates; ``p_rank_1`` (0-1): share of
-      replicates in which the family has the best objective (ties split). The scope's rules
-      are the chosen cohort's own, else `methodology`'s (`scope.scope_key`)
+      replicates in which the family has the best objective (ties split), over every row,
+      baselines included. ``p_rank_1_contenders`` (0-1): the same among the model families
+      alone (kind ``llm``; NaN for a baseline, a reference row that never contends): what
+      "P(rank #1)" means on the pages (`contender_p_rank_1`). The scope's rules are the chosen
+      cohort's own, else `methodology`'s (`scope.scope_key`)
     - ``too_early`` (bool): resolved_bets < `min_resolved` — "too early to rank"; its numbers are
       still shown (greyed), never hidden
     - ``random_null_percentile`` (0-100): where return_pct falls among `null_seeds` random
@@ -302,8 +315,36 @@ def leaderboard(
     for column in LEADERBOARD_RISK_COLUMNS:
         frame[column] = risk[column].to_numpy()
     frame["sharpe_days"] = frame["sharpe_days"].fillna(0).astype("int64")
+    frame["p_rank_1_contenders"] = contender_p_rank_1(
+        objective_reps, frame["kind"].to_numpy() == CONTENDER_KIND
+    )
     frame = frame.sort_values(["rank", "family_id"], kind="stable").reset_index(drop=True)
     return frame[list(LEADERBOARD_COLUMNS)]
+
+
+def contender_p_rank_1(objective_reps: np.ndarray, contenders: np.ndarray) -> np.ndarray:
+    """Per family, the share of replicates in which it has the best objective among the
+    `contenders` alone (ties split); NaN for the others. Why: the oracle, a reference row that
+    sees hidden truth, would otherwise take nearly every replicate's first place."""
+    shares = np.full(len(contenders), np.nan)
+    if contenders.any() and objective_reps.shape[0]:
+        shares[contenders] = stats.p_rank_first(objective_reps[:, contenders])
+    return shares
+
+
+def with_edge(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (a leaderboard frame) with `EDGE_COLUMNS` added last: the edge over the market,
+    −(skill_vs_market), so that up is better (positive: its implied confidence beat the
+    market price's Brier on the same bets), its interval's bounds swapped and negated; and
+    ``p_rank_1_contenders`` as NaN where a frame stored before it has none (the hourly job
+    recomputes such frames). The frame itself is left unchanged."""
+    out = frame.copy()
+    if "p_rank_1_contenders" not in out:
+        out["p_rank_1_contenders"] = np.nan
+    out["edge_over_market"] = -out["skill_vs_market"].astype("float64")
+    out["edge_over_market_ci_low"] = -out["skill_vs_market_ci_high"].astype("float64")
+    out["edge_over_market_ci_high"] = -out["skill_vs_market_ci_low"].astype("float64")
+    return out
 
 
 def _risk(engine: Engine, cohort: int | None, methodology: str, late_entry: bool) -> pd.DataFrame:
@@ -393,7 +434,9 @@ def leaderboard_table(frame: pd.DataFrame, title: str = "Leaderboard") -> Any:
         title=title,
         caption=(
             "95% intervals: cluster bootstrap over events within cohorts; paper returns. "
-            "Max DD: largest fall from a peak of the family's daily book; Sharpe: annualised "
+            "P(#1): among the model families (baselines are reference rows: ref). Edge vs "
+            "market: market Brier − family Brier, up is better. Max DD: largest fall from a "
+            "peak of the family's daily book; Sharpe: annualised "
             "daily Sharpe ± its standard error (Mertens), r_f = 0"
         ),
         box=box.SIMPLE_HEAD,
@@ -409,7 +452,7 @@ def leaderboard_table(frame: pd.DataFrame, title: str = "Leaderboard") -> Any:
         ("bets", "right"),
         ("P(#1)", "right"),
         ("rank CI", "right"),
-        ("skill vs market", "right"),
+        ("edge vs market ↑", "right"),
         ("win rate", "right"),
         ("null pct", "right"),
         ("max DD %", "right"),
@@ -417,7 +460,7 @@ def leaderboard_table(frame: pd.DataFrame, title: str = "Leaderboard") -> Any:
         ("note", "left"),
     ):
         table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-    for row in frame.itertuples(index=False):
+    for row in with_edge(frame).itertuples(index=False):
         style = "dim" if row.too_early else ("italic" if row.kind == "baseline" else None)
         table.add_row(
             str(row.rank),
@@ -428,10 +471,13 @@ def leaderboard_table(frame: pd.DataFrame, title: str = "Leaderboard") -> Any:
             _interval(row.return_pct, row.return_ci_low, row.return_ci_high, ".2f"),
             _interval(row.brier, row.brier_ci_low, row.brier_ci_high, ".3f"),
             str(row.resolved_bets),
-            f"{row.p_rank_1:.3f}",
+            "ref" if row.kind != CONTENDER_KIND else _share(row.p_rank_1_contenders),
             f"{row.rank_low}–{row.rank_high}",
             _interval(
-                row.skill_vs_market, row.skill_vs_market_ci_low, row.skill_vs_market_ci_high, "+.3f"
+                row.edge_over_market,
+                row.edge_over_market_ci_low,
+                row.edge_over_market_ci_high,
+                "+.3f",
             ),
             "—" if np.isnan(row.win_rate) else f"{row.win_rate:.0%}",
             "—" if np.isnan(row.random_null_percentile) else f"{row.random_null_percentile:.0f}",
@@ -441,6 +487,10 @@ def leaderboard_table(frame: pd.DataFrame, title: str = "Leaderboard") -> Any:
             style=style,
         )
     return table
+
+
+def _share(value: float) -> str:
+    return "—" if np.isnan(value) else f"{value:.3f}"
 
 
 def _note(row: Any) -> str:

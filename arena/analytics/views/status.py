@@ -176,12 +176,14 @@ class Leaders:
 
 def leaders(board: pd.DataFrame) -> Leaders:
     """The leading model of a `leaderboard` frame: the llm family with the best rank (ties:
-    the higher P(rank #1), then family id), and the table's first row when it is not that
-    model (it then ranks above it). Empty frame: no leader."""
+    the higher P(rank #1) among the models, then family id), and the table's first row when
+    it is not that model (it then ranks above it). Empty frame: no leader."""
     if board.empty:
         return Leaders(None, None, 0)
+    # A frame stored before the contenders' figure existed ties on the all-rows one.
+    first = "p_rank_1_contenders" if "p_rank_1_contenders" in board else "p_rank_1"
     ordered = board.sort_values(
-        ["rank", "p_rank_1", "family_id"], ascending=[True, False, True], kind="stable"
+        ["rank", first, "family_id"], ascending=[True, False, True], kind="stable"
     )
     top = ordered.iloc[0]
     models = ordered[ordered["kind"] == "llm"]
