@@ -1,12 +1,29 @@
-"""Compare: two families on the markets both traded — the difference in P/L and in Brier, with
-its 95% interval and p-value (`arena.analytics.stats.paired`). Across cohorts, over the sidebar's
-methodology version's cohorts (v1 and v2 never pooled); a chosen cohort as it is."""
+"""Compare: two families head to head. First the paired portfolio-return difference the
+Leaderboard and "When will we know?" judge (`arena.analytics.views.compare`, read from the same
+detectability frame), then the difference on the markets both traded (`stats.paired`), the
+sentence saying why the two can disagree, both headline rows, both curves and the shared
+markets' positions. Across cohorts, over the sidebar's methodology version's cohorts (v1 and v2
+never pooled); a chosen cohort as it is. The pair lives in the URL (and this session's memory of
+the page); with none given it opens on the leaderboard's two leading contenders."""
+
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from arena.analytics.query.scope import cohort_protocol, rule_key
 from arena.analytics.stats.paired import MIN_EVENTS, family_comparison
 from arena.analytics.views.agents import agent_index
+from arena.analytics.views.compare import (
+    BRIDGE,
+    PortfolioDifference,
+    default_pair,
+    headline,
+    portfolio_difference,
+    shared_positions,
+)
+from arena.analytics.views.curves import portfolio_curves
+from arena.analytics.views.detectability import verdict_text
 from arena.analytics.views.late_entry import late_comparison, late_entries, late_incumbents
 from arena.core.late_entry import entrant_family, is_entrant
 from arena.dashboard import documents, fmt, links, notices, picks, reads, tables
@@ -64,13 +81,125 @@ def late_note(entries: pd.DataFrame, pair: list[str]) -> None:
         )
 
 
+def portfolio_line(found: PortfolioDifference | None, late: bool) -> None:
+    """The paired portfolio-return difference, labelled, with its interval, p and verdict."""
+    label = (
+        "Portfolio return difference (A − B), as the Leaderboard and “When will we know?” judge it"
+    )
+    if found is None:
+        st.markdown(f"**{label}**")
+        st.caption(
+            "Not available for this pair: "
+            + (
+                "a late entrant is judged on the Leaderboard's late-entry section, not here."
+                if late
+                else "no current detectability figures for this scope (compute them above)."
+            )
+        )
+        return
+    # "+42.2 pp [+10.1, +74.3]": a difference of two returns, in percentage points.
+    interval = fmt.pct_interval(found.difference, found.low, found.high).replace("%", " pp")
+    st.metric(
+        label,
+        interval,
+        help="Return on capital, whole portfolios (cash plus positions marked to market); the "
+        "bracket is the difference ± 1.96 × the SE of the leaderboard's paired cluster "
+        "bootstrap: the 5% test “When will we know?” applies.",
+    )
+    st.markdown(
+        f"{fmt.signed_pct(found.return_a)} vs {fmt.signed_pct(found.return_b)} on the "
+        f"{found.cohorts} cohort{'s' if found.cohorts != 1 else ''} both entered · "
+        f"p = {fmt.p_value(found.p_value)} · **{verdict_text(found.verdict, found.more_cohorts)}**"
+    )
+
+
+def headline_table(board: pd.DataFrame, pair: tuple[str, str], names: dict[str, str]) -> None:
+    """The two families' leaderboard figures side by side (one column each)."""
+    rows = headline(board, *pair)
+    if len(rows) < 2:
+        return
+    shown: dict[str, list[str]] = {
+        "measure": ["Return [95% CI]", "Brier [95% CI]", "P/L", "Bets", "Cohorts"]
+    }
+    for position, row in enumerate(rows.to_dict("records")):
+        shown["a" if position == 0 else "b"] = [
+            fmt.pct_interval(row["return_pct"], row["return_ci_low"], row["return_ci_high"]),
+            fmt.prob_interval(row["brier"], row["brier_ci_low"], row["brier_ci_high"]),
+            fmt.signed_money(row["total_pnl"]),
+            fmt.count(row["bets"]),
+            fmt.count(row["cohorts"]),
+        ]
+    tables.table(
+        pd.DataFrame(shown),
+        key="compare-headline",
+        column_config={
+            "measure": st.column_config.Column("Leaderboard", width=150),
+            "a": st.column_config.Column(names[pair[0]], width=220),
+            "b": st.column_config.Column(names[pair[1]], width=220),
+        },
+    )
+
+
+def curves(pair: tuple[str, str], cohort: int | None, scope: dict[str, Any]) -> None:
+    """Both families' return curves on one chart (percent: comparable across capitals)."""
+    from arena.dashboard.charts import curves as curve_charts
+
+    frame = reads.read(portfolio_curves, "ALL", cohort=cohort, **scope)
+    frame = frame[frame["family_id"].isin(pair)]
+    if frame.empty:
+        st.caption("No portfolio snapshots for this pair yet.")
+        return
+    tables.chart(curve_charts.portfolio_curves, frame, "return_pct", "Return, %", break_even=0.0)
+
+
+def positions_table(pair: tuple[str, str], cohorts: list[int], names: dict[str, str]) -> None:
+    """The markets both held a position in, each side's side / stake / price / P/L."""
+    frame: pd.DataFrame = reads.read(shared_positions, pair[0], pair[1], tuple(cohorts))
+    if frame.empty:
+        st.caption("No market where both held a position in the same cohort.")
+        return
+    money = {
+        c: fmt.signed_money if c.startswith("pnl") else fmt.money
+        for c in ("stake_a", "stake_b", "pnl_a", "pnl_b")
+    }
+    config = {
+        "cohort_number": st.column_config.Column("Cohort", width=64),
+        "question": st.column_config.Column("Market", width=300),
+    }
+    for side, family in (("a", pair[0]), ("b", pair[1])):
+        name, letter = names[family], side.upper()
+        for column, label, width in (
+            ("side", "side", 60),
+            ("stake", "stake", 90),
+            ("price", "price", 64),
+            ("pnl", "P/L", 90),
+        ):
+            config[f"{column}_{side}"] = st.column_config.Column(
+                f"{letter} {label}", width=width, help=f"{letter}: {name}"
+            )
+    st.caption(
+        f"Each market both held a position in, same cohort. A: {fmt.escaped(names[pair[0]])}; "
+        f"B: {fmt.escaped(names[pair[1]])}. Side (YES / NO, both when it held both), stake "
+        "paid in, stake-weighted entry price, P/L realised plus marked to market."
+    )
+    tables.table(
+        frame.drop(columns="market_id"),
+        key="compare-positions",
+        formats={**money, "price_a": fmt.price, "price_b": fmt.price},
+        column_config=config,
+    )
+    tables.download_csv(frame, f"compare-positions-{pair[0]}-{pair[1]}", label="Positions CSV")
+
+
 st.title("Compare")
 st.caption(
-    "Two families on the markets both traded in the same cohort, so how hard a market was "
-    "cancels out: per shared market the difference A − B in P/L (where both bought; positive: "
-    "A earned more) and in mean Brier (where both have resolved bets; negative: A forecast "
-    "better), averaged. Brackets are a 95% cluster-bootstrap interval over events, the p-value "
-    "a two-sided sign-flip test over events "
+    "Two families head to head, on two questions. **Portfolio**: the difference in return on "
+    "capital of their whole portfolios, the figure the Leaderboard ranks and “When will we "
+    "know?” judges. **Shared markets**: per market both traded in the same cohort, so how hard "
+    "a market was cancels out, the difference A − B in P/L (where both bought; positive: A "
+    "earned more) and in mean Brier (where both have resolved bets; negative: A forecast "
+    "better), averaged; brackets a 95% cluster-bootstrap interval over events, the p-value a "
+    "two-sided sign-flip test over events "
     f"([statistics]({documents.doc_link('methodology', '19-statistics-honest-uncertainty')}))."
 )
 
@@ -89,13 +218,13 @@ picks.cohort_version_caption(cohort)  # a chosen cohort, on a database of severa
 # Across cohorts the comparison reads one version's plain cohorts only (methodology §18, v1
 # and v2 never pooled): so do its choices.
 left_out = notices.left_out_note(cohort, methodology=methodology)
-scope = (
+scope_rows = (
     index[~index["cohort_number"].isin(left_out)]
     if cohort is None
     else index[index["cohort_number"] == cohort]
 )
 # Language models first, then the baselines; each by display name.
-ordered = scope.drop_duplicates("family_id").sort_values(
+ordered = scope_rows.drop_duplicates("family_id").sort_values(
     ["kind", "display_name"], key=lambda c: c.ne("llm") if c.name == "kind" else c.str.lower()
 )
 families = [str(f) for f in ordered["family_id"]]
@@ -120,8 +249,18 @@ if len(families) < 2:
     notices.nothing_yet(
         "This scope has fewer than two families: pick all cohorts, or another cohort."
     )
-# No pair until the person picks one: at a year a comparison reads every shared bet of both
-# families (~1 s), which no visitor should wait on before saying which two.
+# The stored leaderboard and detectability frames of this scope, as their own pages read them:
+# the default pair and the portfolio figure are theirs, never recomputed here.
+chosen = reads.read(cohort_protocol, cohort) if cohort is not None else methodology
+board_found = reads.stored_or_offer(
+    "leaderboard", "leaderboard", cohort=cohort, methodology=methodology if cohort is None else None
+)
+board = board_found[0] if board_found is not None else pd.DataFrame()
+if links.get_link("family") is None and links.get_link("versus") is None:
+    pair = default_pair(board, rule_key(chosen) if chosen else "v1")
+    if pair is not None and all(f in families for f in pair):
+        links.set_link("family", pair[0])
+        links.set_link("versus", pair[1])
 family = links.select_link(
     "Family",
     "family",
@@ -138,8 +277,8 @@ versus = links.select_link(
 )
 if family is None or versus is None:
     notices.nothing_yet(
-        "Pick two families above: the difference in P/L and in Brier on the markets both "
-        "traded, with its interval and p-value. From the Leaderboard, or a link like "
+        "Pick two families above: the difference in their portfolio returns, and in P/L and "
+        "Brier on the markets both traded. From the Leaderboard, or a link like "
         "`/compare?family=…&versus=…`."
     )
 if family == versus:
@@ -161,6 +300,25 @@ else:
         **picks.scoped(methodology if cohort is None else None),
     )
 st.subheader(f"{fmt.escaped(names[family])} − {fmt.escaped(names[versus])}")
+key = (methodology or "v1") if cohort is None else None
+detect = None
+if not late_pair:
+    detect = reads.stored_or_offer(
+        "detectability",
+        "detectability",
+        cohort=cohort,
+        methodology=None if key in (None, "v1") else key,
+    )
+portfolio_line(
+    portfolio_difference(detect[0], family, versus) if detect is not None else None, late_pair
+)
+st.page_link(
+    "app_pages/detectability.py",
+    label="When will we know? for this scope",
+    icon=":material/hourglass_top:",
+    query_params={"cohort": str(cohort)} if cohort is not None else None,
+)
+st.markdown("**Shared-market difference (A − B)** — only the markets both traded, same cohort")
 tables.table(
     display(frame, names),
     key="compare-table",
@@ -180,6 +338,7 @@ tables.table(
         ),
     },
 )
+st.info(BRIDGE, icon=":material/compare_arrows:")
 shared = int(frame["clusters"].max())
 if shared < MIN_EVENTS:
     st.caption(
@@ -190,3 +349,17 @@ if shared < MIN_EVENTS:
     )
 scope = "all" if methodology in (None, "v1") else f"all-{methodology}"
 tables.download_csv(frame, f"compare-{family}-{versus}-{scope if cohort is None else cohort}")
+pair = (family, versus)
+if late_pair:
+    st.caption(
+        "A late entrant's headline figures, curve and positions are on the Leaderboard's "
+        "late-entry section and its own pages."
+    )
+    st.stop()
+st.subheader("Headline figures")
+headline_table(board, pair, names)
+st.subheader("Portfolio return over time")
+summed = methodology if cohort is None and methodology not in (None, "v1") else None
+curves(pair, cohort, {"methodology": summed} if summed else {})
+st.subheader("Shared markets")
+positions_table(pair, sorted({int(n) for n in scope_rows["cohort_number"]}), names)

@@ -5,6 +5,7 @@ the minimum detectable difference (80% power, α = 0.05)."""
 
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from arena.analytics.query.scope import protocols_present
@@ -52,6 +53,35 @@ def _columns(first: str) -> dict[str, Any]:
         ),
         "cohorts": st.column_config.Column("Cohorts", width=75, help="Cohorts it rests on."),
     }
+
+
+def _compare_link(frame: pd.DataFrame, cohort: int | None) -> None:
+    """A link to Compare for one pair (its stable ids in the URL): there the portfolio figure
+    judged here sits beside the pair's difference on the markets both traded."""
+    rows = frame[(frame["comparison"] == "pair") & (frame["metric"] == "return")]
+    # Two language models first (as the sentences above), then the pairs with a baseline.
+    models = (rows["kind_a"] == "llm") & (rows["kind_b"] == "llm")
+    rows = pd.concat([rows[models], rows[~models]])
+    if rows.empty:
+        return
+    pairs = {
+        (str(a), str(b)): f"{x} vs {y}"
+        for a, b, x, y in rows[["family_a", "family_b", "name_a", "name_b"]].itertuples(index=False)
+    }
+    left, right = st.columns([2, 1], vertical_alignment="bottom")
+    a, b = left.selectbox(
+        "Compare a pair head to head",
+        list(pairs),
+        format_func=pairs.__getitem__,
+        key="detectability-compare-pair",
+    )
+    params = {"family": a, "versus": b} | ({"cohort": str(cohort)} if cohort is not None else {})
+    right.page_link(
+        "app_pages/compare.py",
+        label="Open in Compare",
+        icon=":material/compare_arrows:",
+        query_params=params,
+    )
 
 
 st.title("When will we know?")
@@ -109,6 +139,7 @@ tables.table(
     key="detectability-pairs",
     column_config=_columns("Pair (better return first)"),
 )
+_compare_link(frame, cohort)
 st.subheader("Against the market and random traders")
 tables.table(
     display(frame, "reference").drop(columns=["family_id", "kind"]),
