@@ -10,8 +10,13 @@ import streamlit as st
 
 from arena.analytics.query.scope import is_group
 from arena.analytics.stats.calibration import MIN_BIN_COUNT, family_names, reliability_diagram
+from arena.analytics.stats.confidence_bets import (
+    implied_overconfidence,
+    return_vs_brier,
+    stated_overconfidence,
+)
 from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
-from arena.analytics.stored import current_or_live
+from arena.analytics.stored import current_or_live, current_stored
 from arena.dashboard import documents, fmt, links, notices, picks, reads, tables
 from arena.dashboard.charts import calibration as calibration_charts
 
@@ -73,6 +78,90 @@ def summary_rows(summary: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
     )
 
 
+WHAT_IT_MEASURES = (
+    "**What this page measures: bet size, not belief.** v1 reads a bet's *implied confidence* "
+    "from its size alone: amount ÷ (25% of the cash before it); neither the price paid nor "
+    "what the model believes enters it. A model that stakes 5% of its cash on a side it "
+    "thinks 80% likely gets a confidence of 0.2; if such sides win most of the time, its "
+    "0.2 forecasts win far more than 20% of the time. So a model that bets less than the "
+    "cap plots as *under-confident* (points above the diagonal), and most do: the figures "
+    "below describe how models size bets. Where a cohort also asked for a *stated* "
+    "probability (protocol extension), the over/under-confidence table puts the belief-based "
+    "figure beside it."
+)
+OVERCONFIDENCE_LABELS = {
+    "family": st.column_config.Column("Family", width=170),
+    "bets": st.column_config.Column("Resolved bets", width=105),
+    "mean_forecast": st.column_config.Column("Mean confidence", width=120),
+    "win_rate": st.column_config.Column("Win rate", width=80),
+    "overconfidence": st.column_config.Column(
+        "Over(+)/under(−) [95%]",
+        width=190,
+        help="Mean confidence − win rate over the family's resolved bets, in percentage points",
+    ),
+    "market_overconfidence": st.column_config.Column(
+        "Market price, same bets [95%]",
+        width=210,
+        help="The same for the market's price of the side bought, on the bets that have one",
+    ),
+}
+
+
+def pp_interval(value: float, low: float, high: float) -> str:
+    """+3.1 pp [−1.0, +7.2]: a probability difference and its interval, in percentage points."""
+    if fmt.missing(value):
+        return fmt.DASH
+    head = fmt.signed_points(100 * value)
+    if fmt.missing(low) or fmt.missing(high):
+        return head
+    bounds = (fmt.signed_points(100 * b).removesuffix(" pp") for b in (low, high))
+    return f"{head} [{', '.join(bounds)}]"
+
+
+def overconfidence_rows(frame: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """An `overconfidence` frame as a person reads it (its order kept: most over-confident
+    first)."""
+
+    def interval(name: str) -> list[str]:
+        return [
+            pp_interval(v, lo, hi)
+            for v, lo, hi in zip(
+                frame[name], frame[f"{name}_ci_low"], frame[f"{name}_ci_high"], strict=True
+            )
+        ]
+
+    return pd.DataFrame(
+        {
+            "family": [names.get(f, f) for f in frame["family_id"]],
+            "bets": frame["bets"],
+            "mean_forecast": [fmt.prob(v) for v in frame["mean_forecast"]],
+            "win_rate": [fmt.prob(v) for v in frame["win_rate"]],
+            "overconfidence": interval("overconfidence"),
+            "market_overconfidence": interval("market_overconfidence"),
+        }
+    )
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def leader_line(board: pd.DataFrame | None, names: dict[str, str]) -> str | None:
+    """The sentence saying the leader by return is not the leader by Brier (None when it is,
+    or when there is no leaderboard to read)."""
+    found = None if board is None else return_vs_brier(board)
+    if found is None:
+        return None
+    leader, rank, total = found
+    return (
+        f"**{fmt.escaped(names.get(leader, leader))}** leads by return but ranks "
+        f"{ordinal(rank)} of {total} by Brier among LLM families: return rewards bet sizing "
+        "and timing, Brier the confidence of each bet."
+    )
+
+
 def pick_families(options: list[str], names: dict[str, str], default: list[str]) -> list[str]:
     """A multiselect bound to link "family" (comma-separated ids); a link naming a family
     with no resolved bet here warns and stops, never silently drops it."""
@@ -120,6 +209,7 @@ def frame_of(name: str, what: str, summary_stored: Any) -> pd.DataFrame:
 
 
 st.title("Calibration")
+st.info(WHAT_IT_MEASURES, icon=":material/straighten:")
 st.caption(
     "v1 scores a bet's size as its confidence: implied confidence = amount / (25% of cash), "
     "Brier = (confidence − outcome)², lower is better "
@@ -180,6 +270,17 @@ tables.chart(
     calibration_charts.brier_intervals, summary.assign(family_id=[names.get(f, f) for f in options])
 )
 
+board = reads.read(current_stored, "leaderboard", cohort, **version)
+if board is None and stored is None:  # the summary was computed live: so is this
+    board_frame: pd.DataFrame | None = reads.read(
+        current_or_live, "leaderboard", cohort=cohort, **version
+    )[0]
+else:
+    board_frame = None if board is None else board.frame
+line = leader_line(board_frame, names)
+if line:
+    st.markdown(line)
+
 st.subheader("Reliability diagram")
 implied = frame_of("reliability", "reliability diagram", stored)
 market = frame_of("reliability_market", "market price's reliability", stored)
@@ -229,6 +330,47 @@ if not sparse.empty:
         },
     )
 tables.download_csv(diagram, "reliability")
+
+st.subheader("Over- or under-confident?")
+kinds = dict(zip(summary["family_id"], summary["kind"], strict=True))
+implied_over = reads.read(implied_overconfidence, cohort=cohort, **version)
+stated_over = reads.read(stated_overconfidence, cohort=cohort, **version)
+if implied_over.empty:
+    st.text("No resolved bet in this scope yet.")
+else:
+    tables.table(
+        overconfidence_rows(implied_over, names),
+        key="calibration-overconfidence",
+        reference=implied_over["family_id"].map(kinds).eq("baseline"),
+        column_config=OVERCONFIDENCE_LABELS,
+    )
+    st.caption(
+        "Over/under-confidence = mean confidence − win rate over the family's resolved bets "
+        "(positive: its bets won less often than their confidence said; negative: "
+        "under-confident), most over-confident first. Confidence here is v1's implied "
+        "confidence (bet size), so a negative figure says the family bets small, not that it "
+        "doubts. Beside it, the market's price for the same sides on the same bets. Intervals: "
+        "95% cluster bootstrap over Polymarket events within cohorts."
+    )
+    tables.download_csv(implied_over, "overconfidence")
+if not stated_over.empty:
+    st.markdown("**By stated probability (belief)**: the same statistic on what the models said.")
+    tables.table(
+        overconfidence_rows(stated_over, names),
+        key="calibration-overconfidence-stated",
+        reference=stated_over["family_id"].map(kinds).eq("baseline"),
+        column_config={
+            **OVERCONFIDENCE_LABELS,
+            "mean_forecast": st.column_config.Column("Mean stated p", width=120),
+            "bets": st.column_config.Column("Resolved stated bets", width=140),
+        },
+    )
+    st.caption(
+        "Stated probability p of the side bought (protocol extension stated_probability), on "
+        "this scope's resolved bets with a stated p: here a positive figure is "
+        "over-confidence in the usual sense."
+    )
+    tables.download_csv(stated_over, "overconfidence-stated")
 
 st.subheader("Brier over time")
 over_time = frame_of("brier_over_time", "Brier over time", stored)

@@ -16,9 +16,12 @@ from arena.dashboard import documents, fmt, notices, picks, reads, tables
 from arena.dashboard.charts import replicates as replicate_charts
 
 NO_REPLICATES = (
-    "No cohort here has replicates: start one with `ARENA_REPLICATES=3` (three independent "
-    "agents per family in every cohort it starts; offline: `arena demo --replicates 3` into a "
-    "new database)."
+    "No cohort here has replicates, so this page has nothing to show (`make demo` plays one "
+    "agent per family). To see it filled, run `make demo-extensions`: a demo season with 3 "
+    "replicates per family (and stated probabilities), in data/demo-extensions.db, served "
+    "like `make demo`. Or by hand: `arena demo --replicates 3` into a new database; on a live "
+    "deployment, start cohorts with `ARENA_REPLICATES=3` (three independent agents per "
+    "family in every cohort it starts)."
 )
 NOTES = documents.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
 # Column widths (px): both tables fit 1440 px with the sidebar open.

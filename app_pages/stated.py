@@ -12,9 +12,12 @@ from arena.dashboard import documents, fmt, notices, picks, reads, tables
 from arena.dashboard.charts import calibration as calibration_charts
 
 NO_EXTENDED = (
-    "No cohort here ran the stated-probability extension: start one with "
-    "`ARENA_EXTENSIONS=stated_probability` (offline: `arena demo --extensions "
-    "stated_probability` into a new database, or `make demo-extensions`)."
+    "No cohort here ran the stated-probability extension, so this page has nothing to show "
+    "(`make demo` plays plain v1 cohorts). To see it filled, run `make demo-extensions`: a "
+    "demo season whose cohorts ask for stated probabilities (and run 3 replicates per "
+    "family), in data/demo-extensions.db, served like `make demo`. Or by hand: `arena demo "
+    "--extensions stated_probability` into a new database; on a live deployment, start "
+    "cohorts with `ARENA_EXTENSIONS=stated_probability`."
 )
 NOTES = documents.doc_link("methodology", "18-methodology-notes-every-interpretation-we-made")
 STATISTICS = documents.doc_link("methodology", "19-statistics-honest-uncertainty")

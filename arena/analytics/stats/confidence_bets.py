@@ -13,7 +13,9 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from arena.analytics.query.scope import cohort_id_of, in_scope
+from arena.analytics.stats.calibration import OVERCONFIDENCE_COLUMNS, overconfidence
 from arena.analytics.stats.leaderboard_inputs import cluster_label, float_values
+from arena.analytics.stats.stated import extended_cohorts, stated_bets
 from arena.config import METHODOLOGY_VERSION
 from arena.core import stats
 from arena.storage.tables import AGENTS, MARKETS
@@ -90,4 +92,31 @@ def return_vs_brier(board: pd.DataFrame) -> tuple[str, int, int] | None:
     return None if rank == 1 else (leader, rank, len(scored))
 
 
-__all__ = ["implied_bets", "return_vs_brier", "stated_overconfidence_bets"]
+def implied_overconfidence(
+    engine: Engine, *, cohort: int | None = None, methodology: str = METHODOLOGY_VERSION
+) -> pd.DataFrame:
+    """`overconfidence` of v1 implied confidence over the resolved bets in scope."""
+    return overconfidence(implied_bets(engine, cohort=cohort, methodology=methodology))
+
+
+def stated_overconfidence(
+    engine: Engine, *, cohort: int | None = None, methodology: str = METHODOLOGY_VERSION
+) -> pd.DataFrame:
+    """`overconfidence` of the stated probabilities on the scope's cohorts stamped with
+    `stated_probability` (empty when the scope has none: a v1 all-cohort scope never does)."""
+    in_scope_cohorts = set(
+        implied_bets(engine, cohort=cohort, methodology=methodology)["cohort_id"]
+    )
+    if not in_scope_cohorts or not extended_cohorts(engine):
+        return pd.DataFrame(columns=list(OVERCONFIDENCE_COLUMNS))
+    bets = stated_bets(engine, cohort=cohort)
+    return overconfidence(stated_overconfidence_bets(bets, sorted(in_scope_cohorts)))
+
+
+__all__ = [
+    "implied_bets",
+    "implied_overconfidence",
+    "return_vs_brier",
+    "stated_overconfidence",
+    "stated_overconfidence_bets",
+]
