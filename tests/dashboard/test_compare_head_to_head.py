@@ -21,6 +21,7 @@ from arena.analytics.views.compare import (
     shared_positions,
 )
 from arena.analytics.views.detectability import display
+from arena.dashboard import fmt
 from tests.dashboard.apptest import all_text, element_kinds, read, run_page
 
 
@@ -119,6 +120,16 @@ def test_it_opens_on_the_leaderboards_two_leading_contenders(on_analysed: str) -
         "Bets",
         "Cohorts",
     ]
+    rows = board.set_index("family_id")
+    for column, family in (("a", pair[0]), ("b", pair[1])):
+        row = rows.loc[family]
+        assert list(headline[column]) == [
+            fmt.pct_interval(row["return_pct"], row["return_ci_low"], row["return_ci_high"]),
+            fmt.prob_interval(row["brier"], row["brier_ci_low"], row["brier_ci_high"]),
+            fmt.signed_money(row["total_pnl"]),
+            fmt.count(row["bets"]),
+            fmt.count(row["cohorts"]),
+        ]  # the leaderboard's own figures, as it writes them
     assert "vega_lite_chart" in element_kinds(at) or "arrow_vega_lite_chart" in element_kinds(at)
 
 
