@@ -97,19 +97,23 @@ def one_table() -> None:
         format_func=table_label,
         key="export-one",
     )
-    st.caption(
-        f"One row is {fmt.escaped(EXPORT_DESCRIPTIONS.get(table, ''))}; at most {cap:,} rows. "
-        "Its last columns name the family (`display_name`) and the exact `model` it ran; "
-        f"what each column means is in `{DICTIONARY_NAME}`, below."
-    )
     picked = str(table)
+    names_it = (
+        " Its last columns name the family (`display_name`) and the exact `model` it ran."
+        if "model" in EXPORTS[picked].columns
+        else ""
+    )
+    st.caption(
+        f"One row is {fmt.escaped(EXPORT_DESCRIPTIONS.get(picked, ''))}; at most {cap:,} rows."
+        f"{names_it} What each column means, and its unit: `{DICTIONARY_NAME}`."
+    )
 
     def make_csv() -> bytes:
         """Runs only when the button is clicked (deferred), on the read-only engine."""
         return table_csv(get_engine(url, role="reader"), picked, filters, cap)
 
-    buttons = st.columns([1, 1, 2])
-    buttons[0].download_button(
+    buttons = st.container(horizontal=True)
+    buttons.download_button(
         f"Download {picked}.csv",
         data=make_csv,
         file_name=table_file_name(picked, filters),
@@ -118,7 +122,7 @@ def one_table() -> None:
         type="primary",
         key="export-one-csv",
     )
-    buttons[1].download_button(
+    buttons.download_button(
         f"Download {DICTIONARY_NAME}",
         data=dictionary_csv,
         file_name=DICTIONARY_NAME,
