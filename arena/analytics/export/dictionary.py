@@ -11,23 +11,12 @@ import csv
 from collections.abc import Iterable
 from typing import TextIO
 
+from arena.analytics.export.readable import EXPORT_DESCRIPTIONS as EXPORT_DESCRIPTIONS
 from arena.analytics.export.tables import EXPORTS
 from arena.core.csvsafe import cell
 
 DICTIONARY_NAME = "DATA_DICTIONARY.csv"
 DICTIONARY_COLUMNS = ("table", "column", "meaning", "unit")
-
-# What one row of each export is (the Exports page's plan and the dictionary's table rows).
-EXPORT_DESCRIPTIONS: dict[str, str] = {
-    "cohorts": "one weekly cohort, with its methodology version and constants",
-    "decisions": "one agent's weekly decision: prompts, raw response, legs, tokens, cost",
-    "trades": "one BUY, SELL, settlement or refund",
-    "positions": "one holding of one side of one market, with its current value",
-    "snapshots": "one agent's portfolio at one 10-minute slot",
-    "brier_scores": "one resolved bet, scored against its outcome",
-    "markets": "one market (with a cohort or family filter: the markets its agents held)",
-    "legs": "one leg of a decision, executed or refused, with the reason",
-}
 
 TIME = "ISO-8601 UTC"
 USD = "USD"

@@ -16,6 +16,18 @@ from sqlalchemy import Select, func
 
 from arena.storage.tables import AGENTS, FAMILIES, MARKETS, TRADES
 
+# What one row of each export is (the Exports page says it of each table).
+EXPORT_DESCRIPTIONS: dict[str, str] = {
+    "cohorts": "one weekly cohort, with its methodology version and constants",
+    "decisions": "one agent's weekly decision: prompts, raw response, legs, tokens, cost",
+    "trades": "one BUY, SELL, settlement or refund",
+    "positions": "one holding of one side of one market, with its current value",
+    "snapshots": "one agent's portfolio at one 10-minute slot",
+    "brier_scores": "one resolved bet, scored against its outcome",
+    "markets": "one market (with a cohort or family filter: the markets its agents held)",
+    "legs": "one leg of a decision, executed or refused, with the reason",
+}
+
 NAME_COLUMNS = ("display_name", "model")
 TRADE_COLUMNS = ("question", *NAME_COLUMNS, "note")
 

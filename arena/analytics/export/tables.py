@@ -25,6 +25,7 @@ from sqlalchemy import ColumnElement, Select, exists, select
 from sqlalchemy.engine import Connection, Engine, RowMapping
 
 from arena.analytics.export.legs import LEG_COLUMNS, leg_rows
+from arena.analytics.export.readable import EXPORT_DESCRIPTIONS as EXPORT_DESCRIPTIONS
 from arena.analytics.export.readable import (
     NAME_COLUMNS,
     TRADE_COLUMNS,
