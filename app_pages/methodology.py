@@ -37,25 +37,6 @@ VERSION_LABELS = {
 }
 
 
-# How to read a Brier score of implied confidence. The generic guide ("0.25 is a coin flip")
-# holds for a probability forecast; v1's forecast is a bet's size, where it misleads.
-BRIER_GUIDE = (
-    "Implied confidence = bet ÷ ({share} of cash); outcome 1 if the side won, else 0. Mean "
-    "over resolved bets; lower is better, 0 is perfect. 0.25 is what a constant 50% forecast "
-    "scores, not a coin-flip benchmark here: confidence is bet size, so a family that bets "
-    "small scores about its win rate (a winning 0.05 bet scores 0.90) however well it picks. "
-    "Compare it with the market price's Brier on the same bets (Calibration page)."
-)
-
-
-def with_brier_guide(constants: pd.DataFrame, share: str) -> pd.DataFrame:
-    """`constants` with the Brier row's meaning read as implied confidence requires."""
-    meaning = constants["meaning"].where(
-        constants["constant"] != "brier", BRIER_GUIDE.format(share=share)
-    )
-    return constants.assign(meaning=meaning)
-
-
 def protocol_section() -> None:
     """The constants the newest cohort runs under, and which cohorts ran under which."""
     st.subheader("The protocol in force")
@@ -71,8 +52,7 @@ def protocol_section() -> None:
         source = (
             "As configured (no cohort yet: each cohort will record the constants it ran under)."
         )
-    share = f"{float(methodology.max_bet_fraction) * 100:g}%"
-    constants = with_brier_guide(protocol_constants(methodology), share)
+    constants = protocol_constants(methodology)
     lines = ["| | Value | What it means |", "|---|---|---|"]
     for row in constants.itertuples():
         lines.append(

@@ -141,8 +141,14 @@ def protocol_constants(methodology: Methodology) -> pd.DataFrame:
             "brier",
             "Brier score",
             "(implied confidence − outcome)²",
+            # 0.25 is what a constant 50% forecast scores; v1's forecast is a bet's size, so a
+            # family that bets small scores about its win rate however well it picks.
             f"Implied confidence = bet ÷ ({share} of cash); outcome 1 if the side won, else 0. "
-            "Mean over resolved bets; lower is better, 0.25 is a coin flip.",
+            "Mean over resolved bets; lower is better, 0 is perfect. 0.25 is what a constant "
+            "50% forecast scores, not a coin-flip benchmark here: confidence is bet size, so a "
+            "family that bets small scores about its win rate (a winning 0.05 bet scores 0.90) "
+            "however well it picks. Compare it with the market price's Brier on the same bets "
+            "(Calibration page).",
             "11-1-brier-score",
         ),
         (
