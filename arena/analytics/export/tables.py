@@ -8,9 +8,9 @@ live cohorts are exported: a late entrant's shadow cohort never is (`live_cohort
 Price provenance (methodology v2, docs/methodology-v2.md): trades carry the quote each BUY and
 SELL executed at (`PROVENANCE_COLUMNS`), snapshots each valuation's marks with their provenance
 (`price_provenance`), markets their CLOB tokens, as raw values: the stored text of each price,
-the engine's words for sources, statuses and reasons. They are the last columns of every
-export, whatever its scope, empty on v1 rows (which never record them), so a table's header
-is the same for every scope and a v1 row's other cells are what they were before v2.
+the engine's words for sources, statuses and reasons. They are in every export, whatever its
+scope (only `readable`'s names and notes come after them), empty on v1 rows (which never record
+them), so a header is the same for every scope and a v1 row's other cells are as before v2.
 """
 
 import csv
