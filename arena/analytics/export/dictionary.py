@@ -64,7 +64,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "trade_type": ("BUY, SELL, SETTLE (market resolved) or REFUND (market cancelled)", "text"),
     "side": ("the outcome held (YES/NO or the outcome's name)", "text"),
     "shares": ("number of shares", "shares"),
-    "implied_confidence": ("bet amount / (25% of cash before it), capped at 1 (§11.2)", PROB),
+    "implied_confidence": ("stake / (25% of cash before it), at most 1 (methodology §11.2)", PROB),
     "realized_pnl": ("profit or loss realized by this row", USD),
     "cash_before": ("the agent's cash just before the trade", USD),
     "leg_index": ("the leg's position in its decision's answer (0 = first)", "count"),
