@@ -179,7 +179,10 @@ def test_exports_zip_holds_contract_csvs_and_readme(streamlit_server: str, page:
     assert download.suggested_filename == "forecaster-arena-export-cohort1.zip"
     with zipfile.ZipFile(io.BytesIO(Path(download.path()).read_bytes())) as archive:
         names = archive.namelist()
-        assert names == [f"{table}.csv" for table in EXPORTS] + ["README.txt"]
+        assert names == [f"{table}.csv" for table in EXPORTS] + [
+            "README.txt",
+            "DATA_DICTIONARY.csv",
+        ]
         for table, spec in EXPORTS.items():
             header = archive.read(f"{table}.csv").decode().splitlines()[0]
             assert header == ",".join(spec.columns)
