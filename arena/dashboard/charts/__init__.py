@@ -6,12 +6,13 @@ page only shows it (``tables.chart(function, frame, …)`` builds it once per co
 arguments). Nothing here reads the database or touches Streamlit, so each spec can be built
 and checked (``chart.to_dict()``) in a unit test, empty frames included.
 
-Modules: `style` (colours, the legend pick, the x zoom: what every chart shares), `curves`
+Modules: `style` (colours, the legend pick, the x pan: what every chart shares), `curves`
 (portfolio curves), `calibration` (Brier intervals, reliability, Brier over time, the stated
 probability's Brier), `cost` (skill by cost, the Pareto front; API spend by week), `markets`
 (a market's price path), `replicates` (replicate returns).
 
 Shared interaction: where there are several series, clicking a legend entry isolates one
-(`style.legend_pick`); time axes pan on drag and zoom on the wheel (`style.zoom_x`,
-double-click resets).
+(`style.legend_pick`); time axes pan on drag (`style.zoom_x`, double-click resets) and never
+take the mouse wheel, which scrolls the page. A family has one colour on every chart
+(`style.family_color_scale`, from `arena.dashboard.palette`).
 """

@@ -7,7 +7,8 @@ import altair as alt
 import pandas as pd
 
 from arena.analytics.stats.calibration import MARKET_SERIES
-from arena.dashboard.charts.style import FADED, legend_pick, zoom_x
+from arena.dashboard.charts.style import FADED, family_color_scale, legend_pick, zoom_x
+from arena.dashboard.palette import family_colors
 
 
 def brier_intervals(summary: pd.DataFrame) -> alt.LayerChart:
@@ -73,7 +74,13 @@ def reliability_diagram(points: pd.DataFrame, *, by_forecaster: bool) -> alt.Lay
     encoding = {
         "x": alt.X("mean_forecast:Q", title="Forecast (bin mean)", scale=alt.Scale(domain=[0, 1])),
         "y": alt.Y("observed_rate:Q", title="Observed win rate", scale=alt.Scale(domain=[0, 1])),
-        "color": alt.Color(f"{series}:N", title="Forecaster" if by_forecaster else "Family"),
+        "color": (
+            alt.Color("forecaster:N", title="Forecaster")
+            if by_forecaster
+            else alt.Color(
+                "family_id:N", title="Family", scale=family_color_scale(points, "family_id")
+            )
+        ),
         "opacity": alt.condition(pick, alt.value(1.0), alt.value(FADED)),
     }
     lines = alt.Chart(points).mark_line(strokeWidth=1.5).encode(**encoding).add_params(pick)
@@ -131,7 +138,9 @@ def brier_over_time(frame: pd.DataFrame, *, with_market: bool) -> alt.Chart:
         .encode(
             x=alt.X("date:T", title="Date (UTC)", axis=alt.Axis(format="%b %d", labelAngle=0)),
             y=alt.Y("cumulative_brier:Q", title="Cumulative Brier", scale=alt.Scale(zero=True)),
-            color=alt.Color("family_id:N", title="Family"),
+            color=alt.Color(
+                "family_id:N", title="Family", scale=family_color_scale(lines, "family_id")
+            ),
             strokeDash=alt.StrokeDash("forecaster:N", title="Forecaster"),
             opacity=alt.condition(pick, alt.value(1.0), alt.value(FADED)),
             tooltip=[
@@ -148,18 +157,18 @@ def brier_over_time(frame: pd.DataFrame, *, with_market: bool) -> alt.Chart:
 
 
 MARKET_GREY = "#6b7280"
-SERIES_COLORS = ["#1f77b4", "#e45756", "#54a24b", "#b279a2", "#f58518", "#4c78a8"]
 
 
 def reliability_intervals(points: pd.DataFrame, series: list[str] | None = None) -> alt.LayerChart:
     """Observed win rate against forecast per bin with its 95% Wilson interval (error bar)
     and the bets in the bin written beside it, over the diagonal; one colour per family, the
-    market's price on the same bets in grey (dashed). `points`: the bins to draw; `series`:
-    every series compared, in order (so a family keeps its colour, and its legend entry, when
-    none of its bins is drawn), else those in `points`."""
+    market's price on the same bets in grey (dashed); a family's colour is its colour on every
+    chart (`arena.dashboard.palette`). `points`: the bins to draw; `series`: every series
+    compared, in order (so a family keeps its legend entry when none of its bins is drawn),
+    else those in `points`."""
     names = series or [str(s) for s in dict.fromkeys(points["series"])]
     families = [name for name in names if name != MARKET_SERIES]
-    colors = [SERIES_COLORS[i % len(SERIES_COLORS)] for i in range(len(families))]
+    colors = family_colors(families)
     color = alt.Color(
         "series:N",
         title=None,

@@ -124,7 +124,9 @@ def api_spend_by_week(by_week: pd.DataFrame) -> alt.Chart:
         .encode(
             x=alt.X("yearmonthdate(week_start):O", title="Week starting (UTC)"),
             y=alt.Y("sum(cost_usd):Q", title="API cost, $"),
-            color=alt.Color("family_id:N", title="Family"),
+            color=alt.Color(
+                "family_id:N", title="Family", scale=family_color_scale(by_week, "family_id")
+            ),
             tooltip=[
                 "family_id:N",
                 "week_start:T",

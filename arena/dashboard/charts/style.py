@@ -1,7 +1,11 @@
-"""What every chart shares: the legend pick, the x zoom, the families' colours."""
+"""What every chart shares: the legend pick, the x pan, the families' colours."""
 
 import altair as alt
 import pandas as pd
+
+from arena.dashboard.palette import BASELINE_GREYS as BASELINE_GREYS  # what the charts share
+from arena.dashboard.palette import FAMILY_COLORS as FAMILY_COLORS
+from arena.dashboard.palette import family_colors, family_keys
 
 # Series not picked in the legend fade to this opacity.
 FADED = 0.12
@@ -13,25 +17,12 @@ def legend_pick(field: str) -> alt.Parameter:
 
 
 def zoom_x() -> alt.Parameter:
-    """An interval selection bound to the x scale: drag to pan, wheel to zoom."""
-    return alt.selection_interval(bind="scales", encodings=["x"])
+    """An interval selection bound to the x scale: drag to pan, double-click to reset. The
+    wheel is left to the page (``zoom=False``): a reader scrolling past a chart must not zoom
+    it instead."""
+    return alt.selection_interval(bind="scales", encodings=["x"], zoom=False)
 
 
-# Families get distinct hues (category10 without its grey, which would read as a baseline);
-# baselines (and the oracle) are greys, so the eye goes to the models first.
-FAMILY_COLORS = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#bcbd22",
-    "#17becf",
-)
-# Neighbours in the list differ most: the baselines sit next to each other in the legend.
-BASELINE_GREYS = ("#4d4d4d", "#a3a3a3", "#737373", "#c4c4c4", "#5e5e5e")
 REFERENCE_COLOR = "#5b6472"  # the break-even rule and its label
 
 
@@ -43,20 +34,16 @@ def family_order(frame: pd.DataFrame) -> list[str]:
     return llms + sorted(str(name) for name, kind in kinds.items() if kind == "baseline")
 
 
-def family_color_scale(frame: pd.DataFrame) -> alt.Scale:
-    """A colour per display name (`family_order`): LLM families in distinct hues, baselines
-    in greys."""
-    order = family_order(frame)
-    llms = set(frame.loc[frame["kind"] != "baseline", "display_name"].astype(str))
-    colors, hue, grey = [], 0, 0
-    for name in order:
-        if name in llms:
-            colors.append(FAMILY_COLORS[hue % len(FAMILY_COLORS)])
-            hue += 1
-        else:
-            colors.append(BASELINE_GREYS[grey % len(BASELINE_GREYS)])
-            grey += 1
-    return alt.Scale(domain=order, range=colors)
+def family_color_scale(frame: pd.DataFrame, field: str = "display_name") -> alt.Scale:
+    """The families' colours (`arena.dashboard.palette`: one per family on every chart, LLM
+    families in distinct hues, baselines in greys) over `field`'s values (display names or
+    ids), in legend order: models by name, then baselines."""
+    keys = [str(v) for v in frame[field].dropna()] if field in frame else []
+    baselines: set[str] = set()
+    if "kind" in frame:
+        baselines = set(frame.loc[frame["kind"] == "baseline", field].astype(str))
+    order = family_keys(keys, baselines)
+    return alt.Scale(domain=order, range=family_colors(order, baselines))
 
 
 def vega_field(name: str) -> str:
