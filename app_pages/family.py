@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from arena.analytics.query.scope import key_version, protocol_label
+from arena.analytics.stats.leaderboard import CONTENDER_KIND, with_edge
 from arena.analytics.stats.risk import leaderboard_risk
 from arena.analytics.views.agents import (
     best_llm_family,
@@ -67,6 +68,17 @@ RANK_HELP = (
 # v2 shows Brier as a diagnostic only (docs/methodology-v2.md).
 BRIER = {"v1": "Brier", "v2": "Brier (diagnostic)"}
 NEEDS_BOARD = "needs the leaderboard"
+FIRST_HELP = (
+    "Share of bootstrap replicates in which it has the best return among the model families "
+    "(the Leaderboard's figure). Baselines and the oracle, which sees the simulated world's "
+    "hidden truth, are reference rows: they never contend for rank #1."
+)
+REFERENCE_NOTE = "a baseline: not a contender"
+EDGE = "Edge over market ↑"
+EDGE_HELP = (
+    "The market price's Brier − its Brier on the same bets: positive beats the market, up is "
+    "better (the CSVs keep skill_vs_market, its negative)."
+)
 LISTED_BELOW = ("it is listed in the table below", "they are listed in the table below")
 
 
@@ -135,8 +147,10 @@ st.caption(
     "Return is the P/L summed over the family's cohorts over the capital it was given "
     "($10,000 per cohort); Brier is the mean of (implied confidence − outcome)² over every "
     "resolved bet (lower is better); P(rank #1) is the share of bootstrap replicates in which "
-    "it has the highest return of all families, baselines included; skill vs market is its "
-    "Brier minus the market price's on the same bets (negative: better than the market); the "
+    "it has the highest return among the model families, as on the Leaderboard (baselines, "
+    "the oracle among them, are reference rows that never contend); edge over market is the "
+    "market price's Brier minus its own on the same bets (up is better: positive beats the "
+    "market); the "
     "random-null percentile is where its return falls among random traders on the same "
     "markets. Intervals are 95% cluster-bootstrap intervals "
     f"([methodology: statistics]({STATISTICS}))."
@@ -153,6 +167,7 @@ offered = reads.stored_or_offer("leaderboard", "leaderboard", cohort=None, metho
 row = None
 if offered is not None:
     board, stored = offered
+    board = with_edge(board)
     found = board[board["family_id"] == family]
     row = found.iloc[0] if not found.empty else None
     reads.stored_caption(stored)
@@ -168,7 +183,10 @@ if row is not None:
         fmt.prob(row["brier"]),
         interval(row, "brier", fmt.prob),
     )
-    metric(top[2], "P(rank #1)", fmt.share(row["p_rank_1"]))
+    if row["kind"] == CONTENDER_KIND:
+        metric(top[2], "P(rank #1)", fmt.share(row["p_rank_1_contenders"], 1), help=FIRST_HELP)
+    else:
+        metric(top[2], "P(rank #1)", "reference", REFERENCE_NOTE, help=FIRST_HELP)
     metric(
         top[3],
         "Rank",
@@ -184,9 +202,10 @@ if row is not None:
     )
     metric(
         more[1],
-        "Skill vs market",
-        fmt.signed_prob(row["skill_vs_market"]),
-        interval(row, "skill_vs_market", fmt.signed_prob),
+        EDGE,
+        fmt.signed_prob(row["edge_over_market"]),
+        interval(row, "edge_over_market", fmt.signed_prob),
+        help=EDGE_HELP,
     )
     metric(more[2], "Random-null percentile", fmt.percentile(row["random_null_percentile"]))
     metric(
@@ -205,7 +224,7 @@ else:  # no stored leaderboard yet (or no v1 cohort): the point numbers, without
     metric(
         more[0], "P/L (summed)", fmt.signed_money(mine["total_pnl"] if mine["cohorts"] else None)
     )
-    metric(more[1], "Skill vs market", fmt.DASH, why)
+    metric(more[1], EDGE, fmt.DASH, why, help=EDGE_HELP)
     metric(more[2], "Random-null percentile", fmt.DASH, why)
     metric(more[3], "Resolved bets", fmt.count(resolved))
 st.caption(

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from arena.analytics.query.scope import key_version, protocol_label, rule_key
-from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
+from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED, with_edge
 from arena.analytics.stored import current_stored
 from arena.analytics.views.protocol import DECISION_SCHEDULE
 from arena.analytics.views.status import ArenaStatus, Leaders, arena_status, leaders
@@ -138,7 +138,7 @@ picks.version_caption(methodology)
 left_out = notices.left_out_note(None, ON_THE_LEADERBOARD, methodology) if status.cohorts else []
 scoped = picks.scoped(methodology)
 stored = reads.read(current_stored, "leaderboard", None, **scoped) if status.cohorts else None
-lead: Leaders = leaders(stored.frame if stored is not None else pd.DataFrame())
+lead: Leaders = leaders(with_edge(stored.frame) if stored is not None else pd.DataFrame())
 if status.state == "playing" and stored is None:
     st.caption(
         "The leader appears when the demo season has finished: its final analyses run stores "
@@ -162,7 +162,14 @@ elif stored is not None:
             fmt.pct_interval(row["return_pct"], row["return_ci_low"], row["return_ci_high"]),
             help="Total P/L over the capital it was given, summed over its cohorts.",
         )
-        cell(figures[2], "P(rank #1)", fmt.share(row["p_rank_1"], 1))
+        cell(
+            figures[2],
+            "P(rank #1)",
+            fmt.share(row["p_rank_1_contenders"], 1),
+            help="Share of bootstrap replicates in which it ranks first among the model "
+            "families, as on the Leaderboard; the baselines and the oracle (which sees the "
+            "simulated world's hidden truth) are reference rows, never contenders.",
+        )
         cell(
             figures[3],
             "Brier [95% interval]" if version == "v1" else "Brier (diagnostic) [95% interval]",

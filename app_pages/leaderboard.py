@@ -9,12 +9,15 @@ import pandas as pd
 import streamlit as st
 
 from arena.analytics.query.scope import cohort_protocol, key_version, rule_key
-from arena.analytics.stats.cost import COST_COLUMNS, cost_frame
+from arena.analytics.stats.cost import COST_COLUMNS, cost_frame, scope_spend
 from arena.analytics.stats.leaderboard import (
+    CONTENDER_KIND,
     DEFAULT_MIN_RESOLVED,
+    EDGE_COLUMNS,
     leaderboard,
     portfolio_value,
     ranked,
+    with_edge,
 )
 from arena.analytics.stats.random_null import DEFAULT_NULL_SEEDS
 from arena.analytics.views.execution import with_flags
@@ -78,7 +81,14 @@ CSV_COLUMNS = [
     # How much of the return is realised (stakes resolved against stakes still
     # marked; `arena.analytics.views.realised`), raw: dollars, shares 0-1, position counts.
     *SHOWN_COLUMNS,
+    # P(rank #1) among the model families (empty for a baseline), and the edge over the
+    # market: −skill_vs_market, up is better.
+    "p_rank_1_contenders",
+    *EDGE_COLUMNS,
 ]
+# Added last to a CSV whose columns ended otherwise (the late-entry one).
+NEW_CSV_COLUMNS = ("p_rank_1_contenders", *EDGE_COLUMNS)
+REFERENCE = "reference"
 # The table: (column, label, width in px, help). The first seven fit a 1440-px screen with the
 # sidebar open; Family is pinned, so scrolling right to the rest never hides it.
 COLUMNS = [
@@ -92,16 +102,18 @@ COLUMNS = [
     ),
     ("rank_text", "Rank [95% CI]", 100, "Rank by return (1 = best) and its 95% interval."),
     (
-        "p_rank_1",
+        "first",
         "P(rank #1)",
         88,
-        "Share of bootstrap replicates in which it has the best return.",
+        "Share of bootstrap replicates in which it has the best return among the model "
+        "families. Baselines are reference rows, never contenders.",
     ),
     (
-        "skill",
-        "Skill vs market",
+        "edge",
+        "Edge over market ↑",
         170,
-        "Its Brier − the market price's Brier on the same bets; negative beats the market.",
+        "The market price's Brier − its Brier on the same bets: positive beats the market "
+        "(up is better). The CSV keeps skill_vs_market, its negative, too.",
     ),
     (
         "random_null_percentile",
@@ -147,7 +159,6 @@ SPREAD_COLUMN = (
     "(P/L and capital summed). The Replicates page has the spread against the gaps.",
 )
 FORMATS = {
-    "p_rank_1": lambda p: fmt.share(p, 1),
     "random_null_percentile": fmt.percentile,
     "total_pnl": fmt.signed_money,
     "resolved_bets": fmt.count,
@@ -177,11 +188,11 @@ COST_TABLE = [
         "divided by the spend.",
     ),
     (
-        "skill_per_dollar",
-        "Skill per $ [95% CI]",
+        "edge_per_dollar",
+        "Edge per $ ↑ [95% CI]",
         176,
-        "Skill vs market per dollar of API spend (negative is better); the interval is the "
-        "skill's divided by the spend.",
+        "Edge over the market per dollar of API spend (positive beats the market: up is "
+        "better); the interval is the edge's divided by the spend.",
     ),
     (
         "front",
@@ -240,10 +251,11 @@ V2_BRIER = (
 )
 PNL_RANK = ("rank_text", "Rank [95% CI]", 100, "Rank by summed P/L (1 = best) and its interval.")
 PNL_FIRST = (
-    "p_rank_1",
+    "first",
     "P(rank #1)",
     88,
-    "Share of bootstrap replicates in which it has the best summed P/L.",
+    "Share of bootstrap replicates in which it has the best summed P/L among the model "
+    "families. Baselines are reference rows, never contenders.",
 )
 
 
@@ -265,6 +277,13 @@ def table_columns(board: pd.DataFrame, rules: str = "v1") -> list[tuple[str, str
     return [*columns[:at], SPREAD_COLUMN, *columns[at:]]
 
 
+def first_texts(board: pd.DataFrame) -> list[str]:
+    """Each family's P(rank #1) among the model families; "reference" for a baseline ("—"
+    for a model where a frame stored before the figure has none)."""
+    pairs = zip(board["kind"], board["p_rank_1_contenders"], strict=True)
+    return [fmt.share(p, 1) if kind == CONTENDER_KIND else REFERENCE for kind, p in pairs]
+
+
 def realised_texts(board: pd.DataFrame) -> list[str]:
     """Each family's "62% resolved · 38% marked" ("—" where the board has no split)."""
     if "resolved_share" not in board:
@@ -274,7 +293,8 @@ def realised_texts(board: pd.DataFrame) -> list[str]:
 
 
 def display(board: pd.DataFrame, rules: str = "v1") -> pd.DataFrame:
-    """The table a person reads: display names, each interval one "value [low, high]" text."""
+    """The table a person reads: display names, each interval one "value [low, high]" text.
+    `board` carries the edge columns (`with_edge`)."""
 
     def interval(writer: Callable[..., str], value: str, prefix: str, **kw: Any) -> list[str]:
         rows = zip(board[value], board[f"{prefix}_low"], board[f"{prefix}_high"], strict=True)
@@ -285,7 +305,8 @@ def display(board: pd.DataFrame, rules: str = "v1") -> pd.DataFrame:
         "return": interval(fmt.pct_interval, "return_pct", "return_ci"),
         "brier_text": interval(fmt.prob_interval, "brier", "brier_ci"),
         "rank_text": interval(fmt.rank_interval, "rank", "rank"),
-        "skill": interval(fmt.prob_interval, "skill_vs_market", "skill_vs_market_ci", signed=True),
+        "first": first_texts(board),
+        "edge": interval(fmt.prob_interval, "edge_over_market", "edge_over_market_ci", signed=True),
         "status": ["too early to rank" if early else "" for early in board["too_early"]],
         "realised": realised_texts(board),
         "execution_flag": [
@@ -333,7 +354,7 @@ def display_cost(cost: pd.DataFrame) -> pd.DataFrame:
     texts = {
         "family": cost["display_name"].tolist(),
         "return_per_dollar": interval("return_per_dollar"),
-        "skill_per_dollar": interval("skill_per_dollar"),
+        "edge_per_dollar": interval("edge_per_dollar"),
         "front": front_text(cost),
     }
     return cost.assign(**texts)[[key for key, *_ in COST_TABLE]].reset_index(drop=True)
@@ -349,11 +370,14 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
     cost = cost_frame(board)
     with st.container(key="cost"):
         st.subheader("Cost")
+        spend_section(cost, scope)
         st.caption(
-            "Skill against the market (up is better; the dashed line is the market price's "
-            "own, 0) by API cost per decision, with 95% intervals. A family is on the **Pareto "
-            "front** (ringed, joined by the step line) when no other paying family is at least "
-            "as cheap and at least as skilled, and better on one; the front runs through the "
+            "Skill against the market by API cost per decision, with 95% intervals: the axis "
+            "runs upward to better skill (a more negative Brier difference; the table's edge "
+            "over the market is its negative); the dashed line is the market price's own, 0. "
+            "A family is on the **Pareto front** (ringed, joined by the step line) when no "
+            "other paying family is at least as cheap and at least as skilled, and better on "
+            "one; the front runs through the "
             "point estimates, so where intervals overlap the order may not be real. Baselines "
             "call no model: grey points at \\$0, never on the front."
         )
@@ -382,14 +406,34 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
         )
         st.caption(
             "**API spend**: the stored cost of every call of its finished decisions, retries "
-            "included. **Per \\$**: the return (in percentage points) or the skill vs market "
-            "divided by that spend; its interval is the statistic's 95% interval divided by the "
-            "same spend, a fixed number, not an estimate. Undefined (—) for the baselines, "
+            "included. **Per \\$**: the return (in percentage points) or the edge over the "
+            "market (up is better) divided by that spend; its interval is the statistic's 95% "
+            "interval divided by the same spend, a fixed number, not an estimate. Undefined "
+            "(—) for the baselines, "
             f"which spend nothing ([statistics]({STATS}))."
         )
         tables.download_csv(
             cost[list(COST_COLUMNS)], f"leaderboard-cost-{scope}", label="Download cost CSV"
         )
+
+
+def spend_section(cost: pd.DataFrame, scope: str) -> None:
+    """The scope's API spend in one figure, beside how many families paid it."""
+    paid = int(cost["paid"].sum()) if len(cost) else 0
+    if scope.startswith("cohort-"):
+        where = scope.replace("cohort-", "cohort ")
+    else:
+        where = "all cohorts" if scope == "all" else f"all {scope} cohorts"
+    st.metric(
+        f"API spend, {where}",
+        fmt.money(scope_spend(cost)),
+        help="The stored cost of every model call of the finished decisions in scope, "
+        "retries included; the table below splits it by family.",
+    )
+    st.caption(
+        f"Spent by {fmt.count(paid)} model "
+        f"famil{'y' if paid == 1 else 'ies'}; the baselines call no model (\\$0)."
+    )
 
 
 def board_table(board: pd.DataFrame, rules: str, key: str, leave_out: tuple[str, ...] = ()) -> None:
@@ -427,7 +471,7 @@ def late_section(cohort: int | None, methodology: str | None) -> None:
     board = reads.read(
         leaderboard, cohort=cohort, methodology=protocol, late_entry=True, null_seeds=0
     )
-    board = with_late_columns(ranked(board.reset_index(drop=True), rules), entries)
+    board = with_edge(with_late_columns(ranked(board.reset_index(drop=True), rules), entries))
     with st.container(key="late-entrants"):
         st.subheader("Late entrants on the same cohorts")
         st.caption(
@@ -439,9 +483,11 @@ def late_section(cohort: int | None, methodology: str | None) -> None:
         )
         # no random null (computed here without its seeds) nor realised split (not read here)
         board_table(board, rules, "leaderboard-late-table", leave_out=NOT_LATE)
-        late_csv = [c for c in CSV_COLUMNS if c in board and c != NULL_COLUMN]
+        late_csv = [
+            c for c in CSV_COLUMNS if c in board and c not in (NULL_COLUMN, *NEW_CSV_COLUMNS)
+        ]
         tables.download_csv(
-            board[[*late_csv, "late_entry", "contaminated"]],
+            board[[*late_csv, "late_entry", "contaminated", *NEW_CSV_COLUMNS]],
             f"leaderboard-late-{cohort if cohort is not None else protocol}",
             label="Download late-entry CSV",
         )
@@ -450,12 +496,15 @@ def late_section(cohort: int | None, methodology: str | None) -> None:
 st.title("Leaderboard")
 st.caption(
     "**Return** is P/L over the capital given, summed over a family's cohorts; **Brier** the "
-    "mean squared error of its implied confidence (lower is better); **skill vs market** its "
-    "Brier minus the market price's on the same bets (negative beats the market); the "
+    "mean squared error of its implied confidence (lower is better); **edge over market** the "
+    "market price's Brier minus its own on the same bets (↑ positive beats the market; the CSV "
+    "also keeps `skill_vs_market`, its negative); the "
     f"**random null** ranks its return among {DEFAULT_NULL_SEEDS} random traders on the same "
     f"markets ([scoring]({SCORING})). Brackets are 95% cluster-bootstrap intervals over events and "
-    "**P(rank #1)** the share of bootstrap replicates in which it has the best return "
-    f"([statistics]({STATS})); baselines are tinted reference rows, families with fewer than "
+    "**P(rank #1)** the share of bootstrap replicates in which it has the best return among "
+    f"the model families ([statistics]({STATS})); baselines (the oracle, which sees the "
+    "simulated world's hidden truth, among them) are tinted reference rows that never contend "
+    "for rank #1, families with fewer than "
     f"{DEFAULT_MIN_RESOLVED} resolved bets greyed (too early to rank), not hidden."
 )
 
@@ -484,7 +533,7 @@ if result is not None:
     board, stored = result
     if board.empty:
         notices.nothing_yet(NO_AGENT if cohort is not None else NO_SCOPE_AGENT)
-    board = ranked(board.reset_index(drop=True), rules)
+    board = with_edge(ranked(board.reset_index(drop=True), rules))
     from arena.analytics.stored import execution_flags  # the analyses: only when shown
 
     flags = reads.read(

@@ -311,12 +311,24 @@ def test_leaderboard_shows_the_read_model_and_switches_range(season_engine: Engi
     expected = leaderboard(season_engine)
     shown = at.dataframe[0].value
     assert shown["family"].tolist() == expected["display_name"].tolist()
-    for column in ("total_pnl", "p_rank_1", "random_null_percentile", "resolved_bets"):
+    for column in ("total_pnl", "random_null_percentile", "resolved_bets"):
         pd.testing.assert_series_equal(
             shown[column].reset_index(drop=True),
             expected[column].reset_index(drop=True),
             check_names=False,
         )
+    # P(rank #1) among the model families; the baselines (the oracle too) are reference rows
+    firsts = zip(expected["kind"], expected["p_rank_1_contenders"], strict=True)
+    assert shown["first"].tolist() == [
+        fmt.share(p, 1) if kind == "llm" else "reference" for kind, p in firsts
+    ]
+    edges = zip(
+        -expected["skill_vs_market"],
+        -expected["skill_vs_market_ci_high"],
+        -expected["skill_vs_market_ci_low"],
+        strict=True,
+    )
+    assert shown["edge"].tolist() == [fmt.prob_interval(*e, signed=True) for e in edges]
     returns = zip(
         expected["return_pct"], expected["return_ci_low"], expected["return_ci_high"], strict=True
     )

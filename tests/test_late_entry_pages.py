@@ -74,7 +74,12 @@ def test_the_leaderboard_shows_late_entrants_beside_their_incumbents(reader: Eng
         expected["return_pct"], expected["return_ci_low"], expected["return_ci_high"], strict=True
     )
     assert shown["return"].tolist() == [fmt.pct_interval(*r) for r in returns]
-    assert shown["p_rank_1"].tolist() == expected["p_rank_1"].tolist()
+    # P(rank #1) among the model families, late entrants included; baselines are references
+    assert shown["first"].tolist() == [
+        fmt.share(p, 1) if kind == "llm" else "reference"
+        for kind, p in zip(expected["kind"], expected["p_rank_1_contenders"], strict=True)
+    ]
+    assert expected.loc[expected["kind"] == "llm", "p_rank_1_contenders"].sum() == pytest.approx(1)
 
 
 def test_compare_pairs_a_contaminated_late_entrant_with_an_incumbent(reader: Engine) -> None:

@@ -28,7 +28,7 @@ KEY_COLUMNS = [
     "Brier [95% CI]",
     "Rank [95% CI]",
     "P(rank #1)",
-    "Skill vs market",
+    "Edge over market ↑",
     "Random null",
 ]
 # The CSV's header: the earlier columns in their order, then skill vs market and the null.
@@ -40,7 +40,9 @@ CSV_HEADER = (
     "agent_replicates,replicate_return_low,replicate_return_high,execution_not_robust,"
     # how much of the return is realised, last
     "stakes,resolved_stakes,marked_stakes,resolved_share,marked_share,positions,"
-    "resolved_positions,marked_positions"
+    "resolved_positions,marked_positions,"
+    # P(rank #1) among the model families, and the edge over the market (−skill), last
+    "p_rank_1_contenders,edge_over_market,edge_over_market_ci_low,edge_over_market_ci_high"
 )
 COST_HEADERS = [
     "Family",
@@ -48,7 +50,7 @@ COST_HEADERS = [
     "Cost / decision",
     "Cost / resolved bet",
     "Return per $ [95% CI]",
-    "Skill per $ [95% CI]",
+    "Edge per $ ↑ [95% CI]",
     "Pareto front",
 ]
 BAD_CELL = re.compile(r"^(None|nan|NaN|NaT|<NA>|null)$|^\[\"|^\{\"")
