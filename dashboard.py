@@ -14,10 +14,11 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from arena.analytics.query.scope import extended_cohorts, extension_names
 from arena.analytics.views.database import backend_name, schema_revision, sqlite_file_missing
+from arena.analytics.views.lineup_order import family_lineup
 from arena.analytics.views.protocol import number_ranges
 from arena.config import METHODOLOGY_VERSION, get_settings
 from arena.core.errors import ArenaError
-from arena.dashboard import entry, fmt, links, reads
+from arena.dashboard import entry, fmt, links, palette, reads
 from arena.storage.db import get_engine
 
 TITLE = "Forecaster Arena"
@@ -76,7 +77,7 @@ def _stop_with(message: str, *, error: bool = False) -> None:
 def main() -> None:
     """Configure the page, gate on a usable database, then run the selected page."""
     st.set_page_config(page_title=TITLE, layout="wide")
-    page = st.navigation(PAGES)
+    page = st.navigation(PAGES, expanded=True)  # every page listed, none under "View more"
 
     try:
         settings = get_settings()
@@ -128,6 +129,8 @@ def main() -> None:
         "current selection: copy it to share this view."
     )
 
+    palette.use_lineup(reads.read(family_lineup))  # one colour per family on every chart
+    entry.land_at_top(page.url_path)
     links.restore_links(page.url_path)
     entry.run_page(page.run)  # an unexpected error: one line here, the traceback in the log
 

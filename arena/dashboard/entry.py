@@ -1,8 +1,11 @@
 """Running a page: `run_page` runs each page for the dashboard entry; an unexpected exception
 shows one line to the visitor and goes, with its traceback, to the server log
-(`client.showErrorDetails` is "none" in .streamlit/config.toml for anything that escapes it)."""
+(`client.showErrorDetails` is "none" in .streamlit/config.toml for anything that escapes it).
+`land_at_top` opens each newly chosen page at its top."""
 
+import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +23,29 @@ PAGE_FAILED = (
 
 
 log = logging.getLogger(__name__)
+
+# Streamlit keeps the main section's scroll when the sidebar switches pages, so a page would open
+# as far down as the last one was read. This frame's script scrolls it to the top; its text names
+# the page, so the frame is mounted afresh (and the script runs) only when the page changes, never
+# on a rerun of the same page (a widget click keeps the reader's place). A link to a heading
+# (``#anchor``) keeps its place too.
+TOP_SCRIPT = """<script>
+const page = %s;
+const app = window.parent;
+if (!app.location.hash) {
+  for (const el of app.document.querySelectorAll(
+    '[data-testid="stMain"], [data-testid="stAppViewContainer"]'
+  )) el.scrollTop = 0;
+  app.scrollTo(0, 0);
+}
+</script>"""
+
+
+def land_at_top(page: str) -> None:
+    """Open page `page` (its url path) at its top when the reader came from another page."""
+    key = json.dumps(re.sub(r"[^A-Za-z0-9_-]", "", page))
+    with st.sidebar:
+        st.iframe(TOP_SCRIPT % key, height=1)
 
 
 def first_line(exc: SQLAlchemyError) -> str:
