@@ -25,27 +25,26 @@ PAGE_FAILED = (
 log = logging.getLogger(__name__)
 
 # Streamlit keeps the main section's scroll when the sidebar switches pages, so a page would open
-# as far down as the last one was read. This frame's script scrolls it to the top; its text names
-# the page, so the frame is mounted afresh (and the script runs) only when the page changes, never
-# on a rerun of the same page (a widget click keeps the reader's place). A link to a heading
-# (``#anchor``) keeps its place too.
+# as far down as the last one was read. This script scrolls it to the top; its text names the
+# page, so it is mounted afresh (and runs) only when the page changes, never on a rerun of the
+# same page (a widget click keeps the reader's place). A link to a heading (``#anchor``) keeps
+# its place too. Inline (`st.html`), not in a frame: the page holds no iframe.
 TOP_SCRIPT = """<script>
-const page = %s;
-const app = window.parent;
-if (!app.location.hash) {
-  for (const el of app.document.querySelectorAll(
+(() => {
+  const page = %s;
+  if (window.location.hash) return;
+  for (const el of document.querySelectorAll(
     '[data-testid="stMain"], [data-testid="stAppViewContainer"]'
   )) el.scrollTop = 0;
-  app.scrollTo(0, 0);
-}
+  window.scrollTo(0, 0);
+})();
 </script>"""
 
 
 def land_at_top(page: str) -> None:
     """Open page `page` (its url path) at its top when the reader came from another page."""
     key = json.dumps(re.sub(r"[^A-Za-z0-9_-]", "", page))
-    with st.sidebar:
-        st.iframe(TOP_SCRIPT % key, height=1)
+    st.sidebar.html(TOP_SCRIPT % key, unsafe_allow_javascript=True)
 
 
 def first_line(exc: SQLAlchemyError) -> str:
