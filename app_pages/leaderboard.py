@@ -372,9 +372,9 @@ def cost_section(board: pd.DataFrame, scope: str) -> None:
         st.subheader("Cost")
         spend_section(cost, scope)
         st.caption(
-            "Skill against the market by API cost per decision, with 95% intervals: the axis "
-            "runs upward to better skill (a more negative Brier difference; the table's edge "
-            "over the market is its negative); the dashed line is the market price's own, 0. "
+            "The edge over the market (the market price's Brier minus the family's, as in the "
+            "table: up is better) by API cost per decision, with 95% intervals; the dashed "
+            "line is the market price's own, 0. "
             "A family is on the **Pareto front** (ringed, joined by the step line) when no "
             "other paying family is at least as cheap and at least as skilled, and better on "
             "one; the front runs through the "

@@ -452,15 +452,16 @@ def test_cost_pareto(rows: int) -> None:
     market, front, bars, rings, points, *labels = _layers(spec)
     assert _fields(bars) == {
         "x": "cost_per_decision",
-        "y": "skill_vs_market_ci_low",
-        "y2": "skill_vs_market_ci_high",
+        "y": "edge_over_market_ci_low",
+        "y2": "edge_over_market_ci_high",
         "color": "display_name",
     }
-    assert _fields(points)["y"] == "skill_vs_market" and _fields(market) == {"y": "skill_vs_market"}
-    # better skill (more negative) upward; one title on every layer, so none is appended
-    assert points["encoding"]["y"]["scale"]["reverse"] is True
+    assert _fields(points)["y"] == "edge_over_market"
+    assert _fields(market) == {"y": "edge_over_market"}
+    # the edge (−skill) upward on a plain axis; one title on every layer, so none is appended
+    assert "reverse" not in points["encoding"]["y"]["scale"]
     titles = {layer["encoding"]["y"]["title"] for layer in (market, front, bars, points)}
-    assert titles == {"Skill vs market, 95% CI (up is better)"}
+    assert titles == {"Edge over market, 95% CI (↑ better)"}
     assert bars["encoding"]["x"]["title"] == "API cost per decision, $"
     assert front["mark"]["interpolate"] == "step-after"
     assert _fields(labels[0])["text"] == "display_name" and _fields(labels[0])["y"] == "label_y"
@@ -484,12 +485,13 @@ def test_cost_labels_move_apart_names_that_would_overlap() -> None:
     drawn = cost.cost_frame(board)
     placed = cost_charts.cost_labels(drawn).set_index("display_name")
 
-    # The baseline ($0) and LLM B (near $0) share a skill: the second name goes a line lower.
-    line = (0.03 - -0.08) / cost_charts.COST_HEIGHT * cost_charts.LABEL_GAP_PX
-    assert placed.loc["Baseline: random", "label_y"] == pytest.approx(0.01)
-    assert placed.loc["LLM B", "label_y"] == pytest.approx(0.01 + line)
+    # The baseline ($0) and LLM B (near $0) share an edge (−0.01): the second name goes a line
+    # lower.
+    line = (0.08 - -0.03) / cost_charts.COST_HEIGHT * cost_charts.LABEL_GAP_PX
+    assert placed.loc["Baseline: random", "label_y"] == pytest.approx(-0.01)
+    assert placed.loc["LLM B", "label_y"] == pytest.approx(-0.01 - line)
     # LLM A sits far right: its name is written left of its point, where nothing else is
-    assert placed.loc["LLM A", "label_y"] == pytest.approx(-0.05)
+    assert placed.loc["LLM A", "label_y"] == pytest.approx(0.05)
     assert placed.loc["LLM A", "label_align"] == "right"
     assert placed.loc["LLM B", "label_align"] == "left"
     assert cost_charts.cost_labels(drawn.iloc[:0]).empty
