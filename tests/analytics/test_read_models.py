@@ -611,7 +611,8 @@ def test_bundle_holds_the_cli_csvs_and_a_readme(engine: Engine) -> None:
     assert bundle.file_name == "forecaster-arena-export-20261201T123000Z-cohort1-gpt-5.1.zip"
     assert bundle_name(filters) == "forecaster-arena-export-cohort1-gpt-5.1.zip"
     with zipfile.ZipFile(io.BytesIO(bundle.data)) as archive:
-        assert archive.namelist() == ["trades.csv", "positions.csv", README_NAME, "DATA_DICTIONARY.csv"]
+        names = ["trades.csv", "positions.csv", README_NAME, "DATA_DICTIONARY.csv"]
+        assert archive.namelist() == names
         for table in ("trades", "positions"):
             expected = io.StringIO()
             write_csv(engine, table, filters, expected, 10)
