@@ -301,7 +301,7 @@ def test_a_trades_export_names_its_market_family_model_and_settlements(
                 ).join(COHORTS, COHORTS.c.id == AGENTS.c.cohort_id)
             )
         }
-    notes = {}
+    notes: dict[str, set[str]] = {}
     for row in rows:
         assert row["question"] == questions[row["market_id"]]
         assert row["display_name"]

@@ -85,6 +85,8 @@ def test_methodology_brier_guide_fits_implied_confidence(on_analysed: str) -> No
 @pytest.mark.parametrize("page", ["stated", "replicates"])
 def test_empty_extension_pages_say_how_to_fill_them(on_analysed: str, page: str) -> None:
     at = ok(run_page(page))
-    notes = " ".join(read(str(a.value)) for kind in ("info", "warning") for a in at.get(kind))
+    notes = " ".join(
+        read(str(getattr(a, "value", ""))) for kind in ("info", "warning") for a in at.get(kind)
+    )
     assert "make demo-extensions" in notes
     assert "`make demo` plays" in notes or "make demo plays" in notes

@@ -152,7 +152,7 @@ def test_the_pair_is_kept_when_leaving_and_coming_back(on_analysed: str) -> None
 
 def test_the_shared_markets_show_both_sides_positions(on_analysed: str) -> None:
     engine = create_engine(on_analysed)
-    frame = shared_positions(engine, "baseline-favorite", "llm-a", (1, 2))
+    frame = shared_positions(engine, "baseline-favorite", "llm-a", [1, 2])
     engine.dispose()
     assert list(frame.columns) == list(SHARED_COLUMNS)
     assert len(frame) > 0 and frame["question"].ne("").all()
