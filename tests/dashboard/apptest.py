@@ -20,6 +20,12 @@ from tests.dashboard_caches import clear_dashboard_caches
 DASHBOARD = Path(__file__).resolve().parents[2] / "dashboard.py"
 
 
+def ok(at: AppTest) -> AppTest:
+    """The run raised nothing."""
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def run_page(page: str | None = None, **params: Any) -> AppTest:
     """Run the dashboard (optionally switched to app_pages/`page`.py) with deep-link `params`."""
     at = AppTest.from_file(str(DASHBOARD), default_timeout=60)

@@ -5,8 +5,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from arena.lineup import load_lineup
 from tests.analytics.season import Season
 from tests.dashboard.apptest import use_database
+from tests.stated_season import DemoSeasons
 
 
 @pytest.fixture
@@ -25,3 +27,17 @@ def on_analysed(analysed_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 def on_mixed(mixed_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The dashboard over the season with cohort 2 extended (what `mixed_server` serves)."""
     yield from use_database(monkeypatch, mixed_url)
+
+
+@pytest.fixture(scope="module")
+def extended_url(demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A 15-day demo season stamped `stated_probability` (analyses stored)."""
+    return demo_seasons.copy(
+        tmp_path_factory.mktemp("apptest-extended"), load_lineup(None), "stated_probability", 15
+    )
+
+
+@pytest.fixture
+def on_extended(extended_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The dashboard over the extended demo season."""
+    yield from use_database(monkeypatch, extended_url)

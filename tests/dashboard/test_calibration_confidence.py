@@ -4,7 +4,6 @@ asked for one), the line when the return leader is not the Brier leader; the Met
 page's Brier guide; the empty Stated probability and Replicates pages say how to fill them."""
 
 import re
-from collections.abc import Iterator
 
 import pandas as pd
 import pytest
@@ -13,29 +12,9 @@ from streamlit.testing.v1 import AppTest
 
 from arena.analytics.stats.confidence_bets import return_vs_brier
 from arena.analytics.stored import current_stored
-from arena.lineup import load_lineup
-from tests.dashboard.apptest import all_text, read, run_page, use_database
-from tests.stated_season import DemoSeasons
+from tests.dashboard.apptest import all_text, ok, read, run_page
 
 PP = re.compile(r"^[+−]\d+\.\d pp \[[+−]\d+\.\d, [+−]\d+\.\d\]$")
-
-
-@pytest.fixture(scope="module")
-def extended_url(demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A 15-day demo season stamped `stated_probability` (analyses stored)."""
-    return demo_seasons.copy(
-        tmp_path_factory.mktemp("apptest-confidence"), load_lineup(None), "stated_probability", 15
-    )
-
-
-@pytest.fixture
-def on_extended(extended_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    yield from use_database(monkeypatch, extended_url)
-
-
-def ok(at: AppTest) -> AppTest:
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def tables_with(at: AppTest, column: str) -> list[pd.DataFrame]:

@@ -22,7 +22,7 @@ from arena.analytics.views.compare import (
 )
 from arena.analytics.views.detectability import display
 from arena.dashboard import fmt
-from tests.dashboard.apptest import all_text, element_kinds, read, run_page
+from tests.dashboard.apptest import all_text, element_kinds, ok, read, run_page
 
 
 def stored(url: str, name: str) -> pd.DataFrame:
@@ -31,11 +31,6 @@ def stored(url: str, name: str) -> pd.DataFrame:
     engine.dispose()
     assert found is not None, f"the analyses job stores the {name} frame"
     return found.frame
-
-
-def ok(at: AppTest) -> AppTest:
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def metric(at: AppTest) -> tuple[str, str]:

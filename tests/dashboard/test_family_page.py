@@ -11,14 +11,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.dashboard.apptest import all_text, read, run_page, widget
+from tests.dashboard.apptest import all_text, ok, read, run_page, widget
 from tests.dashboard_caches import clear_dashboard_caches
-
-
-def ok(at: AppTest) -> AppTest:
-    """The run raised nothing."""
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def metric_text(at: AppTest, label: str) -> str:

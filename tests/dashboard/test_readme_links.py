@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.dashboard.apptest import headings, read, run_page, widget
+from tests.dashboard.apptest import headings, ok, read, run_page, widget
 from tests.dashboard.readme_links import (
     DEMO_LINK,
     EXPECTED,
@@ -27,12 +27,6 @@ from tests.dashboard.readme_links import (
 )
 
 MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$", re.M)
-
-
-def ok(at: AppTest) -> AppTest:
-    """The run raised nothing."""
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def all_headings(at: AppTest) -> list[str]:

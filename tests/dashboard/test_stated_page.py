@@ -4,36 +4,11 @@ protocol extension; on a database without an extended cohort the page says so in
 (The tables read with their columns in view, and a decision's stated probabilities, in
 Chromium: tests/e2e/test_page_stated.py.)"""
 
-from collections.abc import Iterator
-
-import pytest
 from streamlit.testing.v1 import AppTest
 
-from arena.lineup import load_lineup
-from tests.dashboard.apptest import read, run_page, use_database, widget
-from tests.stated_season import DemoSeasons
+from tests.dashboard.apptest import ok, read, run_page, widget
 
 TITLE = "Stated probability"
-
-
-@pytest.fixture(scope="module")
-def extended_url(demo_seasons: DemoSeasons, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A 15-day demo season stamped `stated_probability` (analyses stored)."""
-    return demo_seasons.copy(
-        tmp_path_factory.mktemp("apptest-stated"), load_lineup(None), "stated_probability", 15
-    )
-
-
-@pytest.fixture
-def on_extended(extended_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """The dashboard over the extended demo season."""
-    yield from use_database(monkeypatch, extended_url)
-
-
-def ok(at: AppTest) -> AppTest:
-    """The run raised nothing."""
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def alerts(at: AppTest) -> list[str]:

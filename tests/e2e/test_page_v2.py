@@ -58,6 +58,10 @@ def test_selector_v2_pages_and_price_provenance(
     # Only v2 ran here: the selector offers v2 alone and opens on it (never an empty v1 board).
     combo = selector.get_by_role("combobox")  # a react-aria combobox
     expect(combo).to_have_value("v2: order-book prices")
+    # The sidebar lists every page, so the selector sits below its fold: scrolled to first, as
+    # a reader does (a list opened while the sidebar still scrolls closes at once).
+    combo.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
     combo.click()
     expect(page.get_by_role("option")).to_have_count(1)
     option = page.get_by_role("option", name="v2: order-book prices")
