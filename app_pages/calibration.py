@@ -15,7 +15,7 @@ from arena.analytics.stats.confidence_bets import (
     return_vs_brier,
     stated_overconfidence,
 )
-from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED
+from arena.analytics.stats.leaderboard import DEFAULT_MIN_RESOLVED, with_edge_over_market
 from arena.analytics.stored import current_or_live, current_stored
 from arena.dashboard import documents, fmt, links, notices, picks, reads, tables
 from arena.dashboard.charts import calibration as calibration_charts
@@ -36,10 +36,11 @@ LABELS = {
     "kind": st.column_config.Column("Kind", width=75),
     "resolved_bets": st.column_config.Column("Resolved bets", width=105),
     "brier": st.column_config.Column("Brier [95%]", width=170),
-    "skill_vs_market": st.column_config.Column(
-        "Skill vs market [95%]",
+    "edge_over_market": st.column_config.Column(
+        "Edge over market ↑ [95%]",
         width=180,
-        help="Family Brier − the market price's Brier on the same bets (negative: better)",
+        help="The market price's Brier − the family's on the same bets (positive: better; "
+        "the CSV also keeps skill_vs_market, its negative)",
     ),
     "market_brier": st.column_config.Column("Market's Brier [95%]", width=170),
     "market_bets": st.column_config.Column("Bets with a price", width=120),
@@ -53,7 +54,9 @@ NUMBERS = dict.fromkeys(("ece", "market_ece", "reliability", "resolution", "unce
 
 
 def summary_rows(summary: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
-    """The summary as a person reads it: display names, each interval one text column."""
+    """The summary as a person reads it: display names, each interval one text column (the
+    edge over the market, up is better, where the CSV keeps skill vs market too)."""
+    summary = with_edge_over_market(summary)
 
     def interval(name: str, *, signed: bool = False) -> list[str]:
         return [
@@ -69,7 +72,7 @@ def summary_rows(summary: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
             "kind": summary["kind"],
             "resolved_bets": summary["resolved_bets"],
             "brier": interval("brier"),
-            "skill_vs_market": interval("skill_vs_market", signed=True),
+            "edge_over_market": interval("edge_over_market", signed=True),
             "market_brier": interval("market_brier"),
             "market_bets": summary["market_bets"],
             **{c: summary[c] for c in ("ece", "market_ece", "reliability", "resolution")},
@@ -214,8 +217,9 @@ st.caption(
     "v1 scores a bet's size as its confidence: implied confidence = amount / (25% of cash), "
     "Brier = (confidence − outcome)², lower is better "
     f"([methodology: scoring]({documents.doc_link('methodology', '11-scoring')})). The market's "
-    "price for the side bought is scored on the same bets as a reference forecaster; skill "
-    "vs market = family Brier − market Brier (negative: better than the market). Intervals: "
+    "price for the side bought is scored on the same bets as a reference forecaster; edge "
+    "over market = market Brier − family Brier (positive: better than the market; the CSV "
+    "also keeps skill_vs_market, its negative). Intervals: "
     "95% cluster bootstrap over Polymarket events "
     f"([methodology: statistics]({STATISTICS}))."
 )
@@ -265,7 +269,7 @@ st.caption(
     "(+ a within-bin residual, in the CSV): reliability is the calibration error (0 is "
     "perfect), resolution how much outcomes differ between bins (higher is better)."
 )
-tables.download_csv(summary, "calibration-summary")
+tables.download_csv(with_edge_over_market(summary), "calibration-summary")
 tables.chart(
     calibration_charts.brier_intervals, summary.assign(family_id=[names.get(f, f) for f in options])
 )

@@ -23,12 +23,12 @@ def test_brier_per_family_reads_with_intervals_in_view(
 
     grid = page.get_by_test_id("stDataFrame").first
     shown = headers_in_view(grid)
-    for column in ("Family", "Kind", "Resolved bets", "Brier [95%]", "Skill vs market [95%]"):
+    for column in ("Family", "Kind", "Resolved bets", "Brier [95%]", "Edge over market ↑ [95%]"):
         assert column in shown, shown
     cells = assert_readable(grid)
     assert "Oracle (simulation only)" in cells["Family"] and "oracle" not in cells["Family"]
     assert all(INTERVAL.match(c) for c in cells["Brier [95%]"]), cells["Brier [95%]"]
-    assert all(INTERVAL.match(c) for c in cells["Skill vs market [95%]"])
+    assert all(INTERVAL.match(c) for c in cells["Edge over market ↑ [95%]"])
     # No family in the link: the LLM families with resolved bets are compared.
     chosen = page.get_by_test_id("stMultiSelect")
     expect(chosen).to_contain_text("Model A")

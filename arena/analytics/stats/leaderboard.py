@@ -341,6 +341,14 @@ def with_edge(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     if "p_rank_1_contenders" not in out:
         out["p_rank_1_contenders"] = np.nan
+    return with_edge_over_market(out)
+
+
+def with_edge_over_market(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (any frame with ``skill_vs_market`` and its interval: the leaderboard's, the
+    calibration summary) with the edge over the market added last, −(skill_vs_market), up is
+    better, its interval's bounds swapped and negated. The frame itself is left unchanged."""
+    out = frame.copy()
     out["edge_over_market"] = -out["skill_vs_market"].astype("float64")
     out["edge_over_market_ci_low"] = -out["skill_vs_market_ci_high"].astype("float64")
     out["edge_over_market_ci_high"] = -out["skill_vs_market_ci_low"].astype("float64")
